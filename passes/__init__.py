@@ -1,0 +1,7 @@
+"""lowerline's own passes, one module per pass, the module named after its flag
+(``lowerline-widen-i1-memrefs`` lives in ``widen_i1_memrefs.py``).
+
+Modules listed here are imported on first use of the pass registry.
+"""
+
+PASS_MODULES = ("widen_i1_memrefs",)

@@ -1,0 +1,184 @@
+"""The logic behind ``lowerline-opt``: read, split, parse, run a mixed pass
+pipeline, print, and report diagnostics exactly like mlir-opt does.
+
+Exit status: 0 on success, 1 on any user-facing failure (bad input, unknown
+pass, failed pass, unmet ``expected-*``). Errors are one line each, located
+``file:line:col`` for the input and ``<pass-pipeline>:1:col`` for the pipeline.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from mlir import ir
+
+from lowerline import pass_api
+from lowerline.context import make_context
+from lowerline.errors import UsageError
+from lowerline.diagnostics import Diag, DiagnosticCollector, parse_expectations, verify_expectations
+from lowerline.options import describe_options
+from lowerline.pipeline_parser import parse_pipeline
+from lowerline.scheduler import (
+    Instrumentation,
+    PipelineError,
+    PipelineFailed,
+    Step,
+    plan_pipeline,
+    run_steps,
+)
+from lowerline.source import WRAPPER_SHIFT, Chunk, parse_chunk, split_input
+
+
+@dataclass
+class OptConfig:
+    input: str = "-"
+    output: str = "-"
+    pipeline: str | None = None
+    split_input_file: bool = False
+    verify_diagnostics: bool = False
+    print_ir_after_all: bool = False
+    print_ir_after: list[str] = field(default_factory=list)
+    timing: bool = False
+    debug_info: bool = False
+    generic: bool = False
+    allow_unregistered: bool = False
+
+
+def list_passes() -> str:
+    lines = ["lowerline passes:"]
+    for cls in pass_api.all_passes():
+        lines.append(f"  {cls.flag}  (runs on: {cls.anchor or 'any op'})")
+        lines.append(f"      {cls.summary}")
+        lines.extend(_option_lines(cls, None))
+    lines.append("")
+    lines.append("lowerline pipelines (usable as pass names):")
+    for pipe in pass_api.all_pipelines():
+        lines.append(f"  {pipe.flag}  (runs on: {pipe.anchor})")
+        lines.append(f"      {pipe.summary}")
+        lines.extend(_option_lines(pipe.options, pipe.uses))
+    return "\n".join(lines) + "\n"
+
+
+def _option_lines(cls: type, only: tuple[str, ...] | None) -> list[str]:
+    return [
+        f"      {name}=<{kind}>  (default: {default})  {help_text}".rstrip()
+        for name, kind, default, help_text in describe_options(cls, only)
+    ]
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(), path
+    except OSError as err:
+        raise UsageError(f"cannot open input file '{path}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"input file '{path}' is not UTF-8 text") from None
+
+
+def _write_output(path: str, text: str) -> None:
+    """Write all or nothing: a failed run never leaves a half-written file."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lowerline-opt-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise UsageError(f"cannot write output file '{path}': {err.strerror}") from None
+
+
+def _fix_wrapper_shift(diags: list[Diag], chunk: Chunk, source_name: str) -> None:
+    # The wrapper's "module {" shares line 1 with the first chunk (see source.py).
+    if chunk.first_line != 1:
+        return
+    for diag in diags:
+        if diag.file == source_name and diag.line == 1 and diag.col > WRAPPER_SHIFT:
+            diag.col -= WRAPPER_SHIFT
+
+
+class OptRun:
+    def __init__(self, config: OptConfig):
+        self.config = config
+        self.context = make_context(config.allow_unregistered)
+        self.collector = DiagnosticCollector(self.context)
+        self.inst = Instrumentation(
+            time_passes=config.timing,
+            print_after_all=config.print_ir_after_all,
+            print_after=frozenset(config.print_ir_after),
+            debug_info=config.debug_info,
+        )
+        self.failed = False
+
+    def _plan(self) -> list[Step]:
+        if self.config.pipeline is None:
+            return []
+        try:
+            return plan_pipeline(self.config.pipeline, self.context, fine=self.inst.fine)
+        except PipelineError as err:
+            raise UsageError(f"<pass-pipeline>:1:{err.pos + 1}: error: {err.message}") from None
+
+    def _check_root(self) -> None:
+        anchor = parse_pipeline(self.config.pipeline).anchor if self.config.pipeline else None
+        if anchor not in (None, "builtin.module", "any"):
+            raise UsageError(
+                f"<pass-pipeline>:1:1: error: the pipeline is anchored on '{anchor}', "
+                "but the top-level op of the input is 'builtin.module'"
+            )
+
+    def run(self) -> int:
+        text, source_name = _read_input(self.config.input)
+        steps = self._plan()
+        self._check_root()
+        outputs = [
+            self._process(chunk, source_name, steps)
+            for chunk in split_input(text, self.config.split_input_file)
+        ]
+        if self.config.timing:
+            sys.stderr.write(self.inst.report())
+        if self.failed:
+            return 1
+        _write_output(self.config.output, "// -----\n".join(outputs))
+        return 0
+
+    def _process(self, chunk: Chunk, source_name: str, steps: list[Step]) -> str:
+        output = ""
+        try:
+            start = time.perf_counter()
+            module = parse_chunk(chunk, source_name, self.context)
+            self.inst.record("(parse)", time.perf_counter() - start)
+            run_steps(steps, module, self.inst)
+            start = time.perf_counter()
+            output = module.get_asm(
+                enable_debug_info=self.config.debug_info,
+                print_generic_op_form=self.config.generic,
+            )
+            self.inst.record("(print)", time.perf_counter() - start)
+        except (ir.MLIRError, PipelineFailed):
+            if not self.config.verify_diagnostics:
+                self.failed = True
+        diags = self.collector.take()
+        _fix_wrapper_shift(diags, chunk, source_name)
+        self._report(diags, chunk, source_name)
+        return output
+
+    def _report(self, diags: list[Diag], chunk: Chunk, source_name: str) -> None:
+        if self.config.verify_diagnostics:
+            expectations = parse_expectations(chunk.text, chunk.first_line)
+            problems = verify_expectations(diags, expectations, source_name)
+            for problem in problems:
+                sys.stderr.write(problem + "\n")
+            self.failed |= bool(problems)
+            return
+        for diag in diags:
+            sys.stderr.write(diag.format() + "\n")
+            self.failed |= diag.severity == "error"

@@ -1,0 +1,142 @@
+"""lowerline's pass infrastructure: the pass base class, named pipelines, the
+registry, and the one adapter that hands Python passes to MLIR's PassManager.
+
+A pass is a frozen dataclass whose fields are its textual options::
+
+    @register_pass
+    @dataclass(frozen=True)
+    class WidenI1Memrefs(Pass):
+        flag = "lowerline-widen-i1-memrefs"
+        summary = "..."
+        def run(self, op): ...
+
+``run`` raises ``PassFailed`` after emitting its errors on the offending ops'
+locations. It is the only module that calls ``PassManager.add(callable)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mlir import ir
+from mlir import passmanager as mlir_pm
+
+from lowerline.options import format_options, parse_options
+
+
+class PassFailed(Exception):
+    """Raised by ``Pass.run`` after it emitted its diagnostics; the IR is unchanged."""
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Base of lowerline's passes. Subclasses are frozen dataclasses."""
+
+    flag: ClassVar[str]
+    summary: ClassVar[str]
+    # The op the pass runs on ("builtin.module", "func.func"), or None for any op.
+    anchor: ClassVar[str | None] = None
+
+    def run(self, op: ir.Operation) -> None:
+        raise NotImplementedError
+
+    def text(self) -> str:
+        options = format_options(self)
+        return f"{self.flag}{{{options}}}" if options else self.flag
+
+
+@dataclass(frozen=True)
+class NamedPipeline:
+    """A pipeline usable as a pass name: ``build(options)`` returns its elements."""
+
+    flag: str
+    summary: str
+    options: type
+    build: Callable[[Any], str]
+    # Fields of ``options`` this pipeline reads: the ones it accepts and lists.
+    uses: tuple[str, ...] = ()
+    anchor: str = "builtin.module"
+
+
+_PASSES: dict[str, type[Pass]] = {}
+_PIPELINES: dict[str, NamedPipeline] = {}
+_loaded = False
+
+
+def register_pass(cls: type[Pass]) -> type[Pass]:
+    _PASSES[cls.flag] = cls
+    return cls
+
+
+def register_pipeline(pipeline: NamedPipeline) -> NamedPipeline:
+    _PIPELINES[pipeline.flag] = pipeline
+    return pipeline
+
+
+def _load() -> None:
+    """Import the modules that register passes and pipelines (once)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    passes = importlib.import_module("lowerline.passes")
+    for module in passes.PASS_MODULES:
+        importlib.import_module(f"lowerline.passes.{module}")
+    importlib.import_module("lowerline.stages")
+
+
+def get_pass(flag: str) -> type[Pass] | None:
+    _load()
+    return _PASSES.get(flag)
+
+
+def get_pipeline(flag: str) -> NamedPipeline | None:
+    _load()
+    return _PIPELINES.get(flag)
+
+
+def all_passes() -> list[type[Pass]]:
+    _load()
+    return [_PASSES[k] for k in sorted(_PASSES)]
+
+
+def all_pipelines() -> list[NamedPipeline]:
+    _load()
+    return [_PIPELINES[k] for k in sorted(_PIPELINES)]
+
+
+def make_pass(cls: type[Pass], options: str) -> Pass:
+    return parse_options(cls, options, cls.flag)
+
+
+def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.PassManager:
+    """A PassManager on ``anchor`` ops that runs the Python pass ``p``.
+
+    The pass is added as an op-agnostic pass: the bindings' ``op_name=`` makes
+    the pass unschedulable, and a pass anchored on func.func inside a module
+    pass manager aborts (measured on the 22.1 bindings), so scheduling is done
+    by lowerline's own scheduler and this manager only ever sees anchor ops.
+    Running through a PassManager (rather than calling ``run`` directly) keeps
+    MLIR's verifier after the pass.
+    """
+
+    def callback(op: ir.Operation, handle: mlir_pm.ExternalPass) -> None:
+        try:
+            with op.context, op.location:
+                p.run(op)
+        except PassFailed:
+            handle.signal_pass_failure()
+        except Exception as err:  # a bug in the pass must not cross into C++
+            # Exceptions raised inside MLIR callbacks arrive wrapped with a
+            # traceback in the message; the last line names the real error.
+            reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+            op.location.emit_error(f"internal error in {p.flag}: {reason}")
+            handle.signal_pass_failure()
+
+    with context:
+        manager = mlir_pm.PassManager(anchor)
+        manager.add(callback, name=type(p).__name__, argument=p.flag, description=p.summary)
+    return manager

@@ -1,0 +1,110 @@
+"""The lowering stages of DESIGN.md as textual pipelines, and their names.
+
+Each stage is a function of a frozen options dataclass that returns the
+pipeline text taking IR from the previous stage to this one; the text is the
+canonical form that lowerline-opt accepts, the tests use and reproducers
+print. Each is also registered as a named pipeline usable as a pass name.
+
+    linalg --graph--> graph --bufferized--> bufferized --loops--> loops --llvm--> llvm
+
+The ``tiled`` stage (target-driven tile and fuse, vectorization) slots in
+between ``graph`` and ``bufferized`` when it lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lowerline.options import opt
+from lowerline.pass_api import NamedPipeline, register_pipeline
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    widen_i1: bool = opt(
+        True,
+        "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
+        "aborts on stores to i1 memrefs",
+    )
+
+
+def graph(o: CpuOptions) -> str:
+    """linalg on tensors -> graph: fuse elementwise chains, fold, dedupe."""
+    return "func.func(linalg-fuse-elementwise-ops),canonicalize,cse"
+
+
+def bufferized(o: CpuOptions) -> str:
+    """tensors -> memrefs. Results become out-params so callers own all outputs."""
+    return ",".join(
+        [
+            "one-shot-bufferize{bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map}",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "func.func(buffer-hoisting,buffer-loop-hoisting)",
+            "buffer-deallocation-pipeline",
+            "convert-bufferization-to-memref",
+            "canonicalize",
+            "cse",
+        ]
+    )
+
+
+def loops(o: CpuOptions) -> str:
+    """linalg on memrefs -> scf loops."""
+    return "func.func(convert-linalg-to-loops),canonicalize,cse"
+
+
+def llvm(o: CpuOptions) -> str:
+    """loops -> LLVM dialect, with C wrappers so every function can be called."""
+    passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
+    passes += [
+        "func.func(llvm-request-c-wrappers)",
+        "expand-strided-metadata",
+        "lower-affine",
+        "convert-scf-to-cf",
+        "convert-math-to-libm",
+        "finalize-memref-to-llvm",
+        "convert-to-llvm",
+        "reconcile-unrealized-casts",
+    ]
+    return ",".join(passes)
+
+
+# Stage name -> the pipeline that produces it from the previous stage.
+CPU_STAGES: tuple[tuple[str, Callable[[CpuOptions], str]], ...] = (
+    ("graph", graph),
+    ("bufferized", bufferized),
+    ("loops", loops),
+    ("llvm", llvm),
+)
+
+
+def cpu(o: CpuOptions) -> str:
+    """The whole CPU pipeline: linalg on tensors -> LLVM dialect."""
+    return ",".join(build(o) for _, build in CPU_STAGES)
+
+
+def module_pipeline(body: str) -> str:
+    return f"builtin.module({body})"
+
+
+_LLVM_OPTIONS = ("widen_i1",)
+for _flag, _summary, _build, _uses in (
+    ("lowerline-to-graph", "linalg on tensors -> graph (elementwise fusion, folding)", graph, ()),
+    (
+        "lowerline-to-bufferized",
+        "graph -> bufferized (memrefs, results as out-params)",
+        bufferized,
+        (),
+    ),
+    ("lowerline-to-loops", "bufferized -> loops (scf)", loops, ()),
+    ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
+    (
+        "lowerline-cpu-pipeline",
+        "linalg on tensors -> LLVM dialect: every CPU stage",
+        cpu,
+        _LLVM_OPTIONS,
+    ),
+):
+    register_pipeline(NamedPipeline(_flag, _summary, CpuOptions, _build, _uses))

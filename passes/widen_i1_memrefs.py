@@ -32,10 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lowerline.pass_api import Pass, PassFailed, register_pass
 from mlir import ir
 from mlir.dialects import arith
-
-from lowerline.pass_api import Pass, PassFailed, register_pass
 
 # Ops whose meaning does not depend on the element type: retyping their
 # memref operands and results is all they need.

@@ -14,12 +14,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from mlir import ir
-
 from lowerline import pass_api
 from lowerline.context import make_context
-from lowerline.errors import UsageError
 from lowerline.diagnostics import Diag, DiagnosticCollector, parse_expectations, verify_expectations
+from lowerline.errors import UsageError
 from lowerline.options import describe_options
 from lowerline.pipeline_parser import parse_pipeline
 from lowerline.scheduler import (
@@ -31,6 +29,7 @@ from lowerline.scheduler import (
     run_steps,
 )
 from lowerline.source import WRAPPER_SHIFT, Chunk, parse_chunk, split_input
+from mlir import ir
 
 
 @dataclass

@@ -134,6 +134,6 @@ def describe_options(
     return rows
 
 
-def opt(default: Any, help: str) -> Any:  # noqa: A002 - mirrors argparse's keyword
+def opt(default: Any, help: str) -> Any:
     """A dataclass field with a help string for ``--list-passes``."""
     return dataclasses.field(default=default, metadata={"help": help})

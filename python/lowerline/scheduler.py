@@ -28,9 +28,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from mlir import ir
-from mlir import passmanager as mlir_pm
-
 from lowerline import pass_api
 from lowerline.options import OptionError, parse_options
 from lowerline.pipeline_parser import (
@@ -40,6 +37,8 @@ from lowerline.pipeline_parser import (
     parse_elements,
     parse_pipeline,
 )
+from mlir import ir
+from mlir import passmanager as mlir_pm
 
 
 class PipelineError(ValueError):
@@ -228,7 +227,8 @@ class Planner:
             try:
                 items.extend(self._expand(anchor, inner))
             except PipelineError as err:
-                raise PipelineError(f"in pipeline '{named.flag}': {err.message}", element.pos)
+                message = f"in pipeline '{named.flag}': {err.message}"
+                raise PipelineError(message, element.pos) from None
         return items
 
 

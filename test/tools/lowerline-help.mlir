@@ -1,0 +1,13 @@
+// RUN: lowerline --help | FileCheck %s
+// RUN: lowerline pipeline | FileCheck %s --check-prefix=PIPE
+
+// The CLI says what it does so far.
+// CHECK: lowerline lowers ML programs step by step through upstream MLIR dialects
+// CHECK: lowerline run FILE.mlir
+// CHECK: lowerline pipeline
+
+// Every CPU stage prints as a pipeline lowerline-opt accepts.
+// PIPE: graph: builtin.module(
+// PIPE-NEXT: bufferized: builtin.module(one-shot-bufferize
+// PIPE-NEXT: loops: builtin.module(
+// PIPE-NEXT: llvm: builtin.module(lowerline-widen-i1-memrefs,

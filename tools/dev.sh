@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The README's two commands go through here. On first use (or when
+# pyproject.toml changed) it creates the virtual environment and installs
+# lowerline into it, then:
+#   bash tools/dev.sh test          ruff, the lit suite and pytest
+#   bash tools/dev.sh ARGS...       the `lowerline` command, e.g. `run FILE.mlir`
+# LOWERLINE_VENV chooses where the environment lives (default: .venv here).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${LOWERLINE_VENV:-$root/.venv}"
+stamp="$venv/.lowerline-installed"
+python="${PYTHON:-python3}"
+
+setup() {
+  if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+    echo "lowerline needs Python 3.11 (the pinned MLIR and torch wheels are cp311); set PYTHON=" >&2
+    exit 1
+  fi
+  echo "setting up $venv (first run only; takes a minute or two)" >&2
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  # torch==2.13.0 is pinned in pyproject.toml: that exact CPU wheel installs
+  # without a large download.
+  "$venv/bin/python" -m pip install -q -e "$root[test]"
+  touch "$stamp"
+}
+
+if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+  setup
+fi
+
+if [ "${1:-}" = "test" ]; then
+  shift
+  cd "$root"
+  "$venv/bin/ruff" check python passes tools dialects test
+  "$venv/bin/ruff" format --check python passes tools dialects test
+  "$venv/bin/lit" -sv test "$@"
+  "$venv/bin/python" -m pytest -q python/tests
+else
+  exec "$venv/bin/lowerline" "$@"
+fi

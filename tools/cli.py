@@ -32,8 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--entry", help="function to run (default: the only public one)")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     run.add_argument("--dump-dir", help="write the IR after every stage to this folder")
-    run.add_argument("--no-widen-i1", action="store_true",
-                     help="skip lowerline-widen-i1-memrefs (for reproducing LLVM aborts)")
+    run.add_argument(
+        "--no-widen-i1",
+        action="store_true",
+        help="skip lowerline-widen-i1-memrefs (for reproducing LLVM aborts)",
+    )
     sub.add_parser("pipeline", help="print the pass pipeline of each CPU stage")
     return parser
 

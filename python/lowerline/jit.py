@@ -39,7 +39,7 @@ class RunError(LowerlineError):
 
 def runtime_library(name: str) -> str:
     """Path of one of MLIR's runtime libraries shipped in the ``mlir`` wheel."""
-    return os.path.join(list(mlir.__path__)[0], "lib", name)
+    return os.path.join(next(iter(mlir.__path__)), "lib", name)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def public_functions(module: ir.Module) -> list[ir.Operation]:
         op = op.operation
         if op.name != "func.func" or len(op.regions[0].blocks) == 0:
             continue
-        visibility = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        visibility = op.attributes.get("sym_visibility", None)
         if visibility is None or ir.StringAttr(visibility).value == "public":
             funcs.append(op)
     return funcs

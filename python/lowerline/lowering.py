@@ -59,7 +59,9 @@ class Lowerer:
         try:
             steps = plan_pipeline(pipeline, self.context)
         except PipelineError as err:
-            raise LoweringError(f"bad pipeline at column {err.pos + 1}: {err.message}", []) from None
+            raise LoweringError(
+                f"bad pipeline at column {err.pos + 1}: {err.message}", []
+            ) from None
         try:
             run_steps(steps, module.operation)
         except PipelineFailed as err:

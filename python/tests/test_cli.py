@@ -1,0 +1,52 @@
+"""The command-line entry points: exit codes and one-line errors."""
+
+import pytest
+
+from lowerline.tools import cli, opt
+from lowerline.tools.errors import run_guarded
+
+
+def test_internal_errors_are_one_line_without_traceback(capsys, monkeypatch):
+    monkeypatch.delenv("LOWERLINE_DEBUG", raising=False)
+
+    def broken(argv):
+        raise KeyError("oops")
+
+    assert run_guarded("prog", broken, []) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "prog: internal error: KeyError: 'oops' (set LOWERLINE_DEBUG=1 for a traceback)\n"
+    )
+
+
+def test_opt_unknown_pass_is_one_line(tmp_path, capsys):
+    source = tmp_path / "in.mlir"
+    source.write_text("func.func @f() { return }\n")
+    code = opt.main([str(source), "--pass-pipeline=builtin.module(nope)"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err == ("lowerline-opt: <pass-pipeline>:1:16: error: unknown pass or pipeline 'nope'\n")
+
+
+def test_opt_failure_leaves_no_output_file(tmp_path, capsys):
+    source = tmp_path / "in.mlir"
+    source.write_text("func.func @f() { return %x : i32 }\n")
+    out = tmp_path / "out.mlir"
+    assert opt.main([str(source), "-o", str(out)]) == 1
+    assert not out.exists()
+    assert "error: use of undeclared SSA value name" in capsys.readouterr().err
+
+
+def test_cli_run_prints_results(capsys):
+    from lowerline.runner import EXAMPLES_DIR
+
+    assert cli.main(["run", f"{EXAMPLES_DIR}/mlp.mlir"]) == 0
+    out = capsys.readouterr().out
+    assert "@mlp: lowered to LLVM and ran on the CPU" in out
+    assert "result #0: float32[3, 4]" in out
+
+
+@pytest.mark.parametrize("argv", [["run", "/nonexistent.mlir"]])
+def test_cli_errors_exit_1(argv, capsys):
+    assert cli.main(argv) == 1
+    assert capsys.readouterr().err.startswith("lowerline: error: cannot open input file")

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lowerline.pass_api import Pass, PassFailed, register_pass
 from mlir import ir
 from mlir.dialects import arith
+
+from lowerline.pass_api import Pass, PassFailed, register_pass
 
 # Ops whose meaning does not depend on the element type: retyping their
 # memref operands and results is all they need.
@@ -113,6 +114,11 @@ def _i8_like(t: ir.Type) -> ir.Type | None:
 
 def _is_i1_memref(t: ir.Type) -> bool:
     return isinstance(t, ir.MemRefType | ir.UnrankedMemRefType) and _i8_like(t) is not None
+
+
+def _widen_memref(t: ir.Type) -> ir.Type:
+    """``t`` with i1 memrefs widened to i8; any other type (an i1 scalar too) as is."""
+    return _i8_like(t) if _is_i1_memref(t) else t
 
 
 @dataclass
@@ -217,7 +223,7 @@ class WidenI1Memrefs(Pass):
         for func in plan.functions:
             ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
             widened = ir.FunctionType.get(
-                [_i8_like(t) or t for t in ftype.inputs], [_i8_like(t) or t for t in ftype.results]
+                [_widen_memref(t) for t in ftype.inputs], [_widen_memref(t) for t in ftype.results]
             )
             func.attributes["function_type"] = ir.TypeAttr.get(widened)
         for glob in plan.globals:

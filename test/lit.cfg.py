@@ -35,9 +35,7 @@ def _tool(name: str, directory: str) -> str:
 
 config.substitutions.append(("%PYTHON", sys.executable))
 for _name in ("lowerline-opt", "lowerline"):
-    config.substitutions.append(
-        (rf"(?<![\w-]){_name}(?![\w-])", _tool(_name, _scripts))
-    )
+    config.substitutions.append((rf"(?<![\w-]){_name}(?![\w-])", _tool(_name, _scripts)))
 for _name in ("FileCheck", "not", "count"):
     config.substitutions.append((rf"(?<![\w-]){_name}(?![\w-])", _tool(_name, _llvm_bin)))
 

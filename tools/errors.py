@@ -29,7 +29,8 @@ def run_guarded(prog: str, body: Callable[[list[str]], int], argv: list[str]) ->
     except Exception as err:
         if isinstance(err, LowerlineError):
             message = str(err)
-            prefix = "" if message.startswith("<") or ": error:" in message else "error: "
+            # A message that is already located ("file:1:2: error: ...") keeps its form.
+            prefix = "" if ": error:" in message.split("\n", 1)[0] else "error: "
             sys.stderr.write(f"{prog}: {prefix}{message}\n")
             return 1
         if os.environ.get("LOWERLINE_DEBUG") == "1":

@@ -14,6 +14,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from mlir import ir
+
 from lowerline import pass_api
 from lowerline.context import make_context
 from lowerline.diagnostics import Diag, DiagnosticCollector, parse_expectations, verify_expectations
@@ -28,8 +30,7 @@ from lowerline.scheduler import (
     plan_pipeline,
     run_steps,
 )
-from lowerline.source import WRAPPER_SHIFT, Chunk, parse_chunk, split_input
-from mlir import ir
+from lowerline.source import Chunk, parse_chunk, split_input
 
 
 @dataclass
@@ -96,15 +97,6 @@ def _write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write output file '{path}': {err.strerror}") from None
 
 
-def _fix_wrapper_shift(diags: list[Diag], chunk: Chunk, source_name: str) -> None:
-    # The wrapper's "module {" shares line 1 with the first chunk (see source.py).
-    if chunk.first_line != 1:
-        return
-    for diag in diags:
-        if diag.file == source_name and diag.line == 1 and diag.col > WRAPPER_SHIFT:
-            diag.col -= WRAPPER_SHIFT
-
-
 class OptRun:
     def __init__(self, config: OptConfig):
         self.config = config
@@ -153,11 +145,12 @@ class OptRun:
         output = ""
         try:
             start = time.perf_counter()
+            self.collector.source_name = source_name
             module = parse_chunk(chunk, source_name, self.context)
             self.inst.record("(parse)", time.perf_counter() - start)
-            run_steps(steps, module, self.inst)
+            run_steps(steps, module.operation, self.inst)
             start = time.perf_counter()
-            output = module.get_asm(
+            output = module.operation.get_asm(
                 enable_debug_info=self.config.debug_info,
                 print_generic_op_form=self.config.generic,
             )
@@ -166,7 +159,6 @@ class OptRun:
             if not self.config.verify_diagnostics:
                 self.failed = True
         diags = self.collector.take()
-        _fix_wrapper_shift(diags, chunk, source_name)
         self._report(diags, chunk, source_name)
         return output
 

@@ -121,7 +121,9 @@ def describe_options(
     rows = []
     for f in _fields(cls, only):
         default = f.default
-        if isinstance(default, tuple):
+        if isinstance(default, bool):  # as written in pipeline text, not Python's True
+            default = "true" if default else "false"
+        elif isinstance(default, tuple):
             default = ",".join(str(v) for v in default)
         rows.append(
             (

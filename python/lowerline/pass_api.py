@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from lowerline.options import format_options, parse_options
 from mlir import ir
 from mlir import passmanager as mlir_pm
+
+from lowerline.options import format_options, parse_options
 
 
 class PassFailed(Exception):

@@ -28,6 +28,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from mlir import ir
+from mlir import passmanager as mlir_pm
+
 from lowerline import pass_api
 from lowerline.options import OptionError, parse_options
 from lowerline.pipeline_parser import (
@@ -37,8 +40,6 @@ from lowerline.pipeline_parser import (
     parse_elements,
     parse_pipeline,
 )
-from mlir import ir
-from mlir import passmanager as mlir_pm
 
 
 class PipelineError(ValueError):
@@ -138,7 +139,10 @@ def _upstream_error(element: PassElement, anchor: str, context: ir.Context) -> P
             for line in str(err).splitlines()
             if line.strip() and not line.startswith("failed to add")
         ]
-        reason = "; ".join(d.removeprefix("<Pass-Options-Parser>: ") for d in details)
+        # llvm::cl prefixes its messages with the program name, empty here.
+        reason = "; ".join(
+            d.removeprefix("<Pass-Options-Parser>: ").removeprefix(": ") for d in details
+        )
         return PipelineError(
             f"invalid options '{element.options}' for pass '{element.name}': {reason}",
             element.pos,
@@ -279,7 +283,9 @@ class Instrumentation:
         self.times[label] = self.times.get(label, 0.0) + seconds
 
     def after(self, label: str, op: ir.Operation) -> None:
-        if not (self.print_after_all or label in self.print_after):
+        # --mlir-print-ir-after names the pass; the label may carry its options.
+        name = label.split("{", 1)[0]
+        if not (self.print_after_all or name in self.print_after):
             return
         where = f"'{op.name}' operation"
         if "sym_name" in op.attributes:
@@ -305,12 +311,21 @@ class Instrumentation:
         return "\n".join(lines) + "\n"
 
 
-def run_steps(steps: list[Step], op: ir.Operation, inst: Instrumentation | None = None) -> None:
-    """Run planned steps on ``op``; raises PipelineFailed when a pass fails."""
+def run_steps(
+    steps: list[Step],
+    op: ir.Operation,
+    inst: Instrumentation | None = None,
+    nest: tuple[str, ...] = (),
+) -> None:
+    """Run planned steps on ``op``; raises PipelineFailed when a pass fails.
+
+    ``nest`` is the anchors of the enclosing nested pipelines: the timing report
+    keeps ``func.func(cse)`` apart from a ``cse`` on the module.
+    """
     for step in steps:
         if isinstance(step, NestStep):
             for child in _nested_ops(op, step.anchor):
-                run_steps(step.steps, child, inst)
+                run_steps(step.steps, child, inst, (*nest, step.anchor))
             continue
         start = time.perf_counter()
         try:
@@ -318,5 +333,6 @@ def run_steps(steps: list[Step], op: ir.Operation, inst: Instrumentation | None 
         except ir.MLIRError:
             raise PipelineFailed(step.label, op.name) from None
         if inst is not None:
-            inst.record(step.label, time.perf_counter() - start)
+            nested_label = "".join(f"{a}(" for a in nest) + step.label + ")" * len(nest)
+            inst.record(nested_label, time.perf_counter() - start)
             inst.after(step.label, op)

@@ -1,14 +1,13 @@
 """Read ``.mlir`` input the way mlir-opt does: split on ``// -----``, parse
 with the file's name in every location, and wrap top-level ops in a module.
 
-The bindings' ``Module.parse`` names every location ``"-"``, so text is parsed
-with ``Operation.parse(source_name=...)``, which wants exactly one top-level
-op. The text is therefore parsed inside ``module {`` ... ``}``; as in mlir-opt,
-a single top-level ``builtin.module`` written by the user becomes the root
-itself. Each split chunk is padded with blank lines so that locations keep the
-line numbers of the whole file; the wrapper's ``module {`` sits on one of those
-blank lines, except for the first chunk, where it shifts line 1 by
-``WRAPPER_SHIFT`` columns (the diagnostic collector undoes that).
+``Module.parse`` gives mlir-opt's top-level rules (an implicit module, or the
+user's single ``builtin.module``; aliases like ``#map = ...``), but names
+every location ``"-"``. So the parsed module's op and block argument locations
+are renamed to the input's name afterwards, and the diagnostic collector does
+the same for parser errors (``SOURCE_PLACEHOLDER``). Each split chunk is
+padded with blank lines so that its locations keep the line numbers of the
+whole file.
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 SPLIT_MARKER = re.compile(r"^\s*// -----", re.MULTILINE)
-_WRAPPER = "module {"
-WRAPPER_SHIFT = len(_WRAPPER)
+# The file name the bindings' Module.parse gives every location.
+SOURCE_PLACEHOLDER = "-"
 
 
 @dataclass
@@ -42,12 +41,44 @@ def split_input(text: str, split: bool) -> list[Chunk]:
     return chunks
 
 
-def parse_chunk(chunk: Chunk, source_name: str, context: ir.Context) -> ir.Operation:
-    """Parse one chunk into a builtin.module op; raises ir.MLIRError on bad input."""
+def _renamed(loc: ir.Location, name: str, cache: dict[str, ir.Location]) -> ir.Location:
+    key = str(loc)
+    if key in cache:
+        return cache[key]
+    new = loc
+    if loc.is_a_file():
+        if loc.filename == SOURCE_PLACEHOLDER:
+            new = ir.Location.file(name, loc.start_line, loc.start_col, context=loc.context)
+    elif loc.is_a_name():
+        new = ir.Location.name(loc.name_str, _renamed(loc.child_loc, name, cache), loc.context)
+    elif loc.is_a_callsite():
+        callee = _renamed(loc.callee, name, cache)
+        new = ir.Location.callsite(callee, [_renamed(loc.caller, name, cache)], loc.context)
+    elif loc.is_a_fused():
+        parts = [_renamed(part, name, cache) for part in loc.locations]
+        new = ir.Location.fused(parts, context=loc.context)
+    cache[key] = new
+    return new
+
+
+def _rename_locations(module: ir.Module, name: str) -> None:
+    cache: dict[str, ir.Location] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        op.location = _renamed(op.location, name, cache)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    arg.set_location(_renamed(arg.location, name, cache))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def parse_chunk(chunk: Chunk, source_name: str, context: ir.Context) -> ir.Module:
+    """Parse one chunk into a module; raises ir.MLIRError on bad input."""
     padding = "\n" * (chunk.first_line - 1)
-    text = f"{_WRAPPER}{padding}{chunk.text}\n}}"
-    wrapper = ir.Operation.parse(text, source_name=source_name, context=context).operation
-    body = wrapper.regions[0].blocks[0].operations
-    if len(body) == 1 and body[0].operation.name == "builtin.module":
-        return body[0].operation.detach_from_parent().operation
-    return wrapper
+    module = ir.Module.parse(padding + chunk.text, context=context)
+    if source_name != SOURCE_PLACEHOLDER:
+        _rename_locations(module, source_name)
+    return module

@@ -25,7 +25,7 @@ class CpuOptions:
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
-        "aborts on stores to i1 memrefs",
+        "aborts on loads and stores of i1 memrefs",
     )
 
 
@@ -59,14 +59,24 @@ def llvm(o: CpuOptions) -> str:
     """loops -> LLVM dialect, with C wrappers so every function can be called."""
     passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
     passes += [
+        # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
+        "convert-math-to-funcs",
         "expand-strided-metadata",
         "lower-affine",
         "convert-scf-to-cf",
+        # Math with an LLVM intrinsic first (sqrt, fabs, rsqrt as 1/sqrt, ...):
+        # convert-math-to-libm would call `rsqrtf`, which libm does not have.
+        # log1p is left to libm's log1pf; the LLVM pattern computes log(1 + x).
+        "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",
         "finalize-memref-to-llvm",
         "convert-to-llvm",
         "reconcile-unrealized-casts",
+        # Fold the per-access constants and descriptor reads the lowering repeats.
+        "canonicalize",
+        "cse",
     ]
     return ",".join(passes)
 

@@ -1,0 +1,25 @@
+// RUN: lowerline-opt --list-passes | FileCheck %s
+
+// --list-passes names every lowerline pass and named pipeline, where each runs,
+// and its options with their type and default (as written in pipeline text).
+// CHECK-LABEL: lowerline passes:
+// CHECK:         lowerline-widen-i1-memrefs  (runs on: any op)
+// CHECK-NEXT:      Store i1 memrefs as i8
+// CHECK-LABEL: lowerline pipelines (usable as pass names):
+// CHECK-DAG:     lowerline-to-graph  (runs on: builtin.module)
+// CHECK-DAG:     lowerline-to-bufferized  (runs on: builtin.module)
+// CHECK-DAG:     lowerline-to-loops  (runs on: builtin.module)
+// CHECK-DAG:     lowerline-to-llvm  (runs on: builtin.module)
+// CHECK-DAG:     lowerline-cpu-pipeline  (runs on: builtin.module)
+
+// The options are listed under the pipelines that read them.
+// RUN: lowerline-opt --list-passes | FileCheck %s --check-prefix=OPTS
+// OPTS:        lowerline-cpu-pipeline  (runs on: builtin.module)
+// OPTS-NEXT:     linalg on tensors -> LLVM dialect
+// OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
+// OPTS:        lowerline-to-graph  (runs on: builtin.module)
+// OPTS-NEXT:     linalg on tensors -> graph
+// OPTS-NOT:      widen-i1=
+// OPTS:        lowerline-to-llvm  (runs on: builtin.module)
+// OPTS-NEXT:     loops -> LLVM dialect
+// OPTS-NEXT:     widen-i1=<bool>  (default: true)

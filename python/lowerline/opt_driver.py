@@ -27,6 +27,7 @@ from lowerline.scheduler import (
     PipelineError,
     PipelineFailed,
     Step,
+    pass_names,
     plan_pipeline,
     run_steps,
 )
@@ -112,11 +113,25 @@ class OptRun:
 
     def _plan(self) -> list[Step]:
         if self.config.pipeline is None:
-            return []
-        try:
-            return plan_pipeline(self.config.pipeline, self.context, fine=self.inst.fine)
-        except PipelineError as err:
-            raise UsageError(f"<pass-pipeline>:1:{err.pos + 1}: error: {err.message}") from None
+            steps = []
+        else:
+            try:
+                steps = plan_pipeline(self.config.pipeline, self.context, fine=self.inst.fine)
+            except PipelineError as err:
+                message = f"<pass-pipeline>:1:{err.pos + 1}: error: {err.message}"
+                raise UsageError(message) from None
+        self._check_print_after(steps)
+        return steps
+
+    def _check_print_after(self, steps: list[Step]) -> None:
+        """Like mlir-opt, reject --mlir-print-ir-after names that match no pass."""
+        names = pass_names(steps)
+        for name in self.config.print_ir_after:
+            if name not in names:
+                known = ", ".join(sorted(names)) or "none"
+                raise UsageError(
+                    f"--mlir-print-ir-after: no pass '{name}' in the pipeline (its passes: {known})"
+                )
 
     def _check_root(self) -> None:
         anchor = parse_pipeline(self.config.pipeline).anchor if self.config.pipeline else None
@@ -136,13 +151,17 @@ class OptRun:
         ]
         if self.config.timing:
             sys.stderr.write(self.inst.report())
-        if self.failed:
-            return 1
-        _write_output(self.config.output, "// -----\n".join(outputs))
-        return 0
+        text = "// -----\n".join(o for o in outputs if o is not None)
+        # As in mlir-opt, stdout still gets the chunks that succeeded; a file is
+        # written only when everything succeeded.
+        if not self.failed or self.config.output == "-":
+            _write_output(self.config.output, text)
+        return 1 if self.failed else 0
 
-    def _process(self, chunk: Chunk, source_name: str, steps: list[Step]) -> str:
-        output = ""
+    def _process(self, chunk: Chunk, source_name: str, steps: list[Step]) -> str | None:
+        """The printed result of one chunk, or None if it failed."""
+        output = None
+        failure = None
         try:
             start = time.perf_counter()
             self.collector.source_name = source_name
@@ -155,10 +174,16 @@ class OptRun:
                 print_generic_op_form=self.config.generic,
             )
             self.inst.record("(print)", time.perf_counter() - start)
-        except (ir.MLIRError, PipelineFailed):
-            if not self.config.verify_diagnostics:
-                self.failed = True
+        except ir.MLIRError:
+            failure = "parsing failed"
+        except PipelineFailed as err:
+            failure = str(err)
         diags = self.collector.take()
+        if failure and not self.config.verify_diagnostics:
+            self.failed = True
+            if not any(d.severity == "error" for d in diags):
+                # A pass may fail without a diagnostic; never fail silently.
+                sys.stderr.write(f"{source_name}: error: {failure}\n")
         self._report(diags, chunk, source_name)
         return output
 

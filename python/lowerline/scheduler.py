@@ -249,6 +249,29 @@ def pipeline_anchor(text: str) -> str:
     return parse_pipeline(text).anchor
 
 
+def pass_names(steps: list[Step]) -> set[str]:
+    """Names of the passes in planned steps (what --mlir-print-ir-after can name)."""
+    names: set[str] = set()
+    for step in steps:
+        if isinstance(step, NestStep):
+            names |= pass_names(step.steps)
+        elif isinstance(step, PythonStep):
+            names.add(step.pass_.flag)
+        else:
+            names |= {e.name for e in _leaf_elements(parse_elements(step.text))}
+    return names
+
+
+def _leaf_elements(elements: list) -> list[PassElement]:
+    leaves = []
+    for element in elements:
+        if isinstance(element, NestedPipeline):
+            leaves.extend(_leaf_elements(element.elements))
+        else:
+            leaves.append(element)
+    return leaves
+
+
 def _nested_ops(op: ir.Operation, anchor: str) -> list[ir.Operation]:
     """Ops one level below ``op`` that a nested ``anchor(...)`` pipeline runs on.
 

@@ -50,3 +50,26 @@ def test_cli_run_prints_results(capsys):
 def test_cli_errors_exit_1(argv, capsys):
     assert cli.main(argv) == 1
     assert capsys.readouterr().err.startswith("lowerline: error: cannot open input file")
+
+
+def test_a_pass_failing_without_diagnostics_still_says_so(tmp_path, capsys):
+    from dataclasses import dataclass
+
+    from lowerline.pass_api import Pass, PassFailed, register_pass
+
+    @register_pass
+    @dataclass(frozen=True)
+    class FailsSilently(Pass):
+        flag = "test-fails-silently"
+        summary = "test only: signals failure without a diagnostic"
+
+        def run(self, op):
+            raise PassFailed()
+
+    source = tmp_path / "in.mlir"
+    source.write_text("func.func @f() { return }\n")
+    code = opt.main([str(source), "--pass-pipeline=builtin.module(test-fails-silently)"])
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"{source}: error: pass pipeline failed in 'test-fails-silently' on 'builtin.module'\n"
+    )

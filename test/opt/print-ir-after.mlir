@@ -7,6 +7,13 @@
 // RUN: lowerline-opt %s -o /dev/null --mlir-print-ir-after=canonicalize \
 // RUN:   --pass-pipeline="builtin.module(canonicalize{max-iterations=2},cse)" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=WITH-OPTIONS
+// RUN: not lowerline-opt %s --mlir-print-ir-after=canonicalise \
+// RUN:   --pass-pipeline="builtin.module(func.func(canonicalize),cse)" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNKNOWN
+
+// A name that matches no pass of the pipeline is an error, as in mlir-opt.
+// UNKNOWN: lowerline-opt: error: --mlir-print-ir-after: no pass 'canonicalise' in the pipeline (its passes: canonicalize, cse)
+// UNKNOWN-NOT: Traceback
 
 // --mlir-print-ir-after=PASS prints the IR after that pass only.
 // UPSTREAM-NOT:  IR Dump After canonicalize

@@ -16,7 +16,13 @@ from mlir import ir
 from lowerline.context import make_context
 from lowerline.diagnostics import Diag, DiagnosticCollector
 from lowerline.errors import LowerlineError
-from lowerline.scheduler import PipelineError, PipelineFailed, plan_pipeline, run_steps
+from lowerline.scheduler import (
+    Instrumentation,
+    PipelineError,
+    PipelineFailed,
+    plan_pipeline,
+    run_steps,
+)
 from lowerline.source import Chunk, parse_chunk
 from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
 
@@ -53,17 +59,23 @@ class Lowerer:
         except ir.MLIRError:
             raise LoweringError(f"cannot parse {source_name}", self.collector.take()) from None
 
-    def run(self, module: ir.Module, pipeline: str, input_path: str | None = None) -> None:
+    def run(
+        self,
+        module: ir.Module,
+        pipeline: str,
+        input_path: str | None = None,
+        inst: Instrumentation | None = None,
+    ) -> None:
         """Run ``pipeline`` (``builtin.module(...)``) on ``module`` in place."""
         self.collector.take()
         try:
-            steps = plan_pipeline(pipeline, self.context)
+            steps = plan_pipeline(pipeline, self.context, fine=inst is not None and inst.fine)
         except PipelineError as err:
             raise LoweringError(
                 f"bad pipeline at column {err.pos + 1}: {err.message}", []
             ) from None
         try:
-            run_steps(steps, module.operation)
+            run_steps(steps, module.operation, inst)
         except PipelineFailed as err:
             reproducer = reproducer_command(input_path, pipeline) if input_path else None
             raise LoweringError(str(err), self.collector.take(), reproducer) from None

@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -290,17 +290,25 @@ def _nested_ops(op: ir.Operation, anchor: str) -> list[ir.Operation]:
 
 @dataclass
 class Instrumentation:
-    """Per-step hooks: wall time per pass and IR printing after passes."""
+    """Per-step hooks: wall time per pass, IR printing after passes, and a
+    callback before each pass (the compile worker logs it, so that an abort
+    inside LLVM can be blamed on the pass that was running)."""
 
     time_passes: bool = False
     print_after_all: bool = False
     print_after: frozenset[str] = frozenset()
     debug_info: bool = False
+    before: Callable[[str], None] | None = None
     times: dict[str, float] = field(default_factory=dict)
 
     @property
     def fine(self) -> bool:
-        return self.time_passes or self.print_after_all or bool(self.print_after)
+        return (
+            self.time_passes
+            or self.print_after_all
+            or bool(self.print_after)
+            or self.before is not None
+        )
 
     def record(self, label: str, seconds: float) -> None:
         self.times[label] = self.times.get(label, 0.0) + seconds
@@ -350,6 +358,8 @@ def run_steps(
             for child in _nested_ops(op, step.anchor):
                 run_steps(step.steps, child, inst, (*nest, step.anchor))
             continue
+        if inst is not None and inst.before is not None:
+            inst.before(step.label)
         start = time.perf_counter()
         try:
             step.manager.run(op)

@@ -1,0 +1,21 @@
+"""lowerline: an ML compiler toolchain in Python on upstream MLIR.
+
+``lowerline.compile`` is imported lazily so that ``import lowerline`` stays
+cheap and pulls in neither torch nor MLIR.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["CompileError", "CompiledModule", "UnsupportedOpsError", "compile"]
+
+
+def __getattr__(name: str):
+    if name in ("compile", "CompiledModule"):
+        from lowerline import api
+
+        return getattr(api, name)
+    if name in ("CompileError", "UnsupportedOpsError"):
+        from lowerline import workers
+
+        return getattr(workers, name)
+    raise AttributeError(f"module 'lowerline' has no attribute '{name}'")

@@ -1,0 +1,184 @@
+"""The compile worker: linalg on tensors -> shared library, in its own process.
+
+Run as ``python -m lowerline.compile_worker JOB``. It reads what the import
+worker wrote (``linalg.mlir``, ``weights/``) and the parent's ``job.json``,
+and writes:
+
+* ``ir/<n>-<stage>.mlir``: the IR after every stage (weights elided);
+* ``progress.log``: one line before every stage and every pass, so that an
+  abort inside LLVM (the wheels have assertions on) can be blamed on the pass
+  that was running;
+* ``lib.so`` and ``result.json`` on success, ``error.json`` when a pass fails
+  with diagnostics.
+
+Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
+built zero-copy from memory-mapped files, so passes can fold and pack them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+from mlir import execution_engine, ir
+from mlir.dialects import arith
+
+from lowerline.jit import runtime_library
+from lowerline.lowering import Lowerer, LoweringError
+from lowerline.scheduler import Instrumentation
+from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
+
+# Printing options for stage dumps: readable, and never megabytes of weights.
+DUMP_LIMITS = {"large_elements_limit": 64, "large_resource_limit": 64}
+
+
+class Progress:
+    def __init__(self, path: str):
+        self._file = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+
+    def log(self, kind: str, what: str) -> None:
+        self._file.write(f"{kind} {what}\n")
+        self._file.flush()
+
+
+def _main_func(module: ir.Module) -> ir.Operation:
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op
+    raise LoweringError("the imported module has no @main", [])
+
+
+def _weight_attr(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Attribute:
+    data = np.fromfile(arg["file"], dtype=np.uint8) if os.path.getsize(arg["file"]) else None
+    if data is None:
+        return ir.DenseElementsAttr.get_splat(
+            tensor_type, ir.Attribute.parse(f"0 : {tensor_type.element_type}")
+        )
+    data = np.memmap(arg["file"], dtype=np.uint8, mode="r")
+    name = f"w{index}_" + "".join(c if c.isalnum() else "_" for c in arg["name"])
+    return ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)
+
+
+def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
+    """Turn @main's weight arguments into constants; keep the input arguments."""
+    func = _main_func(module)
+    entry = func.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(entry), func.location:
+        for index, arg in enumerate(args):
+            if arg["kind"] != "weight":
+                continue
+            value = entry.arguments[index]
+            constant = arith.ConstantOp(value.type, _weight_attr(arg, index, value.type))
+            value.replace_all_uses_with(constant.result)
+    for index in reversed(range(len(args))):
+        if args[index]["kind"] == "weight":
+            entry.erase_argument(index)
+    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    new_type = ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
+    func.attributes["function_type"] = ir.TypeAttr.get(new_type)
+
+
+def tensor_specs(types: list[ir.Type]) -> list[dict[str, Any]]:
+    specs = []
+    for t in types:
+        specs.append({"shape": list(t.shape), "element": str(t.element_type)})
+    return specs
+
+
+def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
+    os.makedirs(os.path.join(job, "ir"), exist_ok=True)
+    path = os.path.join(job, "ir", f"{index}-{stage}.mlir")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(module.operation.get_asm(enable_debug_info=True, **DUMP_LIMITS))
+    return path
+
+
+def link_shared_library(obj: str, out: str) -> None:
+    lib_dir = os.path.dirname(runtime_library("libmlir_c_runner_utils.so"))
+    command = [
+        os.environ.get("CC", "cc"),
+        "-shared",
+        "-o",
+        out,
+        obj,
+        f"-L{lib_dir}",
+        "-lmlir_c_runner_utils",
+        f"-Wl,-rpath,{lib_dir}",
+        "-lm",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise LoweringError(f"linking failed: {' '.join(command)}\n{done.stderr.strip()}", [])
+
+
+def compile_job(job: str) -> dict[str, Any]:
+    with open(os.path.join(job, "job.json"), encoding="utf-8") as handle:
+        request = json.load(handle)
+    options = CpuOptions(**request["options"])
+    progress = Progress(os.path.join(job, "progress.log"))
+    seconds: dict[str, float] = {}
+    lowerer = Lowerer()
+    start = time.perf_counter()
+    progress.log("stage", "linalg")
+    with open(os.path.join(job, "linalg.mlir"), encoding="utf-8") as handle:
+        module = lowerer.parse(handle.read(), "linalg.mlir")
+    with lowerer.context:
+        bind_weights(module, request["args"])
+    ftype = ir.FunctionType(ir.TypeAttr(_main_func(module).attributes["function_type"]).value)
+    previous = _dump(job, 0, "linalg", module)
+    seconds["linalg"] = time.perf_counter() - start
+    inst = Instrumentation(before=lambda label: progress.log("pass", label))
+    for index, (stage, build) in enumerate(CPU_STAGES, start=1):
+        start = time.perf_counter()
+        progress.log("stage", stage)
+        pipeline = module_pipeline(build(options))
+        with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
+            json.dump({"stage": stage, "input": previous, "pipeline": pipeline}, handle)
+        lowerer.run(module, pipeline, previous, inst)
+        seconds[stage] = time.perf_counter() - start
+        previous = _dump(job, index, stage, module)
+    start = time.perf_counter()
+    progress.log("stage", "object")
+    engine = execution_engine.ExecutionEngine(module, opt_level=3)
+    engine.dump_to_object_file(os.path.join(job, "main.o"))
+    link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
+    seconds["object"] = time.perf_counter() - start
+    return {
+        "entry": "main",
+        "inputs": tensor_specs(list(ftype.inputs)),
+        "outputs": tensor_specs(list(ftype.results)),
+        "stage_seconds": seconds,
+    }
+
+
+def main() -> int:
+    job = sys.argv[1]
+    try:
+        result = compile_job(job)
+    except LoweringError as err:
+        stage = {}
+        path = os.path.join(job, "current-stage.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                stage = json.load(handle)
+        error = {
+            "summary": err.summary,
+            "diagnostics": [d.format() for d in err.diagnostics],
+            **stage,
+        }
+        with open(os.path.join(job, "error.json"), "w", encoding="utf-8") as handle:
+            json.dump(error, handle)
+        return 1
+    with open(os.path.join(job, "result.json"), "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

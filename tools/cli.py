@@ -12,9 +12,13 @@ lowerline lowers ML programs step by step through upstream MLIR dialects
 (linalg -> graph -> bufferized -> loops -> llvm) and runs them on the CPU.
 
 What works so far:
+  lowerline compile FILE.py   compile the `model` a Python file defines for its
+                              `example_inputs`, write every stage's IR and the
+                              library, compare with eager PyTorch, print latencies
   lowerline run FILE.mlir     lower a function on tensors to LLVM, JIT it, call it
                               on seeded random inputs and print its results
   lowerline pipeline          print the textual pass pipeline of every CPU stage
+  lowerline cache clear       empty the compile cache
   lowerline-opt               an mlir-opt style driver for upstream and lowerline
                               passes (see lowerline-opt --help, --list-passes)
 """
@@ -38,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
         help="skip lowerline-widen-i1-memrefs (for reproducing LLVM aborts)",
     )
     sub.add_parser("pipeline", help="print the pass pipeline of each CPU stage")
+    comp = sub.add_parser(
+        "compile", help="compile a model file, compare with eager and report latencies"
+    )
+    comp.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    comp.add_argument("-o", "--out", help="folder for stage IR and artifacts "
+                      "(default: lowerline-out/<file name>)")
+    comp.add_argument("--runs", type=int, default=50, help="timed runs for each latency")
+    comp.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    cache = sub.add_parser("cache", help="manage the compile cache")
+    cache.add_argument("action", choices=["clear", "path"], help="clear it, or print its folder")
+    cache.add_argument("--cache-dir", help="the cache folder (default: $LOWERLINE_CACHE_DIR "
+                       "or ~/.cache/lowerline)")
     return parser
 
 
@@ -76,12 +92,46 @@ def _pipeline() -> int:
     return 0
 
 
+def _compile(args: argparse.Namespace) -> int:
+    import os
+
+    from lowerline.compile_cli import compile_file
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    out_dir = args.out or os.path.join("lowerline-out", stem)
+    report = compile_file(args.file, out_dir, runs=args.runs, cache=not args.no_cache)
+    origin = "from the cache" if report.cache_hit else "compiled"
+    print(f"{args.file}: {origin}; stage IR and lib.so in {report.out_dir}/")
+    for stage, seconds in report.stage_seconds.items():
+        print(f"  {stage:<11} {seconds * 1000:9.1f} ms")
+    ratio = report.compiled_seconds / report.eager_seconds
+    print(f"latency (median of {args.runs}): eager {report.eager_seconds * 1e3:.3f} ms, "
+          f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)")
+    print(f"largest difference from eager: {report.max_abs_diff:.3g}")
+    return 0
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from lowerline.cache import Cache
+
+    cache = Cache.at(args.cache_dir)
+    if args.action == "path":
+        print(cache.root)
+        return 0
+    print(f"removed {cache.clear()} entries from {cache.root}")
+    return 0
+
+
 def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
     if args.command == "pipeline":
         return _pipeline()
+    if args.command == "compile":
+        return _compile(args)
+    if args.command == "cache":
+        return _cache(args)
     _parser().print_help()
     return 0
 

@@ -1,0 +1,91 @@
+"""``lowerline compile FILE.py``: compile a model file, compare with eager, report.
+
+The file defines ``model`` and ``example_inputs`` (see
+``examples/classifier.py``). The command compiles the model, writes every
+stage's IR and the shared library to the output folder, runs both the
+compiled module and eager PyTorch on the example inputs, and reports the
+stage timings, both latencies and the largest difference.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lowerline.errors import UsageError
+
+EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "examples")
+
+
+@dataclass
+class CompileReport:
+    out_dir: str
+    stage_seconds: dict[str, float]
+    cache_hit: bool
+    eager_seconds: float
+    compiled_seconds: float
+    max_abs_diff: float
+
+
+def load_model_file(path: str) -> tuple[Any, tuple]:
+    if not os.path.exists(path):
+        raise UsageError(f"cannot open model file '{path}': No such file or directory")
+    namespace = runpy.run_path(path, run_name="__lowerline_model__")
+    missing = [name for name in ("model", "example_inputs") if name not in namespace]
+    if missing:
+        raise UsageError(
+            f"{path} must define {' and '.join(missing)} "
+            "(an nn.Module and a tuple of its example inputs)"
+        )
+    inputs = namespace["example_inputs"]
+    return namespace["model"], inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def median_seconds(function: Callable[[], Any], runs: int) -> float:
+    function()  # warm up
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _max_abs_diff(expected: Any, actual: Any) -> float:
+    import torch
+    from torch.utils import _pytree as pytree
+
+    worst = 0.0
+    for e, a in zip(pytree.tree_leaves(expected), pytree.tree_leaves(actual), strict=True):
+        if isinstance(e, torch.Tensor):
+            diff = (e.double() - a.double()).abs().max() if e.numel() else torch.tensor(0.0)
+            worst = max(worst, float(diff))
+        else:
+            worst = max(worst, abs(float(e) - float(a)))
+    return worst
+
+
+def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> CompileReport:
+    import torch
+
+    import lowerline
+
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, dump_dir=out_dir, **options)
+    with torch.inference_mode():
+        expected = model(*inputs)
+        eager = median_seconds(lambda: model(*inputs), runs)
+    actual = compiled(*inputs)
+    return CompileReport(
+        out_dir=out_dir,
+        stage_seconds=compiled.stage_seconds,
+        cache_hit=compiled.cache_hit,
+        eager_seconds=eager,
+        compiled_seconds=median_seconds(lambda: compiled(*inputs), runs),
+        max_abs_diff=_max_abs_diff(expected, actual),
+    )

@@ -1,0 +1,53 @@
+"""`lowerline compile FILE.py` and `lowerline cache`."""
+
+import os
+
+import pytest
+
+from lowerline.compile_cli import EXAMPLES_DIR, load_model_file
+from lowerline.errors import UsageError
+from lowerline.tools import cli
+
+MODEL_FILE = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(7, 13), torch.nn.GELU(), torch.nn.Linear(13, 3)).eval()
+example_inputs = (torch.randn(5, 7),)
+"""
+
+
+def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "mlp.py"
+    source.write_text(MODEL_FILE)
+    out = tmp_path / "out"
+    assert cli.main(["compile", str(source), "-o", str(out), "--runs", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{source}: compiled; stage IR and lib.so in {out}/" in printed
+    assert "latency (median of 3): eager" in printed
+    difference = float(printed.rsplit("largest difference from eager: ", 1)[1])
+    assert difference < 1e-5
+    written = sorted(os.listdir(out))
+    assert written == [
+        "0-torch.mlir", "1-linalg.mlir", "2-graph.mlir", "3-bufferized.mlir",
+        "4-loops.mlir", "5-llvm.mlir", "lib.so",
+    ]  # fmt: skip
+    # A second run is served by the cache.
+    assert cli.main(["compile", str(source), "-o", str(out), "--runs", "1"]) == 0
+    assert "from the cache" in capsys.readouterr().out
+    assert cli.main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out == f"removed 1 entries from {tmp_path / 'cache'}\n"
+
+
+def test_model_file_must_define_model_and_inputs(tmp_path):
+    source = tmp_path / "empty.py"
+    source.write_text("x = 1\n")
+    with pytest.raises(UsageError, match="must define model and example_inputs"):
+        load_model_file(str(source))
+    with pytest.raises(UsageError, match="cannot open model file"):
+        load_model_file(str(tmp_path / "missing.py"))
+
+
+def test_bundled_example_defines_a_model():
+    model, inputs = load_model_file(os.path.join(EXAMPLES_DIR, "classifier.py"))
+    assert model(*inputs).shape == (2, 10)

@@ -1,0 +1,35 @@
+import pytest
+
+from lowerline.targets import CPU_TARGETS, cpu_target, describe_host, host_cpu
+
+
+def test_host_is_described_from_flags_and_caches():
+    flags = {"fma", "avx2", "avx512f", "avx512_vnni", "amx_tile", "avx512_bf16"}
+    caches = {"L1": 48 << 10, "L2": 2 << 20, "L3": 105 << 20}
+    target = describe_host(flags, caches, cores=2, machine="x86_64")
+    assert (target.vector_bits, target.f32_lanes) == (512, 16)
+    assert target.fma and target.vnni and target.amx and target.bf16
+    assert (target.l1d_bytes, target.l2_bytes, target.cores) == (48 << 10, 2 << 20, 2)
+
+
+def test_avx2_only_host_has_256_bit_vectors_and_no_amx():
+    target = describe_host({"fma", "avx2"}, {}, cores=8, machine="x86_64")
+    assert target.vector_bits == 256 and not target.amx and not target.vnni
+    assert target.l1d_bytes == 32 << 10  # a default when sysfs says nothing
+
+
+def test_aarch64_host_uses_neon_width():
+    target = describe_host({"asimd", "asimddp"}, {"L1": 64 << 10}, cores=4, machine="aarch64")
+    assert target.triple.startswith("aarch64") and target.vector_bits == 128 and target.vnni
+
+
+def test_this_machine_is_detected():
+    host = host_cpu()
+    assert host.cores >= 1 and host.vector_bits in (128, 256, 512) and host.l1d_bytes > 0
+
+
+def test_named_targets_and_errors():
+    assert cpu_target("cpu:haswell") is CPU_TARGETS["haswell"]
+    assert cpu_target("cpu") is host_cpu()
+    with pytest.raises(ValueError, match="unknown CPU target 'pentium'"):
+        cpu_target("cpu:pentium")

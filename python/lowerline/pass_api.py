@@ -19,12 +19,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-from mlir import ir
-from mlir import passmanager as mlir_pm
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lowerline.options import format_options, parse_options
+
+if TYPE_CHECKING:  # the registry itself must not load MLIR: the user's process imports it
+    from mlir import ir
+    from mlir import passmanager as mlir_pm
 
 
 class PassFailed(Exception):
@@ -122,6 +123,8 @@ def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.Pa
     Running through a PassManager (rather than calling ``run`` directly) keeps
     MLIR's verifier after the pass.
     """
+
+    from mlir import passmanager as mlir_pm
 
     def callback(op: ir.Operation, handle: mlir_pm.ExternalPass) -> None:
         try:

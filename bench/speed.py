@@ -1,0 +1,325 @@
+"""CPU speed of lowerline against eager PyTorch, torch.compile, ONNX Runtime and IREE.
+
+    .venv/bin/pip install -e '.[bench]'        # the peers (optional: a missing one is reported)
+    .venv/bin/python bench/speed.py [--threads 1,2] [--rounds 5] [--models mlp_b1,gemm]
+
+All systems run in one process, interleaved: every round times every system
+on every model, so that the shared machine's drift hits all of them alike.
+The ratio of a system is the median over rounds of (its median in the round /
+eager's median in the same round). Writes ``bench/results.md``.
+
+Thread and spin settings are fixed and recorded: torch threads, OpenMP
+(``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY=PASSIVE``, ``KMP_BLOCKTIME=0``), ONNX
+Runtime intra-op threads with spinning off, IREE task topology groups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+# Passive waiting before any runtime starts: one system's spinning threads
+# must not slow the next one down.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, channels: int = 64):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+class Gemm(nn.Module):
+    def __init__(self, n: int = 1024):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n, n) / n**0.5)
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+def _mlp() -> nn.Module:
+    return nn.Sequential(
+        nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
+
+
+MODELS: dict[str, Callable[[], tuple[nn.Module, tuple]]] = {
+    "mlp_b1": lambda: (_mlp(), (torch.randn(1, 784),)),
+    "mlp_b64": lambda: (_mlp(), (torch.randn(64, 784),)),
+    "convblock": lambda: (BasicBlock(64), (torch.randn(1, 64, 56, 56),)),
+    "encoder": lambda: (
+        nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True),
+        (torch.randn(1, 128, 256),),
+    ),
+    "gemm": lambda: (Gemm(1024), (torch.randn(1024, 1024),)),
+}
+
+
+@dataclass
+class Runner:
+    """One system ready to run one model: ``run()`` returns the outputs."""
+
+    system: str
+    run: Callable[[], object]
+    setup_seconds: float
+    note: str = ""
+
+
+@dataclass
+class Result:
+    times: dict[int, list[float]] = field(default_factory=dict)  # round -> seconds per call
+    error: float = 0.0
+    setup_seconds: float = 0.0
+    note: str = ""
+
+
+# -- the systems ----------------------------------------------------------------
+
+
+def eager(model, inputs, threads, workdir):
+    def run():
+        with torch.inference_mode():
+            return model(*inputs)
+
+    return run, "torch.inference_mode, default fast paths"
+
+
+def inductor(model, inputs, threads, workdir):
+    import torch._inductor.config as config
+
+    config.freezing = True
+    compiled = torch.compile(model)
+
+    def run():
+        with torch.inference_mode():
+            return compiled(*inputs)
+
+    run()  # compile now, not inside the timed rounds
+    return run, "torch.compile(inductor), freezing=True"
+
+
+def onnxruntime(model, inputs, threads, workdir):
+    import onnxruntime as ort
+
+    path = os.path.join(workdir, "model.onnx")
+    torch.onnx.export(model, inputs, dynamo=True, verbose=False).save(path)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    feeds = {n: t.numpy() for n, t in zip(names, inputs, strict=True)}
+    return (lambda: session.run(None, feeds)[0]), (
+        f"ONNX Runtime {ort.__version__} CPU EP, intra_op_num_threads={threads}, spinning off"
+    )
+
+
+def iree(model, inputs, threads, workdir):
+    import iree.compiler
+    import iree.runtime as rt
+
+    onnx_path = os.path.join(workdir, "model.onnx")
+    mlir_path = os.path.join(workdir, "model.mlir")
+    torch.onnx.export(model, inputs, dynamo=True, verbose=False).save(onnx_path)
+    importer = os.path.join(os.path.dirname(sys.executable), "iree-import-onnx")
+    subprocess.run([importer, onnx_path, "-o", mlir_path], check=True, capture_output=True)
+    flags = ["--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3",
+             "--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"]  # fmt: skip
+    vmfb = iree.compiler.compile_file(mlir_path, target_backends=["llvm-cpu"], extra_args=flags)
+    rt.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    context = rt.SystemContext(config=rt.Config("local-task"))
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
+    function = context.modules.module["main_graph"]
+    arrays = [t.numpy() for t in inputs]
+    return (lambda: function(*arrays).to_host()), (
+        f"IREE llvm-cpu host {' '.join(flags[1:])}, task groups={threads}"
+    )
+
+
+def lowerline(model, inputs, threads, workdir):
+    import lowerline as ll
+
+    compiled = ll.compile(model, *inputs, cache_dir=os.path.join(workdir, "cache"))
+    return (lambda: compiled(*inputs)), "lowerline.compile, cpu (single-threaded code)"
+
+
+SYSTEMS = {
+    "eager": eager,
+    "inductor": inductor,
+    "onnxruntime": onnxruntime,
+    "iree": iree,
+    "lowerline": lowerline,
+}
+
+
+# -- measurement ------------------------------------------------------------------
+
+
+def _output(value) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, tuple | list):
+        return _output(value[0])
+    return torch.as_tensor(value)
+
+
+def time_calls(run: Callable[[], object], budget: float, min_calls: int = 3) -> list[float]:
+    times = []
+    started = time.perf_counter()
+    while len(times) < min_calls or time.perf_counter() - started < budget:
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+        if len(times) >= 200:
+            break
+    return times
+
+
+def prepare(systems, model_names, threads):
+    """Build every runner (compiles happen here, outside the timed rounds)."""
+    runners: dict[tuple[str, str], Runner] = {}
+    missing: dict[str, str] = {}
+    expected: dict[str, torch.Tensor] = {}
+    workroot = tempfile.mkdtemp(prefix="lowerline-bench-")
+    for name in model_names:
+        torch.manual_seed(0)
+        model, inputs = MODELS[name]()
+        model.eval()
+        with torch.inference_mode():
+            expected[name] = _output(model(*inputs)).clone()
+        for system in systems:
+            workdir = os.path.join(workroot, f"{name}-{system}-{threads}")
+            os.makedirs(workdir, exist_ok=True)
+            start = time.perf_counter()
+            try:
+                run, note = SYSTEMS[system](model, inputs, threads, workdir)
+                run()
+            except ImportError as err:
+                missing[system] = f"not installed ({err.name})"
+                continue
+            except Exception as err:  # a peer failing on a model is a result
+                first = str(err).strip().splitlines()[0][:160] if str(err).strip() else ""
+                missing.setdefault(f"{system}/{name}", f"failed: {type(err).__name__}: {first}")
+                continue
+            runners[(name, system)] = Runner(system, run, time.perf_counter() - start, note)
+    return runners, missing, expected
+
+
+def measure(runners, expected, rounds, budget):
+    results: dict[tuple[str, str], Result] = {}
+    for key, runner in runners.items():
+        name = key[0]
+        error = (_output(runner.run()).float() - expected[name].float()).abs().max().item()
+        results[key] = Result(error=error, setup_seconds=runner.setup_seconds, note=runner.note)
+    for r in range(rounds):
+        for key, runner in runners.items():  # interleaved: every system, every model
+            results[key].times[r] = time_calls(runner.run, budget)
+    return results
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(all_results, missing, args) -> str:
+    lines = [
+        "# CPU speed: lowerline and its peers",
+        "",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
+        f"{os.cpu_count()} cores, torch {torch.__version__}; {args.rounds} interleaved rounds, "
+        f"about {args.budget}s per system, model and round.",
+        "",
+        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`",
+        "",
+        "Settings: OMP_WAIT_POLICY="
+        + os.environ["OMP_WAIT_POLICY"]
+        + ", KMP_BLOCKTIME="
+        + os.environ["KMP_BLOCKTIME"]
+        + "; torch.set_num_threads(T); ONNX Runtime intra_op_num_threads=T with spinning off; "
+        "IREE --task_topology_max_group_count=T.",
+        "",
+    ]
+    for threads, (results, notes) in all_results.items():
+        lines += [
+            f"## {threads} thread{'s' if threads > 1 else ''}",
+            "",
+            "| model | system | median | p10 | p90 | ratio to eager | max abs error | setup |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for (name, system), result in results.items():
+            all_times = [t for ts in result.times.values() for t in ts]
+            base = results.get((name, "eager"))
+            ratios = [
+                statistics.median(result.times[r]) / statistics.median(base.times[r])
+                for r in result.times
+            ] if base else []  # fmt: skip
+            ratio = f"{statistics.median(ratios):.2f}" if ratios else "-"
+            lines.append(
+                f"| {name} | {system} | {_fmt(statistics.median(all_times))} | "
+                f"{_fmt(quantile(all_times, 0.1))} | {_fmt(quantile(all_times, 0.9))} | {ratio} | "
+                f"{result.error:.2g} | {result.setup_seconds:.1f} s |"
+            )
+        lines.append("")
+    if missing:
+        lines += ["Not measured:", ""]
+        lines += [f"- {what}: {why}" for what, why in sorted(missing.items())]
+        lines.append("")
+    notes = {key[1]: r.note for res, _ in all_results.values() for key, r in res.items()}
+    lines += ["Systems:", ""] + [f"- {s}: {n}" for s, n in sorted(notes.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} us"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=0.5, help="seconds per system and round")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results.md"))
+    args = parser.parse_args()
+    models = args.models.split(",")
+    systems = args.systems.split(",")
+    all_results = {}
+    all_missing: dict[str, str] = {}
+    for threads in (int(t) for t in args.threads.split(",")):
+        torch.set_num_threads(threads)
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        runners, missing, expected = prepare(systems, models, threads)
+        all_missing.update(missing)
+        all_results[threads] = (measure(runners, expected, args.rounds, args.budget), None)
+    text = report(all_results, all_missing, args)
+    with open(args.out, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

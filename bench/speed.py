@@ -23,17 +23,17 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+from torch import nn
 
 
 class BasicBlock(nn.Module):
@@ -262,7 +262,7 @@ def report(all_results, missing, args) -> str:
         "IREE --task_topology_max_group_count=T.",
         "",
     ]
-    for threads, (results, notes) in all_results.items():
+    for threads, results in all_results.items():
         lines += [
             f"## {threads} thread{'s' if threads > 1 else ''}",
             "",
@@ -287,7 +287,7 @@ def report(all_results, missing, args) -> str:
         lines += ["Not measured:", ""]
         lines += [f"- {what}: {why}" for what, why in sorted(missing.items())]
         lines.append("")
-    notes = {key[1]: r.note for res, _ in all_results.values() for key, r in res.items()}
+    notes = {key[1]: r.note for res in all_results.values() for key, r in res.items()}
     lines += ["Systems:", ""] + [f"- {s}: {n}" for s, n in sorted(notes.items())]
     return "\n".join(lines) + "\n"
 
@@ -314,7 +314,7 @@ def main() -> None:
         os.environ["OMP_NUM_THREADS"] = str(threads)
         runners, missing, expected = prepare(systems, models, threads)
         all_missing.update(missing)
-        all_results[threads] = (measure(runners, expected, args.rounds, args.budget), None)
+        all_results[threads] = measure(runners, expected, args.rounds, args.budget)
     text = report(all_results, all_missing, args)
     with open(args.out, "w", encoding="utf-8") as handle:
         handle.write(text)

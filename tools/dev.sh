@@ -33,8 +33,8 @@ fi
 if [ "${1:-}" = "test" ]; then
   shift
   cd "$root"
-  "$venv/bin/ruff" check python passes tools dialects test
-  "$venv/bin/ruff" format --check python passes tools dialects test
+  "$venv/bin/ruff" check python passes tools dialects test bench
+  "$venv/bin/ruff" format --check python passes tools dialects test bench
   "$venv/bin/lit" -sv test "$@"
   "$venv/bin/python" -m pytest -q python/tests
 else

@@ -4,4 +4,4 @@
 Modules listed here are imported on first use of the pass registry.
 """
 
-PASS_MODULES = ("widen_i1_memrefs",)
+PASS_MODULES = ("copy_repeated_results", "expand_bf16_truncf", "widen_i1_memrefs")

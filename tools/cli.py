@@ -46,14 +46,16 @@ def _parser() -> argparse.ArgumentParser:
         "compile", help="compile a model file, compare with eager and report latencies"
     )
     comp.add_argument("file", help="a .py file defining `model` and `example_inputs`")
-    comp.add_argument("-o", "--out", help="folder for stage IR and artifacts "
-                      "(default: lowerline-out/<file name>)")
+    comp.add_argument(
+        "-o", "--out", help="folder for stage IR and artifacts (default: lowerline-out/<file name>)"
+    )
     comp.add_argument("--runs", type=int, default=50, help="timed runs for each latency")
     comp.add_argument("--no-cache", action="store_true", help="compile without the cache")
     cache = sub.add_parser("cache", help="manage the compile cache")
     cache.add_argument("action", choices=["clear", "path"], help="clear it, or print its folder")
-    cache.add_argument("--cache-dir", help="the cache folder (default: $LOWERLINE_CACHE_DIR "
-                       "or ~/.cache/lowerline)")
+    cache.add_argument(
+        "--cache-dir", help="the cache folder (default: $LOWERLINE_CACHE_DIR or ~/.cache/lowerline)"
+    )
     return parser
 
 
@@ -105,8 +107,10 @@ def _compile(args: argparse.Namespace) -> int:
     for stage, seconds in report.stage_seconds.items():
         print(f"  {stage:<11} {seconds * 1000:9.1f} ms")
     ratio = report.compiled_seconds / report.eager_seconds
-    print(f"latency (median of {args.runs}): eager {report.eager_seconds * 1e3:.3f} ms, "
-          f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)")
+    print(
+        f"latency (median of {args.runs}): eager {report.eager_seconds * 1e3:.3f} ms, "
+        f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)"
+    )
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
     return 0
 

@@ -11,9 +11,17 @@ library is loaded here with ctypes and called on the tensors' memory.
 
 Specializations: a call with new input shapes or new values of Python-number
 inputs (torch.export bakes numbers in) compiles another specialization from
-the module, up to ``max_specializations``. Weights are baked in when a
-specialization compiles: the compiled module never calls the module's
-``forward`` and keeps working when the module is deleted or changed.
+the module, up to ``max_specializations``; each is cached like the first.
+
+Weights are baked in: a compiled module holds the weights it was compiled
+with, never calls the module's ``forward`` and keeps working when the module
+is deleted or changed. A new specialization of a module whose weights have
+changed since is refused (it would mix old and new weights): compile again.
+
+A call does no IR work: it checks the inputs against the first
+specialization (dtype, device, grad), finds the specialization by input
+shapes and numbers in a dict, and hands the tensors' memory to the library
+(only non-contiguous inputs are copied).
 """
 
 from __future__ import annotations
@@ -21,22 +29,42 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
+import threading
 import time
-from dataclasses import asdict, dataclass, fields
+import weakref
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.cache import Cache
-from lowerline.frontend.export import InputSpec, Program, cache_key, export_program
+from lowerline.frontend.export import (
+    InputSpec,
+    Program,
+    cache_key,
+    describe_unsupported,
+    export_program,
+)
 from lowerline.runtime import NativeFunction
-from lowerline.stages import CpuOptions
+from lowerline.stages import CPU_STAGES, CpuOptions
 from lowerline.workers import CompileError, ImportWorker, UnsupportedOpsError, run_compile_worker
 
 TARGETS = ("cpu",)
-STAGES = ("torch", "linalg", "graph", "bufferized", "loops", "llvm")
+# torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
+STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
+
+
+def _number_key(value: bool | int | float) -> tuple:
+    """Which baked-in number a call passes. Floats by their bits: 0.0 and -0.0
+    give different results (1 / x) and NaN must find its own specialization."""
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, int):
+        return (int, int(value))
+    return (float, float(value).hex())
 
 
 @dataclass
@@ -44,23 +72,29 @@ class Specialization:
     """One compiled artifact: fixed input shapes, dtypes and baked numbers."""
 
     inputs: list[InputSpec]
-    in_spec: pytree.TreeSpec
     out_spec: pytree.TreeSpec
-    outputs: list[tuple]
+    outputs: list[tuple]  # ("tensor", shape, dtype) or ("constant", value)
     tensor_inputs: list[int]  # flat user-input indices that are function arguments
     artifacts_dir: str
     stage_seconds: dict[str, float]
     cache_hit: bool
     function: NativeFunction
 
-    def matches(self, flat: list[Any]) -> bool:
-        for spec, value in zip(self.inputs, flat, strict=True):
-            if spec.is_tensor:
-                if tuple(value.shape) != spec.shape:
-                    return False
-            elif value != spec.value or type(value) is not type(spec.value):
-                return False
-        return True
+    @property
+    def key(self) -> tuple:
+        return tuple(
+            spec.shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs
+        )
+
+    def assemble(self, results: list[torch.Tensor]) -> Any:
+        """The library's tensors (and baked-in constants) in the module's output structure."""
+        if self.out_spec.is_leaf() and len(results) == 1:
+            return results[0]
+        if len(results) == len(self.outputs):
+            return pytree.tree_unflatten(results, self.out_spec)
+        tensors = iter(results)
+        flat = [next(tensors) if kind[0] == "tensor" else kind[1] for kind in self.outputs]
+        return pytree.tree_unflatten(flat, self.out_spec)
 
 
 def _options_text(options: CpuOptions) -> str:
@@ -68,11 +102,21 @@ def _options_text(options: CpuOptions) -> str:
 
 
 def _parse_options(options: dict[str, Any]) -> CpuOptions:
-    known = {f.name for f in fields(CpuOptions)}
-    unknown = sorted(set(options) - known)
+    known = {f.name: f for f in fields(CpuOptions)}
+    unknown = sorted(set(options) - set(known))
     if unknown:
         raise TypeError(
             f"unknown compile option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
+    for name, value in options.items():
+        default = known[name].default
+        if default is MISSING or type(value) is type(default):
+            continue
+        if isinstance(default, float) and type(value) is int:
+            continue
+        raise TypeError(
+            f"compile option {name} takes a {type(default).__name__}, "
+            f"got {type(value).__name__} {value!r}"
         )
     return CpuOptions(**options)
 
@@ -85,17 +129,25 @@ class CompiledModule:
         module: torch.nn.Module,
         target: str,
         options: CpuOptions,
-        cache: Cache | None,
+        cache: Cache,
         dump_dir: str | None,
         max_specializations: int,
     ):
         self._module = module  # kept to compile new specializations only
         self.target = target
         self.options = options
+        self._options_text = _options_text(options)
         self._cache = cache
         self._dump_dir = dump_dir
         self.max_specializations = max_specializations
         self.specializations: list[Specialization] = []
+        self._by_key: dict[tuple, Specialization] = {}
+        self._lock = threading.Lock()
+        # Set from the first specialization:
+        self._in_spec: pytree.TreeSpec | None = None
+        self._flat_call = False  # inputs are positional tensors and numbers, no containers
+        self._specs: list[InputSpec] = []
+        self._weights: str | None = None
 
     # -- inspection -------------------------------------------------------
 
@@ -119,68 +171,209 @@ class CompiledModule:
         """The IR after ``stage`` (one of STAGES) of the first specialization."""
         if stage not in STAGES:
             raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
-        with open(_stage_file(self.artifacts_dir, stage), encoding="utf-8") as handle:
-            return handle.read()
+        try:
+            with open(_stage_file(self.artifacts_dir, stage), encoding="utf-8") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"the IR of stage '{stage}' is gone: its cache entry {self.artifacts_dir} was "
+                "evicted or cleared (the compiled code still runs); compile with dump_dir= to "
+                "keep every stage's IR"
+            ) from None
 
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
-        flat, in_spec = pytree.tree_flatten(args)
-        spec = self.primary
-        if in_spec != spec.in_spec:
-            raise TypeError(
-                f"expected inputs structured as {spec.in_spec}, got {in_spec}"
-                if len(flat) == len(spec.inputs)
-                else f"expected {len(spec.inputs)} inputs, got {len(flat)}"
-            )
-        _check_inputs(spec.inputs, flat)
-        specialization = next((s for s in self.specializations if s.matches(flat)), None)
+        if self._flat_call:
+            flat = args
+            if len(args) != len(self._specs):
+                raise self._count_error(len(args))
+        else:
+            flat, in_spec = pytree.tree_flatten(args)
+            if in_spec != self._in_spec:
+                raise self._structure_error(args, flat)
+        specialization = self._by_key.get(self._key(flat))
         if specialization is None:
             specialization = self._specialize(args)
         tensors = [flat[i] for i in specialization.tensor_inputs]
-        tensors = [t if t.is_contiguous() else t.contiguous() for t in tensors]
-        results = iter(specialization.function(tensors))
-        flat_out = [
-            next(results) if kind[0] == "tensor" else kind[1] for kind in specialization.outputs
-        ]
-        return pytree.tree_unflatten(flat_out, specialization.out_spec)
+        for index, tensor in enumerate(tensors):
+            if not tensor.is_contiguous():
+                tensors[index] = tensor.contiguous()
+        return specialization.assemble(specialization.function(tensors))
+
+    def _key(self, flat: tuple | list) -> tuple:
+        """Check every input against the first specialization; return the call's key."""
+        key = []
+        for spec, value in zip(self._specs, flat, strict=True):
+            if spec.is_tensor:
+                if (
+                    not isinstance(value, torch.Tensor)
+                    or value.dtype != spec.dtype
+                    or not value.is_cpu
+                    or value.requires_grad
+                    or value.layout != torch.strided
+                ):
+                    raise _tensor_error(spec, value)
+                key.append(value.shape)
+            else:
+                if type(value) not in (bool, int, float) or (type(value) is bool) != (
+                    type(spec.value) is bool
+                ):
+                    value = _number_or_error(spec, value)
+                key.append(_number_key(value))
+        return tuple(key)
+
+    def _count_error(self, count: int) -> TypeError:
+        names = [spec.name for spec in self._specs]
+        if count < len(names):
+            detail = f"missing {', '.join(names[count:])}"
+        else:
+            detail = f"{count - len(names)} too many"
+        return TypeError(
+            f"expected {len(names)} inputs ({', '.join(names)}), got {count}: {detail}"
+        )
+
+    def _structure_error(self, args: tuple, flat: list) -> TypeError:
+        if len(args) != self._in_spec.num_children:
+            names = ", ".join(spec.name for spec in self._specs)
+            return TypeError(
+                f"expected {self._in_spec.num_children} positional inputs ({names}), "
+                f"got {len(args)}"
+            )
+        return TypeError(
+            f"expected inputs structured as {self._in_spec}, got {pytree.tree_structure(args)} "
+            f"({len(flat)} leaves, expected {len(self._specs)})"
+        )
 
     def _specialize(self, args: tuple) -> Specialization:
-        if len(self.specializations) >= self.max_specializations:
-            raise RuntimeError(
-                f"this call needs a new specialization (new input shapes or numbers), but "
-                f"{self.max_specializations} exist already (max_specializations); "
-                f"shapes compiled: {[[s.shape for s in sp.inputs] for sp in self.specializations]}"
-            )
-        specialization = _build(self._module, args, self)
+        with self._lock:
+            flat = pytree.tree_leaves(args)
+            existing = self._by_key.get(self._key(flat))
+            if existing is not None:  # another thread compiled it meanwhile
+                return existing
+            if len(self.specializations) >= self.max_specializations:
+                compiled = [
+                    ", ".join(
+                        f"{spec.name}={list(spec.shape) if spec.is_tensor else spec.value!r}"
+                        for spec in sp.inputs
+                    )
+                    for sp in self.specializations
+                ]
+                raise RuntimeError(
+                    "this call needs a new specialization (new input shapes or numbers), but "
+                    f"{len(self.specializations)} exist already (max_specializations="
+                    f"{self.max_specializations}); compiled: " + "; ".join(compiled)
+                )
+            return self._add(self._build(args))
+
+    def _add(self, specialization: Specialization) -> Specialization:
         self.specializations.append(specialization)
+        self._by_key[specialization.key] = specialization
         return specialization
 
-
-def _check_inputs(specs: list[InputSpec], flat: list[Any]) -> None:
-    for spec, value in zip(specs, flat, strict=True):
-        if spec.is_tensor:
-            if not isinstance(value, torch.Tensor):
-                raise TypeError(f"{spec.name}: expected a tensor, got {type(value).__name__}")
-            if value.dtype != spec.dtype:
-                raise TypeError(f"{spec.name}: expected dtype {spec.dtype}, got {value.dtype}")
-            if value.device.type != "cpu":
-                raise ValueError(f"{spec.name}: expected a cpu tensor, got one on {value.device}")
-            if value.requires_grad:
-                raise ValueError(
-                    f"{spec.name} requires grad; compiled modules are for inference "
-                    "(pass x.detach() or use torch.no_grad())"
-                )
-            if value.dim() != len(spec.shape):
-                raise ValueError(
-                    f"{spec.name}: expected {len(spec.shape)} dimensions, got {value.dim()}"
-                )
-        elif not isinstance(value, bool | int | float) or isinstance(value, bool) != isinstance(
-            spec.value, bool
-        ):
-            raise TypeError(
-                f"{spec.name}: expected a {type(spec.value).__name__}, got {type(value).__name__}"
+    def _build(self, args: tuple) -> Specialization:
+        start = time.perf_counter()
+        program = export_program(self._module, args)
+        export_seconds = time.perf_counter() - start
+        if self._weights is None:
+            self._weights = program.weights_digest
+            self._in_spec = program.in_spec
+            self._specs = program.inputs
+            self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
+        elif program.weights_digest != self._weights:
+            raise RuntimeError(
+                "the module's weights changed since lowerline.compile: this compiled module "
+                "holds the weights it was compiled with and will not mix them with new ones "
+                "in a new specialization; call lowerline.compile again"
             )
+        key = cache_key(program, self._options_text, self.target)
+        meta, hit, function = self._load(key, program)
+        folder = self._cache.path(key)
+        if hit:
+            stage_seconds = {
+                "export": export_seconds,
+                "cache": time.perf_counter() - start - export_seconds,
+            }
+        else:
+            stage_seconds = {"export": export_seconds, **meta["stage_seconds"]}
+        if self._dump_dir:
+            _dump_artifacts(folder, self._dump_dir, len(self.specializations))
+        return Specialization(
+            inputs=program.inputs,
+            out_spec=program.out_spec,
+            outputs=program.outputs,
+            tensor_inputs=meta["tensor_inputs"],
+            artifacts_dir=folder,
+            stage_seconds=stage_seconds,
+            cache_hit=hit,
+            function=function,
+        )
+
+    def _load(self, key: str, program: Program) -> tuple[dict, bool, NativeFunction]:
+        """The entry for ``key``, compiled on a miss, and its loaded library."""
+        outputs = [(rest[0], rest[1]) for kind, *rest in program.outputs if kind == "tensor"]
+        for attempt in range(2):
+            meta = self._cache.lookup(key)
+            hit = meta is not None
+            if meta is None:
+                meta = self._compile(key, program)
+            try:
+                library = os.path.join(self._cache.path(key), "lib.so")
+                return meta, hit, NativeFunction(library, meta["entry"], outputs)
+            except OSError as err:
+                # Evicted by another process between lookup and load: build it again.
+                if attempt:
+                    raise CompileError(
+                        "load", f"the compiled library does not load: {err}"
+                    ) from err
+        raise AssertionError("unreachable")
+
+    def _compile(self, key: str, program: Program) -> dict:
+        cache = self._cache
+        workspace = cache.new_workspace()
+        try:
+            meta = _compile_artifact(
+                program, self.options, workspace, os.path.join(cache.root, "failures")
+            )
+            cache.publish(key, workspace, meta, _artifact_files(workspace))
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        # Another process may have published the same key first: use theirs.
+        return cache.lookup(key) or meta
+
+
+def _tensor_error(spec: InputSpec, value: Any) -> Exception:
+    """Why ``value`` cannot be passed for the tensor input ``spec``."""
+    if not isinstance(value, torch.Tensor):
+        return TypeError(
+            f"{spec.name}: expected a tensor ({spec.dtype}), got {type(value).__name__}"
+        )
+    if value.dtype != spec.dtype:
+        return TypeError(f"{spec.name}: expected dtype {spec.dtype}, got {value.dtype}")
+    if value.device.type != "cpu":
+        return ValueError(f"{spec.name}: expected a tensor on cpu, got one on {value.device}")
+    if value.requires_grad:
+        return ValueError(
+            f"{spec.name}: expected a tensor that does not require grad, got one that does; "
+            "compiled modules are for inference (pass x.detach() or call under torch.no_grad())"
+        )
+    return ValueError(f"{spec.name}: expected a dense (strided) tensor, got a {value.layout} one")
+
+
+def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
+    """``value`` as a plain bool, int or float for the number input ``spec``, or TypeError.
+
+    A bool stays a bool and a number stays a number; subclasses (numpy
+    scalars) become the plain type."""
+    if isinstance(spec.value, bool):
+        if isinstance(value, bool):
+            return bool(value)
+        raise TypeError(f"{spec.name}: expected a bool, got {type(value).__name__} {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
 
 
 def _stage_file(folder: str, stage: str) -> str:
@@ -194,25 +387,58 @@ def _compile_artifact(program: Program, options: CpuOptions, workspace: str, fai
     """Import and compile ``program`` into ``workspace``; returns the entry's metadata."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    torch.export.save(program.exported, os.path.join(workspace, "program.pt2"))
+    _save_program(program.exported, os.path.join(workspace, "program.pt2"))
     seconds["save"] = time.perf_counter() - start
     start = time.perf_counter()
     reply = ImportWorker.run(workspace)
     seconds["import"] = time.perf_counter() - start
     if not reply["ok"]:
         if reply["kind"] == "unsupported" and reply.get("ops"):
-            raise UnsupportedOpsError(reply["ops"])
+            raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         json.dump({"args": reply["args"], "options": asdict(options)}, handle)
     result = run_compile_worker(workspace, failures)
     seconds.update(result["stage_seconds"])
     tensor_inputs = [a["user_index"] for a in reply["args"] if a["kind"] == "input"]
-    # The weights are inside the library now; the raw copies are not needed.
+    # The weights are inside the library now; the raw copies are not needed,
+    # nor the job files that name this workspace.
     shutil.rmtree(os.path.join(workspace, "weights"), ignore_errors=True)
-    for name in ("program.pt2", "main.o"):
-        os.remove(os.path.join(workspace, name))
+    for name in ("program.pt2", "main.o", "job.json", "current-stage.json"):
+        if os.path.exists(os.path.join(workspace, name)):
+            os.remove(os.path.join(workspace, name))
     return {"entry": result["entry"], "tensor_inputs": tensor_inputs, "stage_seconds": seconds}
+
+
+def _plain(spec: pytree.TreeSpec) -> pytree.TreeSpec:
+    """``spec`` with every container that is not a tuple, list or dict made a tuple."""
+    if spec.is_leaf():
+        return spec
+    children = [_plain(child) for child in spec.children()]
+    if spec.type in (tuple, list, dict):
+        return pytree.TreeSpec(spec.type, spec.context, children)
+    return pytree.TreeSpec(tuple, None, children)
+
+
+def _save_program(exported: torch.export.ExportedProgram, path: str) -> None:
+    """``torch.export.save`` for the import worker, which needs only the graph.
+
+    Containers of inputs and outputs other than tuples, lists and dicts are
+    saved as tuples of the same children, and the example inputs not at all:
+    torch.export.save cannot write some containers (``torch.return_types.max``),
+    and the worker could not unpickle others (a NamedTuple defined in the
+    user's script). This process keeps the real structure.
+    """
+    signature = exported.module_call_graph[0].signature
+    in_spec, out_spec = signature.in_spec, signature.out_spec
+    example_inputs = exported.example_inputs
+    signature.in_spec, signature.out_spec = _plain(in_spec), _plain(out_spec)
+    exported.example_inputs = None
+    try:
+        torch.export.save(exported, path)
+    finally:
+        signature.in_spec, signature.out_spec = in_spec, out_spec
+        exported._example_inputs = example_inputs  # as it was, unchecked
 
 
 def _artifact_files(workspace: str) -> list[str]:
@@ -223,68 +449,22 @@ def _artifact_files(workspace: str) -> list[str]:
     return files
 
 
-def _build(module: torch.nn.Module, args: tuple, owner: CompiledModule) -> Specialization:
-    start = time.perf_counter()
-    program = export_program(module, args)
-    export_seconds = time.perf_counter() - start
-    cache = owner._cache or Cache.at(_private_root())
-    key = cache_key(program, _options_text(owner.options), owner.target)
-    meta = cache.lookup(key)
-    hit = meta is not None
-    if meta is None:
-        workspace = cache.new_workspace()
-        try:
-            meta = _compile_artifact(
-                program, owner.options, workspace, os.path.join(cache.root, "failures")
-            )
-            folder = cache.publish(key, workspace, meta, _artifact_files(workspace))
-        finally:
-            shutil.rmtree(workspace, ignore_errors=True)
-        meta = cache.lookup(key) or meta
-    folder = cache.path(key)
-    stage_seconds = {"export": export_seconds, **meta["stage_seconds"]}
-    if hit:
-        stage_seconds = {
-            "export": export_seconds,
-            "cache": time.perf_counter() - start - export_seconds,
-        }
-    outputs = [
-        (shape, dtype)
-        for kind, *rest in program.outputs
-        if kind == "tensor"
-        for shape, dtype in [rest]
-    ]
-    function = NativeFunction(os.path.join(folder, "lib.so"), meta["entry"], outputs)
-    if owner._dump_dir:
-        _dump_artifacts(folder, owner._dump_dir, len(owner.specializations))
-    return Specialization(
-        inputs=program.inputs,
-        in_spec=program.in_spec,
-        out_spec=program.out_spec,
-        outputs=program.outputs,
-        tensor_inputs=meta["tensor_inputs"],
-        artifacts_dir=folder,
-        stage_seconds=stage_seconds,
-        cache_hit=hit,
-        function=function,
-    )
-
-
-def _private_root() -> str:
-    """With cache=False, a throw-away cache in a temporary folder."""
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="lowerline-nocache-")
-
-
 def _dump_artifacts(folder: str, dump_dir: str, index: int) -> None:
     target = dump_dir if index == 0 else os.path.join(dump_dir, f"specialization-{index}")
     os.makedirs(target, exist_ok=True)
-    for stage in STAGES:
+    for position, stage in enumerate(STAGES):
         shutil.copyfile(
-            _stage_file(folder, stage), os.path.join(target, f"{STAGES.index(stage)}-{stage}.mlir")
+            _stage_file(folder, stage), os.path.join(target, f"{position}-{stage}.mlir")
         )
     shutil.copyfile(os.path.join(folder, "lib.so"), os.path.join(target, "lib.so"))
+
+
+def _remove_private_cache(root: str) -> None:
+    """With cache=False: drop the compiled entries; keep reproducers of failed compiles."""
+    for name in ("v1", "tmp"):
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    if not os.path.exists(os.path.join(root, "failures")):
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def compile(
@@ -301,7 +481,9 @@ def compile(
 
     Options: ``widen_i1`` (default True; False reproduces an LLVM abort on
     boolean buffers). ``cache_dir`` defaults to ``$LOWERLINE_CACHE_DIR`` or
-    ``~/.cache/lowerline``; ``cache=False`` compiles into a temporary folder.
+    ``~/.cache/lowerline`` (size limit: ``$LOWERLINE_CACHE_MAX_BYTES``);
+    ``cache=False`` compiles into a temporary folder removed with the compiled
+    module. ``dump_dir`` receives every stage's IR and the library.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -309,9 +491,15 @@ def compile(
         raise ValueError(f"unknown target '{target}'; targets: {', '.join(TARGETS)}")
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"expected an nn.Module, got {type(module).__name__}")
-    store = Cache.at(cache_dir) if cache else None
-    compiled = CompiledModule(
-        module, target, _parse_options(options), store, dump_dir, max_specializations
-    )
-    compiled.specializations.append(_build(module, example_inputs, compiled))
+    if isinstance(max_specializations, bool) or not isinstance(max_specializations, int):
+        raise TypeError(f"max_specializations takes an int, got {max_specializations!r}")
+    if max_specializations < 1:
+        raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
+    parsed = _parse_options(options)
+    private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
+    store = Cache.at(private or cache_dir)
+    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations)
+    if private:
+        weakref.finalize(compiled, _remove_private_cache, private)
+    compiled._add(compiled._build(example_inputs))
     return compiled

@@ -12,7 +12,8 @@ and writes:
   with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
-built zero-copy from memory-mapped files, so passes can fold and pack them.
+built zero-copy from memory-mapped files, so passes can fold and pack them
+(bool weights as bytes, truncated to ``i1``: see ``_weight``).
 """
 
 from __future__ import annotations
@@ -54,15 +55,34 @@ def _main_func(module: ir.Module) -> ir.Operation:
     raise LoweringError("the imported module has no @main", [])
 
 
+def _zero(element_type: ir.Type) -> ir.Attribute:
+    if isinstance(element_type, ir.IntegerType):
+        return ir.IntegerAttr.get(element_type, 0)
+    return ir.FloatAttr.get(element_type, 0.0)
+
+
 def _weight_attr(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Attribute:
-    data = np.fromfile(arg["file"], dtype=np.uint8) if os.path.getsize(arg["file"]) else None
-    if data is None:
-        return ir.DenseElementsAttr.get_splat(
-            tensor_type, ir.Attribute.parse(f"0 : {tensor_type.element_type}")
-        )
+    if not os.path.getsize(arg["file"]):  # no elements: nothing to map
+        return ir.DenseElementsAttr.get_splat(tensor_type, _zero(tensor_type.element_type))
     data = np.memmap(arg["file"], dtype=np.uint8, mode="r")
     name = f"w{index}_" + "".join(c if c.isalnum() else "_" for c in arg["name"])
     return ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)
+
+
+def _weight(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Value:
+    """The constant for one weight, at the current insertion point.
+
+    A bool tensor is one byte per element in torch, and a ``dense_resource``
+    blob of ``i1`` is not: bool weights are mapped as ``i8`` and truncated to
+    ``i1`` by an elementwise ``arith.trunci`` on the tensor, which the graph
+    stage turns into a ``linalg.generic`` and fuses into the consumers.
+    """
+    if tensor_type.element_type != ir.IntegerType.get_signless(1):
+        return arith.ConstantOp(tensor_type, _weight_attr(arg, index, tensor_type)).result
+    i8 = ir.IntegerType.get_signless(8)
+    bytes_type = ir.RankedTensorType.get(tensor_type.shape, i8)
+    constant = arith.ConstantOp(bytes_type, _weight_attr(arg, index, bytes_type))
+    return arith.TruncIOp(tensor_type, constant.result).result
 
 
 def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
@@ -74,8 +94,7 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
             if arg["kind"] != "weight":
                 continue
             value = entry.arguments[index]
-            constant = arith.ConstantOp(value.type, _weight_attr(arg, index, value.type))
-            value.replace_all_uses_with(constant.result)
+            value.replace_all_uses_with(_weight(arg, index, value.type))
     for index in reversed(range(len(args))):
         if args[index]["kind"] == "weight":
             entry.erase_argument(index)
@@ -145,7 +164,11 @@ def compile_job(job: str) -> dict[str, Any]:
         previous = _dump(job, index, stage, module)
     start = time.perf_counter()
     progress.log("stage", "object")
-    engine = execution_engine.ExecutionEngine(module, opt_level=3)
+    # The engine resolves every symbol while generating code: memrefCopy and
+    # friends come from MLIR's C runner utils (the library links against it).
+    engine = execution_engine.ExecutionEngine(
+        module, opt_level=3, shared_libs=[runtime_library("libmlir_c_runner_utils.so")]
+    )
     engine.dump_to_object_file(os.path.join(job, "main.o"))
     link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
     seconds["object"] = time.perf_counter() - start

@@ -30,8 +30,13 @@ class CpuOptions:
 
 
 def graph(o: CpuOptions) -> str:
-    """linalg on tensors -> graph: fuse elementwise chains, fold, dedupe."""
-    return "func.func(linalg-fuse-elementwise-ops),canonicalize,cse"
+    """linalg on tensors -> graph: fuse elementwise chains, fold, dedupe.
+
+    ``convert-elementwise-to-linalg`` first: arith/math ops on whole tensors
+    (the ``i8 -> i1`` truncation of bool weights) become ``linalg.generic``s,
+    which elementwise fusion can merge into their consumers.
+    """
+    return "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),canonicalize,cse"
 
 
 def bufferized(o: CpuOptions) -> str:
@@ -40,6 +45,8 @@ def bufferized(o: CpuOptions) -> str:
         [
             "one-shot-bufferize{bufferize-function-boundaries "
             "function-boundary-type-conversion=identity-layout-map}",
+            # buffer-results-to-out-params crashes on an allocation returned twice.
+            "func.func(lowerline-copy-repeated-results)",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
             "func.func(buffer-hoisting,buffer-loop-hoisting)",
             "buffer-deallocation-pipeline",
@@ -59,6 +66,10 @@ def llvm(o: CpuOptions) -> str:
     """loops -> LLVM dialect, with C wrappers so every function can be called."""
     passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
     passes += [
+        # bf16 truncations in integer ops: LLVM would call __truncdfbf2 or
+        # __truncsfbf2 (libgcc before GCC 13 has neither), or use
+        # vcvtneps2bf16, which flushes subnormals to zero.
+        "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.

@@ -10,16 +10,23 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+from collections import Counter
 from typing import Any
 
 from lowerline.errors import LowerlineError
+
+# Worker processes started by this process, by kind ("import", "compile"): an
+# honest observable of whether a compile was served from the cache.
+launches: Counter[str] = Counter()
 
 
 class CompileError(LowerlineError):
@@ -50,19 +57,33 @@ class CompileError(LowerlineError):
 
 
 class UnsupportedOpsError(CompileError):
-    """The model uses ops that cannot be lowered; lists all of them at once."""
+    """The model uses ops that cannot be lowered; lists all of them at once.
+
+    ``ops``: one dict per op with ``op`` (the ATen op of the user's program
+    where it is known, else the MLIR op), ``count``, ``where`` (``file:line``
+    of the user's source) and ``mlir_op`` (what torch-mlir made of it).
+    """
 
     def __init__(self, ops: list[dict[str, Any]]):
         self.ops = ops
-        lines = [
-            f"  {op['op']} (x{op['count']})"
-            + (f" at {', '.join(op['where'][:5])}" if op["where"] else "")
-            for op in ops
-        ]
+        lines = []
+        for op in ops:
+            line = f"  {op['op']} (x{op['count']})"
+            if op.get("where"):
+                line += f" at {', '.join(op['where'][:5])}"
+                if len(op["where"]) > 5:
+                    line += f" and {len(op['where']) - 5} more places"
+            mlir_op = op.get("mlir_op") or ""
+            if mlir_op.startswith("torch."):
+                line += " [torch-mlir has no lowering of it to linalg]"
+            elif mlir_op and mlir_op != op["op"]:
+                line += f" [torch-mlir makes it {mlir_op}, which upstream MLIR cannot take]"
+            lines.append(line)
         total = len(ops)
         super().__init__(
             "import",
-            f"{total} unsupported op{'s' if total != 1 else ''}:\n" + "\n".join(lines),
+            f"the model uses {total} op{'s' if total != 1 else ''} that lowerline cannot "
+            "compile (yet):\n" + "\n".join(lines),
         )
 
 
@@ -71,10 +92,13 @@ class ImportWorker:
 
     _lock = threading.Lock()
     _process: subprocess.Popen | None = None
+    _owner: int | None = None  # the pid that started it: a forked child starts its own
     _log: str | None = None
 
     @classmethod
     def _start(cls) -> subprocess.Popen:
+        launches["import"] += 1
+        cls._owner = os.getpid()
         log_fd, cls._log = tempfile.mkstemp(prefix="lowerline-import-", suffix=".log")
         process = subprocess.Popen(
             [sys.executable, "-m", "lowerline.frontend.import_worker"],
@@ -89,6 +113,8 @@ class ImportWorker:
     @classmethod
     def run(cls, job: str) -> dict[str, Any]:
         with cls._lock:
+            if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
+                cls._process = None
             if cls._process is None or cls._process.poll() is not None:
                 cls._process = cls._start()
             process = cls._process
@@ -114,12 +140,17 @@ class ImportWorker:
     @classmethod
     def stop(cls) -> None:
         process, cls._process = cls._process, None
-        if process is not None and process.poll() is None:
+        if process is None or cls._owner != os.getpid():
+            return
+        if process.poll() is None:
             process.stdin.close()
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
+        if cls._log:
+            with contextlib.suppress(OSError):
+                os.remove(cls._log)
 
 
 atexit.register(ImportWorker.stop)
@@ -146,6 +177,7 @@ def _last_progress(job: str) -> tuple[str, str | None]:
 
 def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
     """Run the compile worker on ``job``; raise CompileError on any failure."""
+    launches["compile"] += 1
     done = subprocess.run(
         [sys.executable, "-m", "lowerline.compile_worker", job],
         capture_output=True,
@@ -164,10 +196,13 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
         message = _death(done.returncode)
         diagnostics = [line for line in done.stderr.splitlines() if line.strip()][-12:]
     reproducer = command = None
-    if os.path.exists(current_path):
-        current = _read_json(current_path)
+    current = _read_json(current_path) if os.path.exists(current_path) else None
+    # current-stage.json names the last pipeline started; after it succeeded
+    # (a crash while emitting the object file) it reproduces nothing.
+    if current is not None and current.get("stage") == stage:
         reproducer = _keep_reproducer(current["input"], failures_dir, stage)
-        command = f"lowerline-opt {reproducer} --pass-pipeline='{current['pipeline']}'"
+        pipeline = shlex.quote(current["pipeline"])
+        command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"
     raise CompileError(stage, message, pass_name, diagnostics, reproducer, command)
 
 
@@ -181,8 +216,19 @@ def _death(returncode: int) -> str:
     return f"the compile worker exited with status {returncode}"
 
 
+MAX_REPRODUCERS = 32
+
+
 def _keep_reproducer(stage_input: str, failures_dir: str, stage: str) -> str:
+    """Copy the failing stage's input to ``failures_dir``, keeping the newest few."""
     os.makedirs(failures_dir, exist_ok=True)
+    kept = []
+    for entry in os.scandir(failures_dir):
+        with contextlib.suppress(OSError):  # removed meanwhile by another process
+            kept.append((entry.stat().st_mtime, entry.path))
+    for _, old in sorted(kept)[: max(0, len(kept) - MAX_REPRODUCERS + 1)]:
+        with contextlib.suppress(OSError):
+            os.remove(old)
     fd, path = tempfile.mkstemp(prefix=f"{stage}-", suffix=".mlir", dir=failures_dir)
     with os.fdopen(fd, "w", encoding="utf-8") as out, open(stage_input, encoding="utf-8") as src:
         out.write(src.read())

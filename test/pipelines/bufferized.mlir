@@ -131,3 +131,27 @@ func.func @dynamic_result(%arg0: tensor<?x13xf32>) -> tensor<?x13xf32> {
   } -> tensor<?x13xf32>
   return %1 : tensor<?x13xf32>
 }
+
+// -----
+
+// One result returned twice: each out-param is a buffer of its own (the
+// first computed in place, copied into the second). Without
+// lowerline-copy-repeated-results, buffer-results-to-out-params crashes here.
+// CHECK-LABEL: func.func @result_returned_twice(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<7x13xf32>, %[[OUT0:[^:]+]]: memref<7x13xf32>,
+// CHECK-SAME:      %[[OUT1:[^:]+]]: memref<7x13xf32>) {
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic
+// CHECK-SAME:        ins(%[[X]] : memref<7x13xf32>) outs(%[[OUT0]] : memref<7x13xf32>)
+// CHECK:           math.tanh
+// CHECK:         memref.copy %[[OUT0]], %[[OUT1]]
+// CHECK:         return{{$}}
+func.func @result_returned_twice(%arg0: tensor<7x13xf32>) -> (tensor<7x13xf32>, tensor<7x13xf32>) {
+  %0 = tensor.empty() : tensor<7x13xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<7x13xf32>) outs(%0 : tensor<7x13xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %2 = math.tanh %in : f32
+    linalg.yield %2 : f32
+  } -> tensor<7x13xf32>
+  return %1, %1 : tensor<7x13xf32>, tensor<7x13xf32>
+}

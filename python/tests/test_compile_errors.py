@@ -1,0 +1,198 @@
+"""lowerline.compile's error paths: a compile never kills the caller, and
+every failure names what failed, where, and how to reproduce it."""
+
+import inspect
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import lowerline
+from lowerline import workers
+from lowerline.frontend.export import ExportError
+
+BIN = os.path.dirname(sys.executable)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(autouse=True)
+def _no_home_cache(cache_dir, monkeypatch):
+    """Whatever a test forgets to pass, nothing lands in ~/.cache."""
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", cache_dir)
+
+
+def _line_of(function, text: str) -> str:
+    """``file:line`` of the line of ``function``'s source containing ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    (offset,) = [i for i, line in enumerate(lines) if text in line]
+    return f"{inspect.getsourcefile(function)}:{first + offset}"
+
+
+class BoolHead(torch.nn.Module):
+    """A linear layer whose boolean result is stored as an i1 buffer."""
+
+    def __init__(self):
+        super().__init__()
+        # 4 KiB of weights: the stage dumps (and so the reproducer) elide them.
+        self.fc = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        return self.fc(x) > 0
+
+
+def test_llvm_abort_inside_a_pass_becomes_a_compile_error_with_a_reproducer(cache_dir):
+    model, x = BoolHead().eval(), torch.randn(2, 32)
+    launched = workers.launches["compile"]
+    with pytest.raises(lowerline.CompileError) as info:
+        lowerline.compile(model, x, cache_dir=cache_dir, widen_i1=False)
+    error = info.value
+    assert workers.launches["compile"] == launched + 1  # it died in the worker, not here
+
+    assert (error.stage, error.pass_name) == ("llvm", "finalize-memref-to-llvm")
+    assert any("Assertion `integralElementType.getWidth() >= 8'" in d for d in error.diagnostics)
+    message = str(error)
+    assert "stage 'llvm', pass 'finalize-memref-to-llvm'" in message
+    assert "SIGABRT" in message
+    assert error.reproducer in message and error.command in message
+
+    assert os.path.isfile(error.reproducer)
+    with open(error.reproducer, encoding="utf-8") as handle:
+        reproducer = handle.read()
+    assert "memref<2x32xi1>" in reproducer
+    assert "dense_resource<" in reproducer  # the weights, elided
+
+    opt = os.path.join(BIN, "lowerline-opt")
+    parsed = subprocess.run(
+        [opt, error.reproducer, "--pass-pipeline=builtin.module()"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert parsed.returncode == 0, parsed.stderr
+
+    argv = shlex.split(error.command)
+    assert argv[:2] == ["lowerline-opt", error.reproducer]
+    rerun = subprocess.run([opt, *argv[1:]], capture_output=True, text=True, check=False)
+    assert rerun.returncode != 0
+    assert "integralElementType.getWidth() >= 8" in rerun.stderr
+
+    # This process carries on, and so does compiling (the default widens i1).
+    compiled = lowerline.compile(model, x, cache_dir=cache_dir)
+    torch.testing.assert_close(compiled(x), model(x))
+
+
+class Unsupported(torch.nn.Module):
+    """Sort, scatter and index_put become tm_tensor ops; fft has no lowering."""
+
+    def forward(self, x, index):
+        ordered = torch.sort(x, dim=-1).values + torch.sort(-x, dim=-1).values  # sorts
+        spread = torch.zeros_like(x).scatter(1, index, x)  # scatter
+        placed = x.index_put((index[:, 0],), torch.ones(4, 8))  # index_put
+        spectrum = torch.fft.fft(x).real  # fft
+        return ordered + spread + placed + spectrum
+
+
+def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cache_dir):
+    x, index = torch.randn(4, 8), torch.randint(0, 4, (4, 8))
+    launched = workers.launches["compile"]
+    with pytest.raises(lowerline.UnsupportedOpsError) as info:
+        lowerline.compile(Unsupported(), x, index, cache_dir=cache_dir)
+    assert workers.launches["compile"] == launched  # stopped before code generation
+    error = info.value
+    assert isinstance(error, lowerline.CompileError)
+    assert error.stage == "import"
+    found = {op["op"]: (op["count"], op["where"], op["mlir_op"]) for op in error.ops}
+    forward = Unsupported.forward
+    assert found == {
+        "aten.sort.default": (2, [_line_of(forward, "# sorts")], "tm_tensor.sort"),
+        "aten.scatter.src": (1, [_line_of(forward, "# scatter")], "tm_tensor.scatter"),
+        "aten.index_put.default": (1, [_line_of(forward, "# index_put")], "tm_tensor.scatter"),
+        "aten.fft_fft.default": (1, [_line_of(forward, "# fft")], "torch.aten.fft_fft"),
+    }
+    message = str(error)
+    assert "4 ops that lowerline cannot compile" in message
+    assert f"aten.sort.default (x2) at {_line_of(forward, '# sorts')}" in message
+    # In source order, and without the casts and terminators torch-mlir leaves around them.
+    lines = [line.split()[0] for line in message.splitlines()[1:]]
+    assert lines == [
+        "aten.sort.default",
+        "aten.scatter.src",
+        "aten.index_put.default",
+        "aten.fft_fft.default",
+    ]
+    assert "torch_c." not in message and "yield" not in message
+
+
+class MutatesBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x + self.calls
+
+
+def test_a_model_that_mutates_its_state_is_refused(cache_dir):
+    with pytest.raises(lowerline.CompileError, match="mutates its buffers or inputs") as info:
+        lowerline.compile(MutatesBuffer(), torch.randn(3), cache_dir=cache_dir)
+    assert info.value.stage == "import"
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        return x if x.sum() > 0 else -x
+
+
+def test_export_failure_is_an_export_error(cache_dir):
+    with pytest.raises(ExportError, match=r"torch\.export could not capture the model"):
+        lowerline.compile(DataDependent(), torch.ones(3), cache_dir=cache_dir)
+
+
+def test_unknown_option_target_and_bad_arguments_are_clear_errors(cache_dir):
+    model, x = torch.nn.ReLU(), torch.randn(3)
+    with pytest.raises(TypeError, match=r"unknown compile option\(s\) widen \(known: widen_i1\)"):
+        lowerline.compile(model, x, cache_dir=cache_dir, widen=False)
+    with pytest.raises(TypeError, match="widen_i1 takes a bool, got str 'no'"):
+        lowerline.compile(model, x, cache_dir=cache_dir, widen_i1="no")
+    with pytest.raises(ValueError, match="unknown target 'tpu'; targets: cpu"):
+        lowerline.compile(model, x, cache_dir=cache_dir, target="tpu")
+    with pytest.raises(TypeError, match=r"expected an nn\.Module, got builtin_function_or_method"):
+        lowerline.compile(torch.relu, x, cache_dir=cache_dir)
+    with pytest.raises(ValueError, match="max_specializations must be at least 1, got 0"):
+        lowerline.compile(model, x, cache_dir=cache_dir, max_specializations=0)
+
+
+def test_bad_example_inputs_name_the_argument(cache_dir):
+    model = torch.nn.ReLU()
+    with pytest.raises(ValueError, match="input requires grad"):
+        lowerline.compile(model, torch.randn(3, requires_grad=True), cache_dir=cache_dir)
+    with pytest.raises(TypeError, match="input is a str; inputs must be tensors or Python numbers"):
+        lowerline.compile(model, "x", cache_dir=cache_dir)
+    with pytest.raises(ValueError, match="input is on meta; the cpu target takes cpu tensors"):
+        lowerline.compile(model, torch.randn(3, device="meta"), cache_dir=cache_dir)
+
+
+class Doubler(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_a_dead_import_worker_is_replaced(cache_dir):
+    x = torch.randn(3)
+    lowerline.compile(Doubler(), x, cache_dir=cache_dir)  # the worker is up
+    process = workers.ImportWorker._process
+    assert process is not None and process.poll() is None
+    process.kill()
+    process.wait()
+    started = workers.launches["import"]
+    compiled = lowerline.compile(Doubler(), x.double(), cache_dir=cache_dir)
+    assert workers.launches["import"] == started + 1
+    torch.testing.assert_close(compiled(x.double()), x.double() * 2)

@@ -16,17 +16,6 @@ from lowerline.api import STAGES
 from lowerline.frontend.export import ExportError
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("cache"))
-
-
-@pytest.fixture(autouse=True)
-def _no_home_cache(cache_dir, monkeypatch):
-    """Whatever a test forgets to pass, nothing lands in ~/.cache."""
-    monkeypatch.setenv("LOWERLINE_CACHE_DIR", cache_dir)
-
-
 def eager(model: torch.nn.Module, *args):
     with torch.no_grad():
         return model(*args)

@@ -17,17 +17,6 @@ from lowerline.frontend.export import ExportError
 BIN = os.path.dirname(sys.executable)
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> str:
-    return str(tmp_path_factory.mktemp("cache"))
-
-
-@pytest.fixture(autouse=True)
-def _no_home_cache(cache_dir, monkeypatch):
-    """Whatever a test forgets to pass, nothing lands in ~/.cache."""
-    monkeypatch.setenv("LOWERLINE_CACHE_DIR", cache_dir)
-
-
 def _line_of(function, text: str) -> str:
     """``file:line`` of the line of ``function``'s source containing ``text``."""
     lines, first = inspect.getsourcelines(function)

@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import json
 import os
+import select
 import shlex
 import signal
 import subprocess
@@ -87,6 +88,22 @@ class UnsupportedOpsError(CompileError):
         )
 
 
+DEFAULT_TIMEOUT = 1800.0
+
+
+def timeout_seconds() -> float:
+    """How long one worker step may take (``LOWERLINE_COMPILE_TIMEOUT``, seconds)."""
+    raw = os.environ.get("LOWERLINE_COMPILE_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        message = f"LOWERLINE_COMPILE_TIMEOUT must be a number of seconds, got {raw!r}"
+        raise ValueError(message) from None
+    if value <= 0:
+        raise ValueError(f"LOWERLINE_COMPILE_TIMEOUT must be positive, got {raw!r}")
+    return value
+
+
 class ImportWorker:
     """A long-lived ``python -m lowerline.frontend.import_worker``."""
 
@@ -118,12 +135,22 @@ class ImportWorker:
             if cls._process is None or cls._process.poll() is not None:
                 cls._process = cls._start()
             process = cls._process
+            limit = timeout_seconds()
             try:
                 process.stdin.write(json.dumps({"job": job}) + "\n")
                 process.stdin.flush()
-                line = process.stdout.readline()
+                ready, _, _ = select.select([process.stdout], [], [], limit)
+                line = process.stdout.readline() if ready else None
             except BrokenPipeError:
                 line = ""
+            if line is None:  # a hang inside torch-mlir must not hang the caller
+                process.kill()
+                cls._process = None
+                raise CompileError(
+                    "import",
+                    f"the import worker did not answer within {limit:g} s "
+                    f"(LOWERLINE_COMPILE_TIMEOUT); it was stopped",
+                )
             if not line:
                 cls._process = None
                 raise CompileError("import", f"the import worker died{cls._log_tail()}")
@@ -178,12 +205,23 @@ def _last_progress(job: str) -> tuple[str, str | None]:
 def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
     """Run the compile worker on ``job``; raise CompileError on any failure."""
     launches["compile"] += 1
-    done = subprocess.run(
-        [sys.executable, "-m", "lowerline.compile_worker", job],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    limit = timeout_seconds()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lowerline.compile_worker", job],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=limit,  # subprocess.run kills the worker when it expires
+        )
+    except subprocess.TimeoutExpired:
+        stage, pass_name = _last_progress(job)
+        raise CompileError(
+            stage,
+            f"the compile worker did not finish within {limit:g} s "
+            "(LOWERLINE_COMPILE_TIMEOUT); it was stopped",
+            pass_name,
+        ) from None
     if done.returncode == 0:
         return _read_json(os.path.join(job, "result.json"))
     stage, pass_name = _last_progress(job)

@@ -185,3 +185,19 @@ def test_a_dead_import_worker_is_replaced(cache_dir):
     compiled = lowerline.compile(Doubler(), x.double(), cache_dir=cache_dir)
     assert workers.launches["import"] == started + 1
     torch.testing.assert_close(compiled(x.double()), x.double() * 2)
+
+
+def test_a_worker_that_does_not_answer_in_time_is_stopped(cache_dir, monkeypatch):
+    # Starting a fresh import worker alone takes seconds: 0.05 s cannot be met.
+    workers.ImportWorker.stop()
+    monkeypatch.setenv("LOWERLINE_COMPILE_TIMEOUT", "0.05")
+    with pytest.raises(lowerline.CompileError, match=r"did not answer within 0\.05 s") as info:
+        lowerline.compile(Doubler(), torch.randn(5), cache_dir=cache_dir)
+    assert info.value.stage == "import"
+    assert workers.ImportWorker._process is None
+    monkeypatch.setenv("LOWERLINE_COMPILE_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="LOWERLINE_COMPILE_TIMEOUT must be a number"):
+        lowerline.compile(Doubler(), torch.randn(6), cache_dir=cache_dir)
+    monkeypatch.delenv("LOWERLINE_COMPILE_TIMEOUT")
+    compiled = lowerline.compile(Doubler(), torch.randn(5), cache_dir=cache_dir)
+    torch.testing.assert_close(compiled(torch.ones(5)), torch.full((5,), 2.0))

@@ -36,7 +36,7 @@ def _tool(name: str, directory: str) -> str:
 config.substitutions.append(("%PYTHON", sys.executable))
 for _name in ("lowerline-opt", "lowerline"):
     config.substitutions.append((rf"(?<![\w-]){_name}(?![\w-])", _tool(_name, _scripts)))
-for _name in ("FileCheck", "not", "count"):
+for _name in ("FileCheck", "not", "count", "llvm-nm"):
     config.substitutions.append((rf"(?<![\w-]){_name}(?![\w-])", _tool(_name, _llvm_bin)))
 
 # Keep the environment small and deterministic; LOWERLINE_* settings of the

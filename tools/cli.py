@@ -18,6 +18,8 @@ What works so far:
   lowerline run FILE.mlir     lower a function on tensors to LLVM, JIT it, call it
                               on seeded random inputs and print its results
   lowerline pipeline          print the textual pass pipeline of every CPU stage
+  lowerline object FILE.mlir  generate an object file (and --shared library) from
+                              LLVM-dialect IR, as the compile worker does
   lowerline cache clear       empty the compile cache
   lowerline-opt               an mlir-opt style driver for upstream and lowerline
                               passes (see lowerline-opt --help, --list-passes)
@@ -51,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("--runs", type=int, default=50, help="timed runs for each latency")
     comp.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file (host CPU)")
+    obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
+    obj.add_argument("-o", dest="output", required=True, help="the object file to write")
+    obj.add_argument("--shared", help="also link this shared library from it")
     cache = sub.add_parser("cache", help="manage the compile cache")
     cache.add_argument("action", choices=["clear", "path"], help="clear it, or print its folder")
     cache.add_argument(
@@ -115,6 +121,20 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _object(args: argparse.Namespace) -> int:
+    from lowerline.lowering import Lowerer
+    from lowerline.objects import emit_object, link_shared_library
+    from lowerline.runner import read_source
+
+    lowerer = Lowerer()
+    module = lowerer.parse(read_source(args.file), source_name=args.file)
+    emit_object(module, args.output)
+    if args.shared:
+        link_shared_library(args.output, args.shared)
+    print(f"wrote {args.output}" + (f" and {args.shared}" if args.shared else ""))
+    return 0
+
+
 def _cache(args: argparse.Namespace) -> int:
     from lowerline.cache import Cache
 
@@ -136,6 +156,8 @@ def _main(argv: list[str]) -> int:
         return _compile(args)
     if args.command == "cache":
         return _cache(args)
+    if args.command == "object":
+        return _object(args)
     _parser().print_help()
     return 0
 

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from typing import Any
 
 import numpy as np
-from mlir import execution_engine, ir
+from mlir import ir
 from mlir.dialects import arith
 
-from lowerline.jit import runtime_library
 from lowerline.lowering import Lowerer, LoweringError
+from lowerline.objects import ObjectError, emit_object, link_shared_library
 from lowerline.scheduler import Instrumentation
 from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
 
@@ -118,24 +117,6 @@ def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
     return path
 
 
-def link_shared_library(obj: str, out: str) -> None:
-    lib_dir = os.path.dirname(runtime_library("libmlir_c_runner_utils.so"))
-    command = [
-        os.environ.get("CC", "cc"),
-        "-shared",
-        "-o",
-        out,
-        obj,
-        f"-L{lib_dir}",
-        "-lmlir_c_runner_utils",
-        f"-Wl,-rpath,{lib_dir}",
-        "-lm",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise LoweringError(f"linking failed: {' '.join(command)}\n{done.stderr.strip()}", [])
-
-
 def compile_job(job: str) -> dict[str, Any]:
     with open(os.path.join(job, "job.json"), encoding="utf-8") as handle:
         request = json.load(handle)
@@ -164,13 +145,13 @@ def compile_job(job: str) -> dict[str, Any]:
         previous = _dump(job, index, stage, module)
     start = time.perf_counter()
     progress.log("stage", "object")
-    # The engine resolves every symbol while generating code: memrefCopy and
-    # friends come from MLIR's C runner utils (the library links against it).
-    engine = execution_engine.ExecutionEngine(
-        module, opt_level=3, shared_libs=[runtime_library("libmlir_c_runner_utils.so")]
-    )
-    engine.dump_to_object_file(os.path.join(job, "main.o"))
-    link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
+    with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
+        json.dump({"stage": "object", "input": previous, "pipeline": None}, handle)
+    emit_object(module, os.path.join(job, "main.o"))
+    try:
+        link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
+    except ObjectError as err:
+        raise LoweringError(str(err), []) from None
     seconds["object"] = time.perf_counter() - start
     return {
         "entry": "main",

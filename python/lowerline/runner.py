@@ -37,7 +37,7 @@ def random_input(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(spec.shape).astype(spec.dtype)
 
 
-def _read(path: str) -> str:
+def read_source(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -63,7 +63,7 @@ def run_file(
     options: CpuOptions | None = None,
 ) -> RunResult:
     lowerer = Lowerer()
-    module = lowerer.parse(_read(path), source_name=path)
+    module = lowerer.parse(read_source(path), source_name=path)
     signature = signature_of(module, entry)
     timings: dict[str, float] = {}
     previous = _dump(dump_dir, 0, "linalg", module.operation.get_asm()) or path

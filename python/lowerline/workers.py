@@ -235,12 +235,15 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
         diagnostics = [line for line in done.stderr.splitlines() if line.strip()][-12:]
     reproducer = command = None
     current = _read_json(current_path) if os.path.exists(current_path) else None
-    # current-stage.json names the last pipeline started; after it succeeded
-    # (a crash while emitting the object file) it reproduces nothing.
+    # current-stage.json names the step that was running and its input: a
+    # pipeline replays with lowerline-opt, object emission with lowerline object.
     if current is not None and current.get("stage") == stage:
         reproducer = _keep_reproducer(current["input"], failures_dir, stage)
-        pipeline = shlex.quote(current["pipeline"])
-        command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"
+        if current["pipeline"] is None:
+            command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
+        else:
+            pipeline = shlex.quote(current["pipeline"])
+            command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"
     raise CompileError(stage, message, pass_name, diagnostics, reproducer, command)
 
 

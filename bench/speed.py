@@ -287,7 +287,11 @@ def report(all_results, missing, args) -> str:
         lines += ["Not measured:", ""]
         lines += [f"- {what}: {why}" for what, why in sorted(missing.items())]
         lines.append("")
-    notes = {key[1]: r.note for res in all_results.values() for key, r in res.items()}
+    notes = {
+        f"{key[1]} ({threads} thread{'s' if threads > 1 else ''})": r.note
+        for threads, res in all_results.items()
+        for key, r in res.items()
+    }
     lines += ["Systems:", ""] + [f"- {s}: {n}" for s, n in sorted(notes.items())]
     return "\n".join(lines) + "\n"
 

@@ -1,8 +1,9 @@
 """``lowerline-widen-i1-memrefs``: store booleans as bytes before LLVM lowering.
 
 Why: in LLVM 22, ``finalize-memref-to-llvm`` asserts (and so aborts the
-process) on a ``memref.store`` into a memref of ``i1`` (``StoreOpLowering``:
-"integralElementType.getWidth() >= 8"). Bool tensors reach memrefs of i1 in
+process) on a ``memref.store`` into, or a ``memref.load`` from, a memref of
+``i1`` (``StoreOpLowering`` / ``LoadOpLowering``: "integralElementType.getWidth()
+>= 8"). Bool tensors reach memrefs of i1 in
 real models (attention masks in ``TransformerEncoderLayer``, comparisons).
 Upstream has no production pass that changes the element type of memrefs: its
 narrow-type emulation (``test-emulate-narrow-int``) is a test pass and packs
@@ -143,7 +144,7 @@ def _global_has_i1(op: ir.Operation) -> bool:
 @dataclass(frozen=True)
 class WidenI1Memrefs(Pass):
     flag = "lowerline-widen-i1-memrefs"
-    summary = "Store i1 memrefs as i8 (finalize-memref-to-llvm aborts on i1 stores)"
+    summary = "Store i1 memrefs as i8 (finalize-memref-to-llvm aborts on i1 loads and stores)"
     anchor = None
 
     def run(self, op: ir.Operation) -> None:

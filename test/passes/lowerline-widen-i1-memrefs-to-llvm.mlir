@@ -1,6 +1,6 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-llvm)" | FileCheck %s
 
-// lowerline-to-llvm widens before finalize-memref-to-llvm (which aborts on i1 stores): a byte is stored.
+// lowerline-to-llvm widens before finalize-memref-to-llvm (which aborts on i1 loads and stores): a byte is stored.
 // CHECK-LABEL: llvm.func @store_mask_reaches_llvm_as_byte(
 // CHECK-SAME:      %[[B:[a-z0-9]+]]: i1)
 // CHECK:         %[[W:.+]] = llvm.zext %[[B]] : i1 to i8

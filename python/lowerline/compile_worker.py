@@ -102,11 +102,10 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
 
 
-def tensor_specs(types: list[ir.Type]) -> list[dict[str, Any]]:
-    specs = []
-    for t in types:
-        specs.append({"shape": list(t.shape), "element": str(t.element_type)})
-    return specs
+def _record_step(job: str, stage: str, stage_input: str, pipeline: str | None) -> None:
+    """Name the step about to run and its input: the parent's reproducer if it dies."""
+    with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
+        json.dump({"stage": stage, "input": stage_input, "pipeline": pipeline}, handle)
 
 
 def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
@@ -130,7 +129,6 @@ def compile_job(job: str) -> dict[str, Any]:
         module = lowerer.parse(handle.read(), "linalg.mlir")
     with lowerer.context:
         bind_weights(module, request["args"])
-    ftype = ir.FunctionType(ir.TypeAttr(_main_func(module).attributes["function_type"]).value)
     previous = _dump(job, 0, "linalg", module)
     seconds["linalg"] = time.perf_counter() - start
     inst = Instrumentation(before=lambda label: progress.log("pass", label))
@@ -138,27 +136,20 @@ def compile_job(job: str) -> dict[str, Any]:
         start = time.perf_counter()
         progress.log("stage", stage)
         pipeline = module_pipeline(build(options))
-        with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
-            json.dump({"stage": stage, "input": previous, "pipeline": pipeline}, handle)
+        _record_step(job, stage, previous, pipeline)
         lowerer.run(module, pipeline, previous, inst)
         seconds[stage] = time.perf_counter() - start
         previous = _dump(job, index, stage, module)
     start = time.perf_counter()
     progress.log("stage", "object")
-    with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
-        json.dump({"stage": "object", "input": previous, "pipeline": None}, handle)
+    _record_step(job, "object", previous, None)
     emit_object(module, os.path.join(job, "main.o"))
     try:
         link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
     except ObjectError as err:
         raise LoweringError(str(err), []) from None
     seconds["object"] = time.perf_counter() - start
-    return {
-        "entry": "main",
-        "inputs": tensor_specs(list(ftype.inputs)),
-        "outputs": tensor_specs(list(ftype.results)),
-        "stage_seconds": seconds,
-    }
+    return {"entry": "main", "stage_seconds": seconds}
 
 
 def main() -> int:

@@ -4,4 +4,13 @@
 Modules listed here are imported on first use of the pass registry.
 """
 
-PASS_MODULES = ("copy_repeated_results", "expand_bf16_truncf", "widen_i1_memrefs")
+PASS_MODULES = (
+    "copy_repeated_results",
+    "expand_bf16_truncf",
+    "fold_constant_transposes",
+    "fuse_elementwise",
+    "pack_weights",
+    "tile_and_fuse",
+    "vectorize",
+    "widen_i1_memrefs",
+)

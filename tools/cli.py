@@ -19,7 +19,8 @@ What works so far:
                               on seeded random inputs and print its results
   lowerline pipeline          print the textual pass pipeline of every CPU stage
   lowerline object FILE.mlir  generate an object file (and --shared library) from
-                              LLVM-dialect IR, as the compile worker does
+                              LLVM-dialect IR for a --target CPU, as the compile
+                              worker does
   lowerline cache clear       empty the compile cache
   lowerline-opt               an mlir-opt style driver for upstream and lowerline
                               passes (see lowerline-opt --help, --list-passes)
@@ -53,10 +54,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("--runs", type=int, default=50, help="timed runs for each latency")
     comp.add_argument("--no-cache", action="store_true", help="compile without the cache")
-    obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file (host CPU)")
+    obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
     obj.add_argument("--shared", help="also link this shared library from it")
+    obj.add_argument(
+        "--target",
+        default="host",
+        help="CPU to generate code for: 'host' (default, this machine) or a name of "
+        "lowerline.targets.CPU_TARGETS (e.g. sapphirerapids, haswell, cortex-a72)",
+    )
     cache = sub.add_parser("cache", help="manage the compile cache")
     cache.add_argument("action", choices=["clear", "path"], help="clear it, or print its folder")
     cache.add_argument(
@@ -122,15 +129,21 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _object(args: argparse.Namespace) -> int:
+    from lowerline.errors import UsageError
     from lowerline.lowering import Lowerer
     from lowerline.objects import emit_object, link_shared_library
     from lowerline.runner import read_source
+    from lowerline.targets import cpu_target
 
+    try:
+        target = cpu_target(args.target)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     lowerer = Lowerer()
     module = lowerer.parse(read_source(args.file), source_name=args.file)
-    emit_object(module, args.output)
+    emit_object(module, args.output, target)
     if args.shared:
-        link_shared_library(args.output, args.shared)
+        link_shared_library(args.output, args.shared, target)
     print(f"wrote {args.output}" + (f" and {args.shared}" if args.shared else ""))
     return 0
 

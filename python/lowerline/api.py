@@ -49,9 +49,20 @@ from lowerline.frontend.export import (
 )
 from lowerline.runtime import NativeFunction
 from lowerline.stages import CPU_STAGES, CpuOptions
+from lowerline.targets import CPU_TARGETS
 from lowerline.workers import CompileError, ImportWorker, UnsupportedOpsError, run_compile_worker
 
-TARGETS = ("cpu",)
+
+def _cpu_target_name(target: str) -> str:
+    """``"cpu"`` -> ``"host"``; ``"cpu:NAME"`` -> NAME of targets.CPU_TARGETS."""
+    known = ["cpu", *(f"cpu:{name}" for name in CPU_TARGETS)]
+    if target == "cpu":
+        return "host"
+    if target.startswith("cpu:") and target[4:] in CPU_TARGETS:
+        return target[4:]
+    raise ValueError(f"unknown target '{target}'; targets: {', '.join(known)}")
+
+
 # torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
 STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
@@ -479,23 +490,31 @@ def compile(
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
 
-    Options: ``widen_i1`` (default True; False reproduces an LLVM abort on
-    boolean buffers). ``cache_dir`` defaults to ``$LOWERLINE_CACHE_DIR`` or
+    ``target``: ``"cpu"`` (this machine) or ``"cpu:NAME"`` for a CPU of
+    ``lowerline.targets.CPU_TARGETS`` (code for another CPU is compiled, and
+    runs only where that CPU's features exist).
+    Options: ``num_threads`` (default 0: the target's cores), ``tile``
+    (default True; False skips the tiled stage: naive loops), ``widen_i1``
+    (default True; False reproduces an LLVM abort on boolean buffers).
+    ``cache_dir`` defaults to ``$LOWERLINE_CACHE_DIR`` or
     ``~/.cache/lowerline`` (size limit: ``$LOWERLINE_CACHE_MAX_BYTES``);
     ``cache=False`` compiles into a temporary folder removed with the compiled
     module. ``dump_dir`` receives every stage's IR and the library.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
-    if target not in TARGETS:
-        raise ValueError(f"unknown target '{target}'; targets: {', '.join(TARGETS)}")
+    if not isinstance(target, str):
+        raise TypeError(f"target takes a str, got {target!r}")
+    cpu_name = _cpu_target_name(target)
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"expected an nn.Module, got {type(module).__name__}")
     if isinstance(max_specializations, bool) or not isinstance(max_specializations, int):
         raise TypeError(f"max_specializations takes an int, got {max_specializations!r}")
     if max_specializations < 1:
         raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
-    parsed = _parse_options(options)
+    parsed = _parse_options({**options, "target": cpu_name})
+    if parsed.num_threads < 0:
+        raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     store = Cache.at(private or cache_dir)
     compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations)

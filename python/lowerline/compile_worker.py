@@ -28,10 +28,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
+from lowerline import weights
 from lowerline.lowering import Lowerer, LoweringError
 from lowerline.objects import ObjectError, emit_object, link_shared_library
 from lowerline.scheduler import Instrumentation
 from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
+from lowerline.targets import cpu_target
 
 # Printing options for stage dumps: readable, and never megabytes of weights.
 DUMP_LIMITS = {"large_elements_limit": 64, "large_resource_limit": 64}
@@ -65,6 +67,7 @@ def _weight_attr(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.At
         return ir.DenseElementsAttr.get_splat(tensor_type, _zero(tensor_type.element_type))
     data = np.memmap(arg["file"], dtype=np.uint8, mode="r")
     name = f"w{index}_" + "".join(c if c.isalnum() else "_" for c in arg["name"])
+    weights.remember(name, data)  # for the passes that rewrite weights
     return ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)
 
 
@@ -143,9 +146,10 @@ def compile_job(job: str) -> dict[str, Any]:
     start = time.perf_counter()
     progress.log("stage", "object")
     _record_step(job, "object", previous, None)
-    emit_object(module, os.path.join(job, "main.o"))
+    target = cpu_target(options.target)
     try:
-        link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"))
+        emit_object(module, os.path.join(job, "main.o"), target)
+        link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"), target)
     except ObjectError as err:
         raise LoweringError(str(err), []) from None
     seconds["object"] = time.perf_counter() - start

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 from dataclasses import dataclass
 
 import mlir
@@ -40,6 +41,14 @@ class RunError(LowerlineError):
 def runtime_library(name: str) -> str:
     """Path of one of MLIR's runtime libraries shipped in the ``mlir`` wheel."""
     return os.path.join(next(iter(mlir.__path__)), "lib", name)
+
+
+def openmp_library() -> str | None:
+    """Intel's OpenMP runtime from the ``intel-openmp`` wheel (it installs into
+    ``<prefix>/lib``), or None when it is not installed. Multithreaded code
+    (``convert-scf-to-openmp``) calls its ``__kmpc_*`` functions."""
+    path = os.path.join(sys.prefix, "lib", "libiomp5.so")
+    return path if os.path.exists(path) else None
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,8 @@ class JitFunction:
             llvm_module,
             opt_level=opt_level,
             # A strided memref.copy calls into this library (DESIGN.md).
-            shared_libs=[runtime_library("libmlir_c_runner_utils.so")],
+            shared_libs=[runtime_library("libmlir_c_runner_utils.so")]
+            + ([openmp_library()] if openmp_library() else []),
         )
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lowerline import weights
+
 SPLIT_MARKER = re.compile(r"^\s*// -----", re.MULTILINE)
 # The file name the bindings' Module.parse gives every location.
 SOURCE_PLACEHOLDER = "-"
@@ -79,6 +81,8 @@ def parse_chunk(chunk: Chunk, source_name: str, context: ir.Context) -> ir.Modul
     """Parse one chunk into a module; raises ir.MLIRError on bad input."""
     padding = "\n" * (chunk.first_line - 1)
     module = ir.Module.parse(padding + chunk.text, context=context)
+    # Passes that rewrite weights need their bytes, which the bindings cannot read back.
+    weights.remember_from_text(chunk.text)
     if source_name != SOURCE_PLACEHOLDER:
         _rename_locations(module, source_name)
     return module

@@ -5,10 +5,8 @@ pipeline text taking IR from the previous stage to this one; the text is the
 canonical form that lowerline-opt accepts, the tests use and reproducers
 print. Each is also registered as a named pipeline usable as a pass name.
 
-    linalg --graph--> graph --bufferized--> bufferized --loops--> loops --llvm--> llvm
-
-The ``tiled`` stage (target-driven tile and fuse, vectorization) slots in
-between ``graph`` and ``bufferized`` when it lands.
+    linalg --graph--> graph --tiled--> tiled --bufferized--> bufferized
+           --loops--> loops --llvm--> llvm
 """
 
 from __future__ import annotations
@@ -18,10 +16,22 @@ from dataclasses import dataclass
 
 from lowerline.options import opt
 from lowerline.pass_api import NamedPipeline, register_pipeline
+from lowerline.targets import cpu_target
 
 
 @dataclass(frozen=True)
 class CpuOptions:
+    target: str = opt(
+        "host",
+        "CPU the code is for: 'host' (this machine, detected) or a name of "
+        "lowerline.targets.CPU_TARGETS; tile sizes, vector widths and the "
+        "object's triple and CPU come from it",
+    )
+    tile: bool = opt(
+        True,
+        "run the tiled stage (tile and fuse, vectorize); without it every op becomes naive loops",
+    )
+    num_threads: int = opt(0, "threads the code may use; 0: the target's cores")
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -36,7 +46,19 @@ def graph(o: CpuOptions) -> str:
     (the ``i8 -> i1`` truncation of bool weights) become ``linalg.generic``s,
     which elementwise fusion can merge into their consumers.
     """
-    return "func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops),canonicalize,cse"
+    return "func.func(convert-elementwise-to-linalg,lowerline-fuse-elementwise),canonicalize,cse"
+
+
+def tiled(o: CpuOptions) -> str:
+    """graph -> tiled: weights in the layout the kernels read, then target-driven
+    tile and fuse with vectorization (lowerline-tile-and-fuse)."""
+    if not o.tile:
+        return "func.func(lowerline-fold-constant-transposes)"
+    return (
+        "func.func(lowerline-fold-constant-transposes),"
+        f"lowerline-tile-and-fuse{{target={o.target}}},"
+        "func.func(lowerline-pack-weights),lowerline-vectorize,canonicalize,cse"
+    )
 
 
 def bufferized(o: CpuOptions) -> str:
@@ -57,9 +79,29 @@ def bufferized(o: CpuOptions) -> str:
     )
 
 
+def threads(o: CpuOptions) -> int:
+    """The thread count the code is built for: the option, else the target's cores."""
+    return o.num_threads or cpu_target(o.target).cores
+
+
 def loops(o: CpuOptions) -> str:
-    """linalg on memrefs -> scf loops."""
-    return "func.func(convert-linalg-to-loops),canonicalize,cse"
+    """linalg on memrefs -> scf loops; vector transfers of rank > 1 unrolled.
+
+    The parallel tiles (``scf.forall``) run on OpenMP threads (Intel's
+    runtime, pip-installed: README "Threads" gives the measurements behind
+    the choice), or as plain loops for one thread.
+    """
+    n = threads(o)
+    parallel = (
+        f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}}"
+        if n > 1
+        else "func.func(scf-forall-to-for)"
+    )
+    return (
+        f"{parallel},"
+        "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
+        "canonicalize,cse"
+    )
 
 
 def llvm(o: CpuOptions) -> str:
@@ -82,6 +124,8 @@ def llvm(o: CpuOptions) -> str:
         # log1p is left to libm's log1pf; the LLVM pattern computes log(1 + x).
         "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",
+        # Before finalize-memref-to-llvm: transfers become plain or masked loads.
+        "convert-vector-to-llvm",
         "finalize-memref-to-llvm",
         "convert-to-llvm",
         "reconcile-unrealized-casts",
@@ -95,6 +139,7 @@ def llvm(o: CpuOptions) -> str:
 # Stage name -> the pipeline that produces it from the previous stage.
 CPU_STAGES: tuple[tuple[str, Callable[[CpuOptions], str]], ...] = (
     ("graph", graph),
+    ("tiled", tiled),
     ("bufferized", bufferized),
     ("loops", loops),
     ("llvm", llvm),
@@ -111,21 +156,28 @@ def module_pipeline(body: str) -> str:
 
 
 _LLVM_OPTIONS = ("widen_i1",)
+_ALL_OPTIONS = ("target", "tile", "num_threads", "widen_i1")
 for _flag, _summary, _build, _uses in (
     ("lowerline-to-graph", "linalg on tensors -> graph (elementwise fusion, folding)", graph, ()),
+    (
+        "lowerline-to-tiled",
+        "graph -> tiled (weights folded, tile and fuse, vectorize)",
+        tiled,
+        ("target", "tile"),
+    ),
     (
         "lowerline-to-bufferized",
         "graph -> bufferized (memrefs, results as out-params)",
         bufferized,
         (),
     ),
-    ("lowerline-to-loops", "bufferized -> loops (scf)", loops, ()),
+    ("lowerline-to-loops", "bufferized -> loops (scf, OpenMP)", loops, ("target", "num_threads")),
     ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
     (
         "lowerline-cpu-pipeline",
         "linalg on tensors -> LLVM dialect: every CPU stage",
         cpu,
-        _LLVM_OPTIONS,
+        _ALL_OPTIONS,
     ),
 ):
     register_pipeline(NamedPipeline(_flag, _summary, CpuOptions, _build, _uses))

@@ -235,13 +235,14 @@ def test_dump_dir_ir_stage_seconds_and_artifacts(tmp_path, cache_dir):
     x, bias = torch.randn(4, 6), torch.randn(4, 6)
     dump = tmp_path / "dump"
     compiled = lowerline.compile(model, x, bias, cache_dir=tmp_path / "cache", dump_dir=dump)
-    assert STAGES == ("torch", "linalg", "graph", "bufferized", "loops", "llvm")
+    assert STAGES == ("torch", "linalg", "graph", "tiled", "bufferized", "loops", "llvm")
     expected_files = [f"{i}-{stage}.mlir" for i, stage in enumerate(STAGES)] + ["lib.so"]
     assert sorted(os.listdir(dump)) == sorted(expected_files)
     marks = {
         "torch": "torch.aten.mm",
         "linalg": "linalg.matmul",
         "graph": "linalg.generic",
+        "tiled": "vector.fma",
         "bufferized": "memref<4x6xf32>",
         "loops": "scf.for",
         "llvm": "llvm.func @main",
@@ -260,8 +261,8 @@ def test_dump_dir_ir_stage_seconds_and_artifacts(tmp_path, cache_dir):
     assert os.path.isfile(os.path.join(folder, "lib.so"))
     assert os.path.isfile(os.path.join(folder, "meta.json"))
 
-    with pytest.raises(ValueError, match="unknown stage 'tiled'; stages: torch, linalg, graph"):
-        compiled.ir("tiled")
+    with pytest.raises(ValueError, match="unknown stage 'tiles'; stages: torch, linalg, graph"):
+        compiled.ir("tiles")
 
     # A later specialization dumps beside the first.
     compiled(torch.randn(2, 6), torch.randn(2, 6))

@@ -29,8 +29,8 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
     assert difference < 1e-5
     written = sorted(os.listdir(out))
     assert written == [
-        "0-torch.mlir", "1-linalg.mlir", "2-graph.mlir", "3-bufferized.mlir",
-        "4-loops.mlir", "5-llvm.mlir", "lib.so",
+        "0-torch.mlir", "1-linalg.mlir", "2-graph.mlir", "3-tiled.mlir",
+        "4-bufferized.mlir", "5-loops.mlir", "6-llvm.mlir", "lib.so",
     ]  # fmt: skip
     # A second run is served by the cache.
     assert cli.main(["compile", str(source), "-o", str(out), "--runs", "1"]) == 0

@@ -69,6 +69,6 @@ def test_bundled_example_is_a_softmax_classifier():
     (probs,) = result.outputs
     assert probs.shape == (3, 4)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
-    assert list(result.stage_seconds) == ["graph", "bufferized", "loops", "llvm", "jit"]
+    assert list(result.stage_seconds) == ["graph", "tiled", "bufferized", "loops", "llvm", "jit"]
     again = run_file(f"{EXAMPLES_DIR}/mlp.mlir", seed=0)
     np.testing.assert_array_equal(again.outputs[0], probs)

@@ -7,6 +7,7 @@
 // CHECK-NEXT:      Store i1 memrefs as i8
 // CHECK-LABEL: lowerline pipelines (usable as pass names):
 // CHECK-DAG:     lowerline-to-graph  (runs on: builtin.module)
+// CHECK-DAG:     lowerline-to-tiled  (runs on: builtin.module)
 // CHECK-DAG:     lowerline-to-bufferized  (runs on: builtin.module)
 // CHECK-DAG:     lowerline-to-loops  (runs on: builtin.module)
 // CHECK-DAG:     lowerline-to-llvm  (runs on: builtin.module)
@@ -16,6 +17,9 @@
 // RUN: lowerline-opt --list-passes | FileCheck %s --check-prefix=OPTS
 // OPTS:        lowerline-cpu-pipeline  (runs on: builtin.module)
 // OPTS-NEXT:     linalg on tensors -> LLVM dialect
+// OPTS-NEXT:     target=<str>  (default: host)  CPU the code is for
+// OPTS-NEXT:     tile=<bool>  (default: true)  run the tiled stage
+// OPTS-NEXT:     num-threads=<int>  (default: 0)  threads the code may use
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
 // OPTS:        lowerline-to-graph  (runs on: builtin.module)
 // OPTS-NEXT:     linalg on tensors -> graph

@@ -1,9 +1,18 @@
-// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-cpu-pipeline)" \
+// Without the tiled stage every op becomes scalar loops (CHECK); with it
+// (the default) contractions become FMAs on vectors and the epilogue runs on
+// the accumulators (VEC).
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-cpu-pipeline{tile=false})" \
 // RUN:   --split-input-file | FileCheck %s
-// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-cpu-pipeline{widen-i1=true})" \
+// RUN: lowerline-opt %s \
+// RUN:   --pass-pipeline="builtin.module(lowerline-cpu-pipeline{tile=false widen-i1=true})" \
 // RUN:   --split-input-file | FileCheck %s
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-cpu-pipeline)" \
 // RUN:   --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-cpu-pipeline{tile=false})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: lowerline-opt %s \
+// RUN:   --pass-pipeline="builtin.module(lowerline-cpu-pipeline{target=sapphirerapids num-threads=1})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=VEC
 
 // linalg on tensors in, LLVM dialect out: every stage in one pipeline.
 // NONE-NOT: func.func
@@ -30,6 +39,13 @@
 // CHECK-NEXT:    llvm.store %[[RELU]], %{{.+}} : f32, !llvm.ptr
 // CHECK-NOT:     llvm.intr.maximum
 // CHECK:         llvm.return{{$}}
+// VEC-LABEL: llvm.func @matmul_bias_relu(
+// VEC-COUNT-8: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// VEC-NOT:     llvm.store
+// VEC-COUNT-8: llvm.intr.maximum({{.*}}) : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// VEC:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
+// VEC-NOT:     llvm.fmul
+// VEC-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
 // CHECK-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
 // CHECK-SAME:      %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
 // CHECK:         llvm.call @matmul_bias_relu(
@@ -74,6 +90,14 @@ func.func @matmul_bias_relu(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>,
 // CHECK-NOT:     llvm.intr.exp
 // CHECK:         llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_elementwise(
+// VEC-LABEL: llvm.func @elementwise(
+// VEC:         llvm.intr.tanh(%{{.+}}) : (vector<13xf32>) -> vector<13xf32>
+// VEC-NEXT:    llvm.intr.exp(%{{.+}}) : (vector<13xf32>) -> vector<13xf32>
+// VEC-NEXT:    llvm.fmul %{{.+}} : vector<13xf32>
+// VEC-NEXT:    llvm.fcmp "ogt" %{{.+}} : vector<13xf32>
+// VEC-NEXT:    llvm.select
+// VEC:         llvm.store %{{.+}} : vector<13xf32>, !llvm.ptr
+// VEC-NOT:     llvm.intr.exp
 func.func @elementwise(%x: tensor<7x13xf32>, %y: tensor<7x13xf32>) -> tensor<7x13xf32> {
   %empty = tensor.empty() : tensor<7x13xf32>
   %e = linalg.generic {

@@ -35,7 +35,7 @@ lowerer = Lowerer()
 module = lowerer.parse(SOURCE, "matmul_bias_relu.mlir")
 signature = signature_of(module, None)
 stages = list(lowerer.cpu_stages(module, CpuOptions()))
-# CHECK: stages: graph, bufferized, loops, llvm
+# CHECK: stages: graph, tiled, bufferized, loops, llvm
 print("stages:", ", ".join(stages))
 
 function = JitFunction(module, signature)

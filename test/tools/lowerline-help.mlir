@@ -8,6 +8,7 @@
 
 // Every CPU stage prints as a pipeline lowerline-opt accepts.
 // PIPE: graph: builtin.module(
+// PIPE-NEXT: tiled: builtin.module({{.*}}lowerline-tile-and-fuse{target=host}{{.*}}lowerline-vectorize
 // PIPE-NEXT: bufferized: builtin.module(one-shot-bufferize
 // PIPE-NEXT: loops: builtin.module(
 // PIPE-NEXT: llvm: builtin.module(lowerline-widen-i1-memrefs,

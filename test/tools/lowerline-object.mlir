@@ -4,8 +4,8 @@
 // RUN: not lowerline object %S/Inputs/malformed.mlir -o %t.bad.o 2>&1 | FileCheck %s --check-prefix=BAD
 
 // `lowerline object` replays the compile worker's object step (code generation
-// for the host and linking) on LLVM-dialect IR: the reproducer command of a
-// CompileError in stage 'object'.
+// for the --target CPU, by default the host, and linking) on LLVM-dialect IR:
+// the reproducer command of a CompileError in stage 'object'.
 // WROTE: wrote {{.*}}.o and {{.*}}.so
 // CHECK: T _mlir_ciface_double
 // BAD: lowerline: error: cannot parse {{.*}}malformed.mlir

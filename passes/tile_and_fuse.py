@@ -1,0 +1,436 @@
+"""``lowerline-tile-and-fuse``: target-driven tiling and fusion on tensors.
+
+What it decides (the mechanisms are upstream's transform dialect):
+
+- **Fusion groups.** Each contraction (``linalg.matmul``,
+  ``linalg.batch_matmul``) is a root. Its ``linalg.fill`` init is fused as a
+  producer, and the chain of elementwise consumers that read the root's
+  result element for element (bias, activations, residual adds) is fused into
+  the same nest, down to the register tile: the epilogue runs on the
+  accumulators before they are stored. A consumer is refused when fusing
+  would recompute or spill: it reads the result through a non-identity map
+  (transposed, broadcast, reduced across the tile), the result has other
+  users, or the shapes differ.
+- **Tile sizes per level** from the target description
+  (``lowerline.tile_plan``): a parallel ``scf.forall`` tile sized for the
+  caches and the cores, an ``mr x nr`` register tile sized for the vector
+  registers, and a k loop of rank-1 updates.
+- **Every other linalg op** (elementwise, reductions such as softmax and
+  layernorm rows, fills, transposes) is tiled to vector-sized rows.
+
+The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
+on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
+run in between.
+
+Each group is applied as its own transform sequence: a group the transform
+ops cannot handle stays as it was (it becomes loops later) and ``explain``
+says why, instead of failing the compile.
+
+``explain`` prints every fusion group with its tile sizes, estimated FLOPs
+and bytes moved, and every refused candidate with the reason, to stderr.
+
+Upstream has the mechanisms (``transform.structured.tile_using_forall``,
+``tile_using_for``, ``fuse_into_containing_op``) but no pass that picks
+roots, fusions and tile sizes for a target: that is this pass.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from lowerline.options import opt
+from lowerline.pass_api import Pass, PassFailed, register_pass
+from lowerline.targets import CpuTarget, cpu_target
+from lowerline.tile_plan import MatmulTiles, matmul_tiles, vector_tile
+from lowerline.transform_scripts import ANY, apply_script
+
+TAG = "lowerline.op"
+LAST = "lowerline.last"  # the op a group's parallel loop is tiled from
+# Left on the tiled ops for lowerline-vectorize (tiling clones keep attributes):
+VECTOR = "lowerline.vector_sizes"  # the vector shape of one tile
+CONTRACT = "lowerline.contract"  # vectorize as a vector.contract (FMA outer products)
+_ELEMENT_BYTES = {"f32": 4, "f64": 8}
+_CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
+
+
+def _tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
+    if isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape:
+        return ir.RankedTensorType(value.type)
+    return None
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _iterators(op: ir.Operation) -> list[str]:
+    return [
+        str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])
+    ]
+
+
+def _is_linalg(op: ir.Operation) -> bool:
+    return op.name.startswith("linalg.") and op.name != "linalg.yield"
+
+
+def _short(op: ir.Operation) -> str:
+    loc = str(op.location)
+    return f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}"
+
+
+@dataclass
+class Group:
+    """One tiled nest: a root, its fused producers and consumers."""
+
+    name: str
+    kind: str  # "matmul" | "batch_matmul" | "vector"
+    root: ir.Operation
+    fill: ir.Operation | None = None
+    consumers: list[ir.Operation] = field(default_factory=list)
+    tiles: MatmulTiles | None = None
+    vector_tiles: list[int] = field(default_factory=list)
+    flops: int = 0
+    bytes_moved: int = 0
+    refused: list[str] = field(default_factory=list)
+    failure: str | None = None
+    # Filled before the ops are transformed (and possibly erased): for explain.
+    root_text: str = ""
+    members_text: str = ""
+
+    def freeze_text(self) -> None:
+        self.root_text = _short(self.root)
+        members = (["fill"] if self.fill else []) + [c.name for c in self.consumers]
+        self.members_text = ", ".join(members) or "nothing"
+
+    @property
+    def last(self) -> ir.Operation:
+        return self.consumers[-1] if self.consumers else self.root
+
+
+@dataclass
+class Plan:
+    target: CpuTarget
+    groups: list[Group] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def explain(self) -> str:
+        t = self.target
+        lines = [
+            f"lowerline-tile-and-fuse: target {t.name} ({t.cpu}, {t.vector_bits}-bit vectors, "
+            f"L1 {t.l1d_bytes >> 10} KiB, L2 {t.l2_bytes >> 10} KiB, {t.cores} cores)"
+        ]
+        for g in self.groups:
+            head = f"  {g.name}: {g.kind} root {g.root_text}"
+            if g.kind == "vector":
+                lines.append(f"{head}; vector tile {g.vector_tiles}")
+            else:
+                lines.append(f"{head}; fused {g.members_text}")
+                lines.append(
+                    f"    tiles: {g.tiles.describe()}; {g.flops / 1e6:.2f} MFLOP, "
+                    f"{g.bytes_moved / 1e6:.2f} MB moved"
+                )
+            lines += [f"    refused: {r}" for r in g.refused]
+            if g.failure:
+                lines.append(f"    not transformed (left as loops): {g.failure}")
+        lines += [f"  skipped: {s}" for s in self.skipped]
+        return "\n".join(lines)
+
+
+def _element_bytes(op: ir.Operation) -> int | None:
+    types = {
+        str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
+        for v in [*op.operands, *op.results]
+    }
+    if len(types) != 1:
+        return None
+    return _ELEMENT_BYTES.get(types.pop())
+
+
+def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
+    """Why ``user`` cannot join the nest of ``current``; None when it can."""
+    if user.name != "linalg.generic":
+        return f"{_short(user)} is not an elementwise linalg.generic"
+    if any(it != "parallel" for it in _iterators(user)):
+        return f"{_short(user)} reduces across the tile: fusing would need the whole row"
+    result_type = _tensor_type(current.results[0])
+    if _tensor_type(user.results[0]) != ir.RankedTensorType.get(
+        result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
+    ):
+        return f"{_short(user)} has another shape: it would recompute or spill"
+    maps = _maps(user)
+    rank = len(result_type.shape)
+    identity = ir.AffineMap.get_identity(rank)
+    for index, operand in enumerate(user.operands):
+        if operand == current.results[0] and maps[index] != identity:
+            return f"{_short(user)} reads the result through {maps[index]}: it would recompute"
+    if maps[-1] != identity:
+        return f"{_short(user)} writes through {maps[-1]}"
+    return None
+
+
+def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation]:
+    chain: list[ir.Operation] = []
+    current = root
+    while True:
+        uses = list(current.results[0].uses)
+        if len(uses) != 1:
+            if len(uses) > 1:
+                refused.append(
+                    f"consumers of {_short(current)}: the result has {len(uses)} users and "
+                    "must be stored anyway"
+                )
+            return chain
+        user = uses[0].owner
+        if user.name in ("func.return", "tensor.expand_shape", "tensor.collapse_shape"):
+            return chain
+        reason = _consumer_refusal(current, user)
+        if reason:
+            refused.append(reason)
+            return chain
+        chain.append(user)
+        current = user
+
+
+def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    eb = _element_bytes(op)
+    if eb is None:
+        return "mixed or unsupported element types"
+    out = _tensor_type(op.results[0])
+    lhs = _tensor_type(op.operands[0])
+    if out is None or lhs is None:
+        return "dynamic shapes"
+    dims = linalg.infer_contraction_dimensions(op)
+    if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1:
+        return "not a single m/n/k contraction"
+    *batch, m, n = out.shape
+    k = lhs.shape[-1]
+    group = Group(name, "batch_matmul" if batch else "matmul", op)
+    group.tiles = matmul_tiles(target, m, n, k, eb)
+    init = op.operands[-1]
+    if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill":
+        if len(list(init.uses)) == 1:
+            group.fill = init.owner
+        else:
+            group.refused.append(f"{_short(init.owner)}: the fill has other users")
+    group.consumers = _consumer_chain(op, group.refused)
+    b = 1
+    for d in batch:
+        b *= d
+    group.flops = 2 * b * m * n * k
+    group.bytes_moved = eb * b * (m * k + k * n + m * n)
+    return group
+
+
+def _iteration_shape(op: ir.Operation) -> list[int] | None:
+    """Static loop bounds of a linalg op; None when some are unknown."""
+    if op.name != "linalg.generic":
+        ttype = _tensor_type(op.results[0])
+        return list(ttype.shape) if ttype else None
+    shape = [0] * len(_iterators(op))
+    for operand, amap in zip(op.operands, _maps(op), strict=False):
+        ttype = _tensor_type(operand)
+        if ttype is None:
+            return None
+        for result, size in zip(amap.results, ttype.shape, strict=True):
+            if isinstance(result, ir.AffineDimExpr):
+                shape[result.position] = size
+    return shape if all(shape) else None
+
+
+def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    if not op.results or any(_tensor_type(r) is None for r in op.results):
+        return "no static tensor result"
+    eb = _element_bytes(op) or 4
+    if op.name == "linalg.fill" or op.name == "linalg.transpose" or op.name == "linalg.generic":
+        pass
+    else:
+        return "not an elementwise, reduction, fill or transpose op"
+    shape = _iteration_shape(op)
+    if not shape:
+        return "scalar, empty or dynamic"
+    iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
+    tiles = [1] * len(shape)
+    last = len(shape) - 1
+    if iterators[last] == "parallel":
+        tiles[last] = vector_tile(shape[last], target, eb)
+        # Reductions over outer dims stay whole vectors along the inner one.
+    else:
+        # Row reductions (softmax, layernorm): the whole row in one vector.
+        tiles = [1 if it == "parallel" else 0 for it in iterators]
+    group = Group(name, "vector", op, vector_tiles=tiles)
+    return group
+
+
+def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
+    ops = [op.operation for op in func.regions[0].blocks[0].operations if _is_linalg(op.operation)]
+    taken: list[ir.Operation] = []
+    for op in ops:
+        if op.name not in _CONTRACTIONS:
+            continue
+        name = f"g{counter[0]}"
+        found = _contraction_group(op, name, target)
+        if isinstance(found, str):
+            plan.skipped.append(f"{_short(op)}: {found}")
+            continue
+        counter[0] += 1
+        plan.groups.append(found)
+        taken.extend(x for x in [found.root, found.fill, *found.consumers] if x is not None)
+    for op in ops:
+        if op.name in _CONTRACTIONS or any(op == t for t in taken):
+            continue
+        name = f"g{counter[0]}"
+        found = _vector_group(op, name, target)
+        if isinstance(found, str):
+            plan.skipped.append(f"{_short(op)}: {found}")
+            continue
+        counter[0] += 1
+        plan.groups.append(found)
+
+
+def _ints(values: list[int]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
+    return (
+        f'  {var} = transform.structured.match attributes{{{attr} = "{tag}"}} in {where}'
+        f" : ({ANY}) -> {ANY}\n"
+    )
+
+
+def _tile_for(var: str, target: str, sizes: list[int], extra: str = "") -> str:
+    loops = sum(1 for s in sizes if s)
+    outs = ", ".join([ANY] * (loops + 1))
+    names = f"{var}, {var}_loops:{loops}" if loops > 1 else f"{var}, {var}_loop"
+    if loops == 0:
+        return f"  {var} = transform.cast {target} : {ANY} to {ANY}\n"
+    return (
+        f"  {names} = transform.structured.tile_using_for {target} "
+        f"tile_sizes {_ints(sizes)}{extra} : ({ANY}) -> ({outs})\n"
+    )
+
+
+def _fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) -> str:
+    """fuse_into_containing_op for each op (consumers first, then producers),
+    matched inside ``scope`` (the copies outside it are dead by then)."""
+    text = ""
+    for index, op in enumerate(ops):
+        var = f"%{prefix}{index}"
+        text += _match(var, _tag_of(op), scope)
+        text += (
+            f"  {var}_fused, {var}_into = transform.structured."
+            f"fuse_into_containing_op {var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
+        )
+    return text
+
+
+def contraction_script(g: Group) -> str:
+    """forall over (mc, nc) tiles; in each, a loop nest over (mr, nr) register
+    tiles holding the fill, the contraction (a k loop of rank-1 updates) and the
+    consumers, so the epilogue runs on the accumulators before they are stored."""
+    t = g.tiles
+    lead = [1] * (len(_tensor_type(g.root.results[0]).shape) - 2)
+    inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
+    if g.fill:
+        inner.append(g.fill)
+    text = _match("%last", g.name, attr=LAST)
+    text += (
+        f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
+        f"{_ints([*lead, t.mc, t.nc])} : ({ANY}) -> ({ANY}, {ANY})\n"
+    )
+    text += _fuse_into(inner, "%forall", "p", "%root")
+    text += _match("%inlast", g.name, "%forall", attr=LAST)
+    sizes = lead + [t.mr, t.nr] + ([] if g.consumers else [0])
+    text += _tile_for("%reg", "%inlast", sizes)
+    loops = sum(1 for s in sizes if s)
+    innermost = f"%reg_loops#{loops - 1}" if loops > 1 else "%reg_loop"
+    if g.consumers:
+        text += _fuse_into(inner, innermost, "q", "%forall")
+    elif g.fill:
+        # The fill is the register loops' init, not read inside them: tile it alone.
+        text += _match("%fillin", f"{g.name}.fill", "%forall")
+        text += _tile_for("%fillreg", "%fillin", [*lead, t.mr, t.nr])
+    text += _match("%mm", f"{g.name}.root", innermost)
+    text += _tile_for("%k", "%mm", [0] * len(lead) + [0, 0, 1])
+    return text
+
+
+def vector_script(g: Group) -> str:
+    text = _match("%op", f"{g.name}.root")
+    text += _tile_for("%t", "%op", g.vector_tiles)
+    return text
+
+
+def _tag_of(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes[TAG]).value
+
+
+def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
+    if group.kind == "vector":
+        shape = _iteration_shape(op)
+        tiles = zip(group.vector_tiles, shape, strict=True)
+        return [size if tile == 0 else tile for tile, size in tiles]
+    t = group.tiles
+    lead = [1] * (len(_tensor_type(group.root.results[0]).shape) - 2)
+    return lead + [t.mr, t.nr] + ([1] if op == group.root else [])
+
+
+def _tag(group: Group) -> None:
+    for op in [group.root, group.fill, *group.consumers]:
+        if op is not None:
+            op.attributes[VECTOR] = ir.DenseI64ArrayAttr.get(_vector_sizes(group, op))
+    if group.kind != "vector":
+        group.root.attributes[CONTRACT] = ir.UnitAttr.get()
+    group.root.attributes[TAG] = ir.StringAttr.get(f"{group.name}.root")
+    if group.fill is not None:
+        group.fill.attributes[TAG] = ir.StringAttr.get(f"{group.name}.fill")
+    for index, consumer in enumerate(group.consumers):
+        consumer.attributes[TAG] = ir.StringAttr.get(f"{group.name}.c{index}")
+    if group.kind != "vector":
+        group.last.attributes[LAST] = ir.StringAttr.get(group.name)
+
+
+def _strip_tags(module: ir.Operation) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for name in (TAG, LAST):  # the vector tags stay for lowerline-vectorize
+            if name in op.attributes:
+                del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+
+
+@register_pass
+@dataclass(frozen=True)
+class TileAndFuse(Pass):
+    flag = "lowerline-tile-and-fuse"
+    summary = "Tile, fuse and vectorize linalg ops on tensors with tile sizes from the target"
+    anchor = "builtin.module"
+
+    target: str = opt("host", "target description: 'host' or a name of CPU_TARGETS")
+    explain: bool = opt(False, "print the fusion groups, tile sizes and refusals to stderr")
+
+    def run(self, op: ir.Operation) -> None:
+        try:
+            target = cpu_target(self.target)
+        except ValueError as err:
+            op.location.emit_error(str(err))
+            raise PassFailed() from None
+        plan = Plan(target)
+        counter = [0]
+        for func in op.regions[0].blocks[0].operations:
+            if func.operation.name == "func.func" and func.operation.regions[0].blocks:
+                plan_function(func.operation, target, plan, counter)
+        for group in plan.groups:
+            group.freeze_text()
+            _tag(group)
+        for group in plan.groups:
+            body = vector_script(group) if group.kind == "vector" else contraction_script(group)
+            group.failure = apply_script(op, body)
+        _strip_tags(op)
+        if self.explain:
+            print(plan.explain(), file=sys.stderr, flush=True)

@@ -1,0 +1,96 @@
+"""The cost model behind ``lowerline-tile-and-fuse``: tile sizes from a target.
+
+Every decision here is a function of the target description (vector width,
+register count, cache sizes) and the op's static shape, so two targets give
+two plans (lit-tested). The numbers follow the usual CPU GEMM blocking: an
+``mr x nr`` register tile of accumulators fed by one broadcast and ``nr /
+lanes`` vector loads per step of k; ``kc`` so that a ``kc x nr`` panel of B
+stays in L1; ``mc x kc`` of A in half of L2; ``nc`` so that the outer tiles
+give every core work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lowerline.targets import CpuTarget
+
+
+def vector_registers(target: CpuTarget) -> int:
+    """Architectural vector registers: 32 with AVX-512 or on AArch64, else 16."""
+    return 32 if target.vector_bits >= 512 or target.triple.startswith("aarch64") else 16
+
+
+def lanes(target: CpuTarget, element_bytes: int) -> int:
+    return max(1, target.vector_bits // (8 * element_bytes))
+
+
+def largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
+    """The largest divisor of ``n`` that is <= ``limit`` and a multiple of
+    ``multiple_of``; 0 when there is none."""
+    for d in range(min(n, limit), 0, -1):
+        if n % d == 0 and d % multiple_of == 0:
+            return d
+    return 0
+
+
+def _tile(n: int, limit: int, step: int) -> tuple[int, bool]:
+    """A tile size for a dimension of ``n``: a divisor when a good one exists
+    (no partial tiles), else ``limit`` rounded to ``step`` (partial tiles, which
+    the vectorizer masks). Returns (size, divides)."""
+    if n <= limit:
+        return n, True
+    exact = largest_divisor(n, limit, step) or largest_divisor(n, limit)
+    if exact * 2 > limit:
+        return exact, True
+    size = max(step, limit // step * step)
+    return size, n % size == 0
+
+
+@dataclass(frozen=True)
+class MatmulTiles:
+    """Tile sizes per level for C[m, n] += A[m, k] B[k, n]."""
+
+    mc: int  # rows of a parallel (outer) tile
+    nc: int  # columns of a parallel tile
+    kc: int  # depth of a cache tile
+    mr: int  # register tile rows
+    nr: int  # register tile columns (a multiple of the vector lanes)
+    masked: bool  # the register tile does not divide the shape
+
+    def describe(self) -> str:
+        mask = ", masked" if self.masked else ""
+        return f"parallel {self.mc}x{self.nc}, k {self.kc}, registers {self.mr}x{self.nr}x1{mask}"
+
+
+def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int = 4) -> MatmulTiles:
+    vl = lanes(target, element_bytes)
+    regs = vector_registers(target)
+    # Two vectors of B per k step when n allows, one broadcast register, the rest accumulators.
+    nr_vectors = 2 if n >= 2 * vl else 1
+    mr_limit = max(1, (regs - nr_vectors - 2) // nr_vectors)
+    mr_limit = min(mr_limit, 8) if regs >= 32 else min(mr_limit, 6)
+    if m == 1:  # a row vector: use the registers along n instead
+        nr_vectors = max(1, min(regs // 2, -(-n // vl)))
+    nr, nr_divides = _tile(n, nr_vectors * vl, vl) if n >= vl else (n, True)
+    mr, mr_divides = _tile(m, mr_limit, 1)
+    # kc: a kc x nr panel of B in half of L1.
+    kc_limit = max(16, target.l1d_bytes // 2 // (nr * element_bytes))
+    kc, _ = _tile(k, kc_limit, 8)
+    # mc: an mc x kc block of A in half of L2, in whole register tiles.
+    mc_limit = max(mr, min(256, target.l2_bytes // 2 // (kc * element_bytes)) // mr * mr)
+    mc = largest_divisor(m, mc_limit, mr) or m
+    # nc: a multiple of nr; small enough that every core gets a tile.
+    nc_limit = max(nr, 256 // nr * nr)
+    nc = largest_divisor(n, nc_limit, nr) or n
+    while (m // mc) * (n // nc) < target.cores and nc > nr and (nc // 2) % nr == 0:
+        nc //= 2
+    return MatmulTiles(mc, nc, kc, mr, nr, masked=not (mr_divides and nr_divides))
+
+
+def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
+    """Tile size for the vectorized (innermost) dimension of an elementwise op."""
+    limit = 8 * lanes(target, element_bytes)
+    if n <= limit:
+        return n
+    return largest_divisor(n, limit, lanes(target, element_bytes)) or largest_divisor(n, limit)

@@ -161,8 +161,10 @@ def iree(model, inputs, threads, workdir):
 def lowerline(model, inputs, threads, workdir):
     import lowerline as ll
 
-    compiled = ll.compile(model, *inputs, cache_dir=os.path.join(workdir, "cache"))
-    return (lambda: compiled(*inputs)), "lowerline.compile, cpu (single-threaded code)"
+    compiled = ll.compile(
+        model, *inputs, cache_dir=os.path.join(workdir, "cache"), num_threads=threads
+    )
+    return (lambda: compiled(*inputs)), f"lowerline.compile, cpu, num_threads={threads}"
 
 
 SYSTEMS = {

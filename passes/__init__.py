@@ -10,6 +10,7 @@ PASS_MODULES = (
     "fold_constant_transposes",
     "fuse_elementwise",
     "pack_weights",
+    "split_empty_tensors",
     "tile_and_fuse",
     "vectorize",
     "widen_i1_memrefs",

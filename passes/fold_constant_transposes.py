@@ -29,7 +29,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lowerline import weights
-from lowerline.pass_api import Pass, register_pass
+from lowerline.pass_api import Pass, ops_matching, register_pass
 
 
 def _constant_input(op: ir.Operation) -> tuple[ir.Attribute, ir.RankedTensorType] | None:
@@ -55,14 +55,7 @@ class FoldConstantTransposes(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        transposes: list[ir.Operation] = []
-
-        def visit(child: ir.Operation) -> ir.WalkResult:
-            if child.name == "linalg.transpose" and child.results:
-                transposes.append(child)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(visit)
+        transposes = ops_matching(op, lambda c: c.name == "linalg.transpose" and bool(c.results))
         for transpose in transposes:
             self._fold(transpose)
 

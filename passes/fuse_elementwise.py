@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-from lowerline.pass_api import Pass, register_pass
+from lowerline.pass_api import Pass, ops_matching, register_pass
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap]:
@@ -62,6 +62,13 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     # The producer must not read its own init (a real accumulator).
     block = producer.regions[0].blocks[0]
     if len(list(block.arguments[-1].uses)) != 0:
+        return None
+    # linalg.index in the producer counts the producer's loops: only an
+    # identity read keeps them the consumer's.
+    identity = ir.AffineMap.get_identity(_maps(consumer)[index].n_dims)
+    if _maps(consumer)[index] != identity and any(
+        op.operation.name == "linalg.index" for op in block.operations
+    ):
         return None
     return producer
 
@@ -152,6 +159,33 @@ def fuse(producer: ir.Operation, consumer: ir.Operation, index: int) -> ir.Opera
     return fused.operation
 
 
+def _read_through_unit_expansions(op: ir.Operation) -> None:
+    """Read ``expand_shape(x)`` inputs that only add unit dims (indexed by the
+    constant 0) from ``x`` itself: ``(d1, 0, 0)`` on ``tensor<64x1x1xf32>``
+    becomes ``(d1)`` on ``tensor<64xf32>``. torch-mlir broadcasts per-channel
+    parameters that way, and the vectorizer cannot mask maps with constants."""
+    maps = _maps(op)
+    changed = False
+    for index in range(_n_inputs(op)):
+        value = op.operands[index]
+        if not isinstance(value, ir.OpResult) or value.owner.name != "tensor.expand_shape":
+            continue
+        source = value.owner.operands[0]
+        expanded = list(ir.RankedTensorType(value.type).shape)
+        kept = [d for d, size in enumerate(expanded) if size != 1]
+        if list(ir.RankedTensorType(source.type).shape) != [expanded[d] for d in kept]:
+            continue
+        results = list(maps[index].results)
+        dropped = [results[d] for d in range(len(expanded)) if d not in kept]
+        if not all(isinstance(e, ir.AffineConstantExpr) and e.value == 0 for e in dropped):
+            continue
+        maps[index] = ir.AffineMap.get(maps[index].n_dims, 0, [results[d] for d in kept])
+        op.operands[index] = source
+        changed = True
+    if changed:
+        op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+
+
 @register_pass
 @dataclass(frozen=True)
 class FuseElementwise(Pass):
@@ -160,6 +194,8 @@ class FuseElementwise(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
+        for generic in self._generics(op):
+            _read_through_unit_expansions(generic)
         changed = True
         while changed:
             changed = False
@@ -176,12 +212,4 @@ class FuseElementwise(Pass):
                     break
 
     def _generics(self, op: ir.Operation) -> list[ir.Operation]:
-        found: list[ir.Operation] = []
-
-        def visit(child: ir.Operation) -> ir.WalkResult:
-            if child.name == "linalg.generic":
-                found.append(child)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(visit)
-        return found
+        return ops_matching(op, lambda c: c.name == "linalg.generic")

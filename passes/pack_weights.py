@@ -37,7 +37,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, tensor
 
 from lowerline import weights
-from lowerline.pass_api import Pass, register_pass
+from lowerline.pass_api import Pass, ops_matching, register_pass
 
 CONTRACT = "lowerline.contract"
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -94,14 +94,7 @@ class PackWeights(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        tiles: list[ir.Operation] = []
-
-        def visit(child: ir.Operation) -> ir.WalkResult:
-            if child.name == "linalg.matmul" and CONTRACT in child.attributes:
-                tiles.append(child)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(visit)
+        tiles = ops_matching(op, lambda c: c.name == "linalg.matmul" and CONTRACT in c.attributes)
         packed: list[tuple[ir.Operation, int, ir.Value]] = []
         for tile in tiles:
             self._repoint(tile, packed, op)

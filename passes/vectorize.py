@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from lowerline.options import opt
-from lowerline.pass_api import Pass, PassFailed, register_pass
+from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
 from lowerline.transform_scripts import ANY, apply_script
 
 VECTOR = "lowerline.vector_sizes"
@@ -72,15 +72,10 @@ LOWERING = f"""
 
 
 def _tagged(module: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if VECTOR in op.attributes:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found
+    # Fused ops leave dead copies behind (removed by the next canonicalize).
+    return ops_matching(
+        module, lambda op: VECTOR in op.attributes and any(list(r.uses) for r in op.results)
+    )
 
 
 def _describe(op: ir.Operation) -> str:

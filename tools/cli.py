@@ -124,6 +124,7 @@ def _compile(args: argparse.Namespace) -> int:
         f"latency (median of {args.runs}): eager {report.eager_seconds * 1e3:.3f} ms, "
         f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)"
     )
+    print(f"peak intermediate memory: {report.memory}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
     return 0
 

@@ -3,6 +3,7 @@
     compiled = lowerline.compile(model, x)
     y = compiled(x)                 # same structure as model(x)
     print(compiled.ir("loops"))     # the IR after any stage
+    print(compiled.memory())        # what the last call allocated
 
 Flow (DESIGN.md): ``torch.export`` in this process -> cache lookup -> on a
 miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
@@ -47,7 +48,7 @@ from lowerline.frontend.export import (
     describe_unsupported,
     export_program,
 )
-from lowerline.runtime import NativeFunction
+from lowerline.runtime import MemoryStats, NativeFunction
 from lowerline.stages import CPU_STAGES, CpuOptions
 from lowerline.targets import CPU_TARGETS
 from lowerline.workers import CompileError, ImportWorker, UnsupportedOpsError, run_compile_worker
@@ -159,6 +160,7 @@ class CompiledModule:
         self._flat_call = False  # inputs are positional tensors and numbers, no containers
         self._specs: list[InputSpec] = []
         self._weights: str | None = None
+        self._last_called: Specialization | None = None
 
     # -- inspection -------------------------------------------------------
 
@@ -192,6 +194,19 @@ class CompiledModule:
                 "keep every stage's IR"
             ) from None
 
+    def memory(self) -> MemoryStats:
+        """The intermediate memory of the last call, counted at run time.
+
+        ``peak_bytes``: the most bytes of intermediate buffers the compiled
+        code held at once; ``allocations``: how many it allocated. Outputs
+        are allocated by the caller and not counted. The counters are reset
+        at the start of every call and belong to the compiled library: calls
+        made at the same time into the same library count together.
+        """
+        if self._last_called is None:
+            raise RuntimeError("memory() reports on the last call: call the compiled module first")
+        return self._last_called.function.memory()
+
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
@@ -210,6 +225,7 @@ class CompiledModule:
         for index, tensor in enumerate(tensors):
             if not tensor.is_contiguous():
                 tensors[index] = tensor.contiguous()
+        self._last_called = specialization
         return specialization.assemble(specialization.function(tensors))
 
     def _key(self, flat: tuple | list) -> tuple:
@@ -494,7 +510,9 @@ def compile(
     ``lowerline.targets.CPU_TARGETS`` (code for another CPU is compiled, and
     runs only where that CPU's features exist).
     Options: ``num_threads`` (default 0: the target's cores), ``tile``
-    (default True; False skips the tiled stage: naive loops), ``widen_i1``
+    (default True; False skips the tiled stage: naive loops), ``buffer_reuse``
+    (default True; False frees every intermediate buffer at the end of the
+    call: a higher peak, see ``CompiledModule.memory()``), ``widen_i1``
     (default True; False reproduces an LLVM abort on boolean buffers).
     ``cache_dir`` defaults to ``$LOWERLINE_CACHE_DIR`` or
     ``~/.cache/lowerline`` (size limit: ``$LOWERLINE_CACHE_MAX_BYTES``);

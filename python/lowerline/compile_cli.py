@@ -4,7 +4,8 @@ The file defines ``model`` and ``example_inputs`` (see
 ``examples/classifier.py``). The command compiles the model, writes every
 stage's IR and the shared library to the output folder, runs both the
 compiled module and eager PyTorch on the example inputs, and reports the
-stage timings, both latencies and the largest difference.
+stage timings, both latencies, the largest difference and the peak
+intermediate memory of a call (``CompiledModule.memory()``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lowerline.errors import UsageError
+
+if TYPE_CHECKING:  # lowerline.runtime imports torch, which the CLI imports late
+    from lowerline.runtime import MemoryStats
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "examples")
 
@@ -30,6 +34,7 @@ class CompileReport:
     eager_seconds: float
     compiled_seconds: float
     max_abs_diff: float
+    memory: MemoryStats
 
 
 def load_model_file(path: str) -> tuple[Any, tuple]:
@@ -88,4 +93,5 @@ def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> Com
         eager_seconds=eager,
         compiled_seconds=median_seconds(lambda: compiled(*inputs), runs),
         max_abs_diff=_max_abs_diff(expected, actual),
+        memory=compiled.memory(),  # of the last timed call
     )

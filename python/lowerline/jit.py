@@ -22,7 +22,7 @@ from mlir import runtime as mlir_runtime
 
 from lowerline.errors import LowerlineError
 
-_DTYPES = {
+NUMPY_DTYPES = {
     "f32": np.float32,
     "f64": np.float64,
     "f16": np.float16,
@@ -31,6 +31,14 @@ _DTYPES = {
     "i16": np.int16,
     "i8": np.int8,
     "i1": np.bool_,  # stored one byte per element (lowerline-widen-i1-memrefs)
+}
+
+
+_LIBC = ctypes.CDLL(None)
+_ALLOCATION_FUNCTIONS = {
+    "_mlir_memref_to_llvm_alloc": ctypes.cast(_LIBC.malloc, ctypes.c_void_p).value,
+    "_mlir_memref_to_llvm_aligned_alloc": ctypes.cast(_LIBC.aligned_alloc, ctypes.c_void_p).value,
+    "_mlir_memref_to_llvm_free": ctypes.cast(_LIBC.free, ctypes.c_void_p).value,
 }
 
 
@@ -73,9 +81,9 @@ def _spec(t: ir.Type, where: str) -> TensorSpec:
     if not t.has_static_shape:
         raise RunError(f"{where} has dynamic shape {t}; give it a static shape")
     key = str(t.element_type)
-    if key not in _DTYPES:
+    if key not in NUMPY_DTYPES:
         raise RunError(f"{where} has element type {key}, which numpy cannot hold")
-    return TensorSpec(tuple(t.shape), np.dtype(_DTYPES[key]))
+    return TensorSpec(tuple(t.shape), np.dtype(NUMPY_DTYPES[key]))
 
 
 def public_functions(module: ir.Module) -> list[ir.Operation]:
@@ -120,6 +128,11 @@ class JitFunction:
             shared_libs=[runtime_library("libmlir_c_runner_utils.so")]
             + ([openmp_library()] if openmp_library() else []),
         )
+        # The llvm stage's allocation functions (finalize-memref-to-llvm
+        # {use-generic-functions}) are plain malloc and free here: only
+        # compiled libraries count allocations (runtime_support.c).
+        for name, address in _ALLOCATION_FUNCTIONS.items():
+            self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         sig = self.signature

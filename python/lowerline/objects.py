@@ -129,8 +129,14 @@ def _host_arch() -> str:
     return {"arm64": "aarch64", "amd64": "x86_64"}.get(machine.lower(), machine)
 
 
+# The allocation functions the code calls (llvm stage:
+# finalize-memref-to-llvm{use-generic-functions}); they count its allocations.
+RUNTIME_SUPPORT = os.path.join(os.path.dirname(__file__), "runtime_support.c")
+
+
 def link_shared_library(obj: str, out: str, target: CpuTarget | None = None) -> None:
-    """Link ``obj`` into the shared library ``out`` with the host's C compiler.
+    """Link ``obj`` and ``runtime_support.c`` into the shared library ``out``
+    with the host's C compiler.
 
     With ``target``, refuse up front an object that is not for this machine's
     architecture (the host linker cannot link it).
@@ -144,9 +150,11 @@ def link_shared_library(obj: str, out: str, target: CpuTarget | None = None) -> 
             )
     lib_dir = os.path.dirname(runtime_library("libmlir_c_runner_utils.so"))
     command = [
-        os.environ.get("CC", "cc"), "-shared", "-o", out, obj,
+        os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", out, obj, RUNTIME_SUPPORT,
         f"-L{lib_dir}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{lib_dir}", "-lm",
     ]  # fmt: skip
+    # Code built with parallel=async calls MLIR's async runtime.
+    command += ["-Wl,--as-needed", "-lmlir_async_runtime"]
     omp = openmp_library()
     if omp:  # multithreaded code calls __kmpc_*; --as-needed drops it otherwise
         omp_dir = os.path.dirname(omp)

@@ -67,6 +67,23 @@ _PIPELINES: dict[str, NamedPipeline] = {}
 _loaded = False
 
 
+def ops_matching(root: ir.Operation, predicate: Callable[[ir.Operation], bool]) -> list:
+    """Every op nested in ``root`` (``root`` included) for which ``predicate``
+    holds, in walk order. Collect first, then rewrite: walking while erasing
+    is unsafe."""
+    from mlir import ir
+
+    found: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if predicate(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
 def register_pass(cls: type[Pass]) -> type[Pass]:
     _PASSES[cls.flag] = cls
     return cls

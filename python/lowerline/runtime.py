@@ -5,12 +5,16 @@ taking one pointer per memref argument, tensor results turned into trailing
 out-parameters. A memref descriptor is ``{allocated, aligned, offset,
 sizes[rank], strides[rank]}`` (no sizes or strides at rank 0); the
 descriptors here point straight at the tensors' storage.
+
+Every library also holds ``runtime_support.c``, whose counters see each
+allocation the code makes; ``NativeFunction.memory()`` reads them.
 """
 
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import torch
@@ -44,6 +48,18 @@ def descriptor(tensor: torch.Tensor) -> ctypes.Structure:
     )
 
 
+@dataclass(frozen=True)
+class MemoryStats:
+    """What the code allocated during a call (its outputs are the caller's)."""
+
+    peak_bytes: int  # largest total of intermediate buffers live at once
+    allocations: int  # buffers allocated
+    live_bytes: int  # still allocated after the call: 0 unless the code leaks
+
+    def __str__(self) -> str:
+        return f"{self.peak_bytes / 1024:.1f} KiB in {self.allocations} allocations"
+
+
 class NativeFunction:
     """``_mlir_ciface_<entry>`` of a shared library, called on torch tensors."""
 
@@ -55,10 +71,31 @@ class NativeFunction:
         self._function = getattr(self._lib, f"_mlir_ciface_{entry}")
         self._function.restype = None
         self._outputs = list(outputs)
+        # Missing from libraries linked before runtime_support.c existed.
+        self._reset = getattr(self._lib, "lowerline_memory_reset", None)
+        self._stats = getattr(self._lib, "lowerline_memory_stats", None)
+        if self._reset is not None:
+            self._reset.restype = None
+            self._reset.argtypes = []
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._outputs]
+        if self._reset is not None:
+            self._reset()  # memory() is about this call
         # The descriptors must outlive the call: keep them in a list.
         descriptors = [descriptor(t) for t in (*inputs, *outputs)]
         self._function(*[ctypes.byref(d) for d in descriptors])
         return outputs
+
+    def memory(self) -> MemoryStats:
+        """The allocations of the last call (of any thread) into this library.
+
+        The counters belong to the library: calls running at the same time,
+        or other functions loaded from the same file, count together.
+        """
+        if self._stats is None:
+            raise RuntimeError(f"{self.library} does not count its allocations: compile again")
+        values = (ctypes.c_int64 * 3)()
+        self._stats(values)
+        live, peak, count = values
+        return MemoryStats(peak_bytes=peak, allocations=count, live_bytes=live)

@@ -32,6 +32,17 @@ class CpuOptions:
         "run the tiled stage (tile and fuse, vectorize); without it every op becomes naive loops",
     )
     num_threads: int = opt(0, "threads the code may use; 0: the target's cores")
+    parallel: str = opt(
+        "openmp",
+        "runtime for the parallel tiles: 'openmp' (Intel's OpenMP runtime) or "
+        "'async' (MLIR's async runtime); bench/threads.md compares them",
+    )
+    buffer_reuse: bool = opt(
+        True,
+        "bufferized stage: a buffer per value (lowerline-split-empty-tensors), freed "
+        "right after its last use (optimize-allocation-liveness) so that later ones reuse "
+        "its memory; False: shared empty tensors, everything freed at the end",
+    )
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -62,9 +73,21 @@ def tiled(o: CpuOptions) -> str:
 
 
 def bufferized(o: CpuOptions) -> str:
-    """tensors -> memrefs. Results become out-params so callers own all outputs."""
+    """tensors -> memrefs. Results become out-params so callers own all outputs.
+
+    With ``buffer_reuse``, values get allocations as short-lived as they are:
+    unrelated uses of one ``tensor.empty`` (CSE merges them) get their own
+    (lowerline-split-empty-tensors; one shared buffer would stay alive from
+    the first use to the last), and each buffer is freed right after its last
+    use (optimize-allocation-liveness; the deallocation pipeline frees at the
+    end of the function), so that later allocations reuse the memory. The
+    measured peak of an encoder layer drops to about a quarter (README "Memory").
+    """
+    split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
+    early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
     return ",".join(
         [
+            *split,
             "one-shot-bufferize{bufferize-function-boundaries "
             "function-boundary-type-conversion=identity-layout-map}",
             # buffer-results-to-out-params crashes on an allocation returned twice.
@@ -73,6 +96,7 @@ def bufferized(o: CpuOptions) -> str:
             "func.func(buffer-hoisting,buffer-loop-hoisting)",
             "buffer-deallocation-pipeline",
             "convert-bufferization-to-memref",
+            *early_free,
             "canonicalize",
             "cse",
         ]
@@ -88,15 +112,19 @@ def loops(o: CpuOptions) -> str:
     """linalg on memrefs -> scf loops; vector transfers of rank > 1 unrolled.
 
     The parallel tiles (``scf.forall``) run on OpenMP threads (Intel's
-    runtime, pip-installed: README "Threads" gives the measurements behind
+    runtime, pip-installed; bench/threads.md has the measurements behind
     the choice), or as plain loops for one thread.
     """
     n = threads(o)
-    parallel = (
-        f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}}"
-        if n > 1
-        else "func.func(scf-forall-to-for)"
-    )
+    if n == 1:
+        parallel = "func.func(scf-forall-to-for)"
+    elif o.parallel == "async":
+        parallel = (
+            f"func.func(scf-forall-to-parallel),async-parallel-for{{num-workers={n}}},"
+            "async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt"
+        )
+    else:
+        parallel = f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}}"
     return (
         f"{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
@@ -124,9 +152,12 @@ def llvm(o: CpuOptions) -> str:
         # log1p is left to libm's log1pf; the LLVM pattern computes log(1 + x).
         "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",
+        *(["convert-async-to-llvm"] if o.parallel == "async" else []),
         # Before finalize-memref-to-llvm: transfers become plain or masked loads.
         "convert-vector-to-llvm",
-        "finalize-memref-to-llvm",
+        # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
+        # library's runtime_support.c counts (CompiledModule.memory()).
+        "finalize-memref-to-llvm{use-generic-functions=true}",
         "convert-to-llvm",
         "reconcile-unrealized-casts",
         # Fold the per-access constants and descriptor reads the lowering repeats.
@@ -156,7 +187,7 @@ def module_pipeline(body: str) -> str:
 
 
 _LLVM_OPTIONS = ("widen_i1",)
-_ALL_OPTIONS = ("target", "tile", "num_threads", "widen_i1")
+_ALL_OPTIONS = ("target", "tile", "num_threads", "parallel", "buffer_reuse", "widen_i1")
 for _flag, _summary, _build, _uses in (
     ("lowerline-to-graph", "linalg on tensors -> graph (elementwise fusion, folding)", graph, ()),
     (
@@ -169,9 +200,14 @@ for _flag, _summary, _build, _uses in (
         "lowerline-to-bufferized",
         "graph -> bufferized (memrefs, results as out-params)",
         bufferized,
-        (),
+        ("buffer_reuse",),
     ),
-    ("lowerline-to-loops", "bufferized -> loops (scf, OpenMP)", loops, ("target", "num_threads")),
+    (
+        "lowerline-to-loops",
+        "bufferized -> loops (scf, OpenMP)",
+        loops,
+        ("target", "num_threads", "parallel"),
+    ),
     ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
     (
         "lowerline-cpu-pipeline",

@@ -4,9 +4,8 @@ Every decision here is a function of the target description (vector width,
 register count, cache sizes) and the op's static shape, so two targets give
 two plans (lit-tested). The numbers follow the usual CPU GEMM blocking: an
 ``mr x nr`` register tile of accumulators fed by one broadcast and ``nr /
-lanes`` vector loads per step of k; ``kc`` so that a ``kc x nr`` panel of B
-stays in L1; ``mc x kc`` of A in half of L2; ``nc`` so that the outer tiles
-give every core work.
+lanes`` vector loads per step of k; ``mc x k`` of A in half of L2; ``nc`` so
+that the outer (parallel) tiles give every core work.
 """
 
 from __future__ import annotations
@@ -53,14 +52,13 @@ class MatmulTiles:
 
     mc: int  # rows of a parallel (outer) tile
     nc: int  # columns of a parallel tile
-    kc: int  # depth of a cache tile
     mr: int  # register tile rows
     nr: int  # register tile columns (a multiple of the vector lanes)
     masked: bool  # the register tile does not divide the shape
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
-        return f"parallel {self.mc}x{self.nc}, k {self.kc}, registers {self.mr}x{self.nr}x1{mask}"
+        return f"parallel {self.mc}x{self.nc}, registers {self.mr}x{self.nr}{mask}, k loop of 1"
 
 
 def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int = 4) -> MatmulTiles:
@@ -74,18 +72,16 @@ def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int =
         nr_vectors = max(1, min(regs // 2, -(-n // vl)))
     nr, nr_divides = _tile(n, nr_vectors * vl, vl) if n >= vl else (n, True)
     mr, mr_divides = _tile(m, mr_limit, 1)
-    # kc: a kc x nr panel of B in half of L1.
-    kc_limit = max(16, target.l1d_bytes // 2 // (nr * element_bytes))
-    kc, _ = _tile(k, kc_limit, 8)
-    # mc: an mc x kc block of A in half of L2, in whole register tiles.
-    mc_limit = max(mr, min(256, target.l2_bytes // 2 // (kc * element_bytes)) // mr * mr)
+    # mc: an mc x k block of A in half of L2, in whole register tiles (the
+    # k x nr panel of B a register tile streams is reused across those rows).
+    mc_limit = max(mr, min(256, target.l2_bytes // 2 // (k * element_bytes)) // mr * mr)
     mc = largest_divisor(m, mc_limit, mr) or m
     # nc: a multiple of nr; small enough that every core gets a tile.
     nc_limit = max(nr, 256 // nr * nr)
     nc = largest_divisor(n, nc_limit, nr) or n
     while (m // mc) * (n // nc) < target.cores and nc > nr and (nc // 2) % nr == 0:
         nc //= 2
-    return MatmulTiles(mc, nc, kc, mr, nr, masked=not (mr_divides and nr_divides))
+    return MatmulTiles(mc, nc, mr, nr, masked=not (mr_divides and nr_divides))
 
 
 def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
@@ -94,3 +90,40 @@ def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
     if n <= limit:
         return n
     return largest_divisor(n, limit, lanes(target, element_bytes)) or largest_divisor(n, limit)
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    """Tile sizes for an NCHW convolution out[n, f, oh, ow] (stride 1).
+
+    A register tile is ``mr`` output channels by ``nr`` output columns: each
+    step of the (c, kh, kw) loops broadcasts ``mr`` weights and loads one
+    input row segment, a rank-1 update like a matmul's.
+    """
+
+    fc: int  # output channels of a parallel tile
+    ohc: int  # output rows of a parallel tile
+    mr: int
+    nr: int
+    masked: bool = False  # nr does not divide the row
+
+    def describe(self) -> str:
+        mask = ", masked" if self.masked else ""
+        return (
+            f"parallel {self.fc} channels x {self.ohc} rows, registers "
+            f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of 1"
+        )
+
+
+def conv_tiles(target: CpuTarget, f: int, oh: int, ow: int, element_bytes: int = 4) -> ConvTiles:
+    vl = lanes(target, element_bytes)
+    regs = vector_registers(target)
+    # nr: whole vectors (LLVM rebuilds odd-width vectors lane by lane when
+    # they cross loop iterations: measured 30x slower at 28 lanes). A row that
+    # is not a multiple of the tile gets a masked partial tile.
+    nr = min(2 * vl, -(-ow // vl) * vl)
+    vectors = nr // vl
+    mr = largest_divisor(f, max(1, (regs - vectors - 2) // vectors)) or 1
+    fc = mr
+    ohc = largest_divisor(oh, 8) or 1
+    return ConvTiles(fc, ohc, mr, nr, masked=ow % nr != 0)

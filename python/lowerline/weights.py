@@ -21,17 +21,10 @@ import re
 import numpy as np
 from mlir import ir
 
+from lowerline.jit import NUMPY_DTYPES
+
 _BLOBS: dict[str, np.ndarray] = {}
 
-_NUMPY = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "f16": np.float16,
-    "i64": np.int64,
-    "i32": np.int32,
-    "i16": np.int16,
-    "i8": np.int8,
-}
 
 # `name: "0x<alignment, 4 bytes LE><data>"` inside `{-# dialect_resources: {builtin: {...}} #-}`.
 _ENTRY = re.compile(r'([A-Za-z_][\w.$-]*)\s*:\s*"0x([0-9A-Fa-f]*)"')
@@ -58,8 +51,9 @@ def resource_name(attr: ir.Attribute) -> str | None:
 
 
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
-    kind = _NUMPY.get(str(element_type))
-    return np.dtype(kind) if kind else None
+    kind = NUMPY_DTYPES.get(str(element_type))
+    # i1 tensors are stored as bytes in lowerline's weights: not readable as bool here.
+    return np.dtype(kind) if kind and kind is not np.bool_ else None
 
 
 def value_of(attr: ir.Attribute, tensor_type: ir.RankedTensorType) -> np.ndarray | None:
@@ -88,5 +82,7 @@ def value_of(attr: ir.Attribute, tensor_type: ir.RankedTensorType) -> np.ndarray
 def constant_attr(array: np.ndarray, tensor_type: ir.RankedTensorType, name: str) -> ir.Attribute:
     """A ``dense_resource`` attribute holding ``array`` (kept alive by the context)."""
     data = np.ascontiguousarray(array)
-    remember(name, data)
-    return ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)
+    # MLIR renames a blob whose name is taken (``w0.t10`` -> ``w0.t10_1``).
+    remember(resource_name(attr) or name, data)
+    return attr

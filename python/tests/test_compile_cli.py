@@ -1,6 +1,7 @@
 """`lowerline compile FILE.py` and `lowerline cache`."""
 
 import os
+import re
 
 import pytest
 
@@ -25,6 +26,9 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
     printed = capsys.readouterr().out
     assert f"{source}: compiled; stage IR and lib.so in {out}/" in printed
     assert "latency (median of 3): eager" in printed
+    assert re.search(
+        r"^peak intermediate memory: [0-9.]+ KiB in [0-9]+ allocations$", printed, re.M
+    )
     difference = float(printed.rsplit("largest difference from eager: ", 1)[1])
     assert difference < 1e-5
     written = sorted(os.listdir(out))

@@ -20,7 +20,12 @@
 // OPTS-NEXT:     target=<str>  (default: host)  CPU the code is for
 // OPTS-NEXT:     tile=<bool>  (default: true)  run the tiled stage
 // OPTS-NEXT:     num-threads=<int>  (default: 0)  threads the code may use
+// OPTS-NEXT:     parallel=<str>  (default: openmp)
+// OPTS-NEXT:     buffer-reuse=<bool>  (default: true)  bufferized stage:
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
+// OPTS:        lowerline-to-bufferized  (runs on: builtin.module)
+// OPTS-NEXT:     graph -> bufferized
+// OPTS-NEXT:     buffer-reuse=<bool>  (default: true)
 // OPTS:        lowerline-to-graph  (runs on: builtin.module)
 // OPTS-NEXT:     linalg on tensors -> graph
 // OPTS-NOT:      widen-i1=

@@ -11,10 +11,10 @@
 // from lowerline-to-llvm, so the i1 buffer is allocated as bits, not bytes.
 // WIDEN-LABEL:  llvm.func @alloc_i1_buffer(
 // WIDEN:          llvm.getelementptr %{{.+}}[4] : (!llvm.ptr) -> !llvm.ptr, i8
-// WIDEN:          llvm.call @malloc
+// WIDEN:          llvm.call @_mlir_memref_to_llvm_alloc
 // NARROW-LABEL: llvm.func @alloc_i1_buffer(
 // NARROW:         llvm.getelementptr %{{.+}}[4] : (!llvm.ptr) -> !llvm.ptr, i1
-// NARROW:         llvm.call @malloc
+// NARROW:         llvm.call @_mlir_memref_to_llvm_alloc
 // The whole CPU pipeline accepts the same option.
 // CPU-LABEL:    llvm.func @alloc_i1_buffer(
 // CPU:            llvm.return

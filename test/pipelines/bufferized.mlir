@@ -155,3 +155,47 @@ func.func @result_returned_twice(%arg0: tensor<7x13xf32>) -> (tensor<7x13xf32>, 
   } -> tensor<7x13xf32>
   return %1, %1 : tensor<7x13xf32>, tensor<7x13xf32>
 }
+
+// -----
+
+// Buffer reuse (the default): the two unrelated values that CSE made share a
+// tensor.empty get buffers of their own (lowerline-split-empty-tensors), and
+// each is freed right after its last use (optimize-allocation-liveness), so
+// the second allocation can reuse the first's memory.
+// CHECK-LABEL: func.func @freed_after_last_use(
+// CHECK:         %[[A:.+]] = memref.alloc() {{.*}}: memref<64xf32>
+// CHECK:         linalg.reduce ins(%[[A]] : memref<64xf32>)
+// CHECK:         memref.dealloc %[[A]]
+// CHECK:         %[[B:.+]] = memref.alloc() {{.*}}: memref<64xf32>
+// CHECK:         linalg.reduce ins(%[[B]] : memref<64xf32>)
+// CHECK:         memref.dealloc %[[B]]
+// CHECK-NEXT:    return{{$}}
+#id = affine_map<(d0) -> (d0)>
+func.func @freed_after_last_use(%x: tensor<64xf32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<64xf32>
+  %z = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<f32>
+  %s0 = linalg.fill ins(%z : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %s = linalg.reduce ins(%a : tensor<64xf32>) outs(%s0 : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.tanh %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<64xf32>
+  %t0 = linalg.fill ins(%z : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %t = linalg.reduce ins(%b : tensor<64xf32>) outs(%s : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %0 = arith.addf %in, %acc : f32
+      linalg.yield %0 : f32
+    }
+  return %t : tensor<f32>
+}

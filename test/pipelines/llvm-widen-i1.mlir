@@ -25,10 +25,10 @@ func.func @copy_mask(%arg0: memref<7x13xi1>, %arg1: memref<7x13xi1>) {
 
 // WIDE-LABEL:   llvm.func @alloc_mask(
 // WIDE:           llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// WIDE:           llvm.call @malloc
+// WIDE:           llvm.call @_mlir_memref_to_llvm_alloc
 // NARROW-LABEL: llvm.func @alloc_mask(
 // NARROW:         llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i1
-// NARROW:         llvm.call @malloc
+// NARROW:         llvm.call @_mlir_memref_to_llvm_alloc
 func.func @alloc_mask(%n: index) {
   %a = memref.alloc(%n) : memref<?x13xi1>
   memref.dealloc %a : memref<?x13xi1>

@@ -1,0 +1,73 @@
+"""Convolution register tiles as matmuls.
+
+After ``lowerline-tile-and-fuse`` tiles an NCHW convolution down to one
+register tile (``mr`` output channels x ``nr`` output columns of one output
+row) and its (c, kh, kw) loops to steps of 1, what remains per step is a
+rank-1 update: ``out[f, ow] += w[f, c, kh, kw] * in[c, oh + kh, ow + kw]``.
+This module rewrites that unit-window ``linalg.conv_2d_nchw_fchw`` into a
+``linalg.matmul`` on rank-reduced slices (M = channels, K = 1, N = columns),
+which vectorizes to one broadcast and FMAs per channel like any matmul tile.
+
+Upstream vectorizes only 1-D convolutions, in NWC form: an NCHW tile would
+be transposed there and back at every step. Upstream has no rewrite of a
+unit-window convolution into a matmul; this is it.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _sizes(value: ir.Value) -> tuple[list[int], list[ir.Value]]:
+    """Static sizes (dynamic marked) and the values of the dynamic ones."""
+    vtype = ir.RankedTensorType(value.type)
+    shape = list(vtype.shape)
+    dynamic = []
+    for d, size in enumerate(shape):
+        if size == _DYNAMIC:
+            index = arith.ConstantOp(ir.IndexType.get(), d).result
+            dynamic.append(tensor.DimOp(value, index).result)
+    return shape, dynamic
+
+
+def _reduce(value: ir.Value, keep: list[int]) -> ir.Value:
+    """A rank-reducing slice of the whole of ``value`` keeping dims ``keep``."""
+    vtype = ir.RankedTensorType(value.type)
+    shape, dynamic = _sizes(value)
+    result = ir.RankedTensorType.get([shape[d] for d in keep], vtype.element_type)
+    rank = len(shape)
+    return tensor.ExtractSliceOp(
+        result, value, [], dynamic, [], [0] * rank, shape, [1] * rank
+    ).result
+
+
+def unit_window_conv_to_matmul(conv: ir.Operation, vector_attrs: dict[str, ir.Attribute]) -> bool:
+    """Rewrite one tiled conv (n = 1, oh = 1, c = kh = kw = 1) as a matmul.
+
+    Returns False (and changes nothing) when the tile does not have that shape.
+    """
+    inp, flt, out = (ir.RankedTensorType(v.type) for v in conv.operands)
+    n, f, oh, ow = out.shape
+    if (n, oh) != (1, 1) or list(flt.shape[1:]) != [1, 1, 1] or list(inp.shape[:3]) != [1, 1, 1]:
+        return False
+    if f == _DYNAMIC or inp.shape[3] != ow:  # a partial row tile is dynamic in both
+        return False
+    with ir.InsertionPoint(conv), conv.location:
+        weights = _reduce(conv.operands[1], [0, 1])  # f x 1
+        row = _reduce(conv.operands[0], [1, 3])  # 1 x ow
+        acc = _reduce(conv.operands[2], [1, 3])  # f x ow
+        product = linalg.matmul(weights, row, outs=[acc])
+        matmul = product.owner
+        for name, attr in vector_attrs.items():
+            matmul.attributes[name] = attr
+        rank = 4
+        shape, dynamic = _sizes(conv.operands[2])
+        merged = tensor.InsertSliceOp(
+            product, conv.operands[2], [], dynamic, [], [0] * rank, shape, [1] * rank
+        ).result
+    conv.results[0].replace_all_uses_with(merged)
+    conv.erase()
+    return True

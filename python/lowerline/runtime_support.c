@@ -1,0 +1,85 @@
+/* Allocation functions of compiled code, which count what it allocates.
+ *
+ * The llvm stage runs finalize-memref-to-llvm{use-generic-functions}, so every
+ * memref.alloc / memref.dealloc of the code calls the three functions below
+ * instead of malloc / aligned_alloc / free. This file is compiled and linked
+ * into every lib.so (lowerline.objects.link_shared_library); they are hidden,
+ * so each library uses its own and keeps its own counters.
+ *
+ * Each block is preceded by a header with its size and the address to free,
+ * so that free knows how many bytes go. The counters are atomic: the code
+ * allocates on OpenMP threads too.
+ *
+ *   lowerline_memory_stats(int64_t out[3])  live bytes, peak live bytes and
+ *                                           allocations since the last reset
+ *   lowerline_memory_reset()                peak := live, allocations := 0
+ */
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct {
+  void *base;   /* what malloc / aligned_alloc returned */
+  int64_t size; /* bytes the code asked for */
+} header_t;
+
+/* A multiple of malloc's alignment (16 on x86_64 and aarch64). */
+#define HEADER_BYTES 16
+_Static_assert(sizeof(header_t) <= HEADER_BYTES, "header too large");
+
+static _Atomic int64_t live_bytes;
+static _Atomic int64_t peak_bytes;
+static _Atomic int64_t allocations;
+
+static void *track(void *base, char *block, uint64_t size) {
+  if (!base)
+    return NULL;
+  header_t *header = (header_t *)(block - HEADER_BYTES);
+  header->base = base;
+  header->size = (int64_t)size;
+  int64_t live = atomic_fetch_add(&live_bytes, (int64_t)size) + (int64_t)size;
+  int64_t peak = atomic_load(&peak_bytes);
+  while (live > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, live)) {
+  }
+  atomic_fetch_add(&allocations, 1);
+  return block;
+}
+
+HIDDEN void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+  char *base = malloc(size + HEADER_BYTES);
+  return track(base, base + HEADER_BYTES, size);
+}
+
+HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
+  /* The block starts at a multiple of the alignment (a power of two), with
+   * room for the header before it. */
+  uint64_t offset = alignment < HEADER_BYTES ? HEADER_BYTES : alignment;
+  uint64_t total = size + offset;
+  if (total % offset) /* aligned_alloc wants a multiple of the alignment */
+    total += offset - total % offset;
+  char *base = aligned_alloc(offset, total);
+  return track(base, base + offset, size);
+}
+
+HIDDEN void _mlir_memref_to_llvm_free(void *block) {
+  if (!block)
+    return;
+  header_t *header = (header_t *)((char *)block - HEADER_BYTES);
+  atomic_fetch_sub(&live_bytes, header->size);
+  free(header->base);
+}
+
+EXPORT void lowerline_memory_stats(int64_t out[3]) {
+  out[0] = atomic_load(&live_bytes);
+  out[1] = atomic_load(&peak_bytes);
+  out[2] = atomic_load(&allocations);
+}
+
+EXPORT void lowerline_memory_reset(void) {
+  atomic_store(&peak_bytes, atomic_load(&live_bytes));
+  atomic_store(&allocations, 0);
+}

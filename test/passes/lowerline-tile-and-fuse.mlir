@@ -1,0 +1,171 @@
+// The same input planned for two targets gives two tilings: Sapphire Rapids
+// (AVX-512, 32 vector registers) takes 8x32 register tiles, Haswell (AVX2,
+// 16 registers) 6x16. The plan (explain) goes to stderr, checked separately.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
+// RUN:   --split-input-file 2>%t.spr | FileCheck %s --check-prefixes=CHECK,SPR
+// RUN: FileCheck %s --input-file=%t.spr --check-prefixes=EXPLAIN,EXPLAIN-SPR
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=haswell explain})" \
+// RUN:   --split-input-file 2>%t.hsw | FileCheck %s --check-prefixes=CHECK,HSW
+// RUN: FileCheck %s --input-file=%t.hsw --check-prefixes=EXPLAIN,EXPLAIN-HSW
+
+// matmul + fill + bias + relu: one fusion group. A parallel scf.forall over
+// (mc, nc) tiles; inside it an (mr, nr) loop nest over register tiles holding
+// the fill, the k loop (step 1) of the matmul and the epilogue, which reads
+// the accumulators before they are stored.
+// EXPLAIN-SPR:      lowerline-tile-and-fuse: target sapphirerapids (sapphirerapids, 512-bit vectors, L1 48 KiB, L2 2048 KiB, 2 cores)
+// EXPLAIN-HSW:      lowerline-tile-and-fuse: target haswell (haswell, 256-bit vectors, L1 32 KiB, L2 256 KiB, 4 cores)
+// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}lowerline-tile-and-fuse.mlir":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic, linalg.generic
+// EXPLAIN-SPR-NEXT:     tiles: parallel 48x128, registers 8x32, k loop of 1; 3.15 MFLOP, 0.20 MB moved
+// EXPLAIN-HSW-NEXT:     tiles: parallel 48x64, registers 6x16, k loop of 1; 3.15 MFLOP, 0.20 MB moved
+// EXPLAIN-NOT:        refused
+// EXPLAIN-NOT:        skipped
+
+// CHECK-LABEL: func.func @matmul_bias_relu(
+// CHECK:         %[[E:.+]] = tensor.empty() : tensor<48x256xf32>
+// SPR:           %[[NEST:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}} = %[[E]]) -> (tensor<48x256xf32>)
+// HSW:           %[[NEST:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}} = %[[E]]) -> (tensor<48x256xf32>)
+// SPR-DAG:         %[[MR:[a-z0-9_]+]] = arith.constant 8 : index
+// SPR-DAG:         %[[NR:[a-z0-9_]+]] = arith.constant 32 : index
+// HSW-DAG:         %[[MR:[a-z0-9_]+]] = arith.constant 6 : index
+// HSW-DAG:         %[[NR:[a-z0-9_]+]] = arith.constant 16 : index
+// CHECK:           scf.for %[[I:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %[[MR]] iter_args(
+// CHECK:             scf.for %[[J:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %[[NR]] iter_args(%[[T:[a-z0-9_]+]] =
+// SPR:                 %[[F:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 8, 32>} ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x32xf32>)
+// HSW:                 %[[F:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 6, 16>} ins(%{{.+}} : f32) outs(%{{.+}} : tensor<6x16xf32>)
+// CHECK:               %[[ONE:[a-z0-9_]+]] = arith.constant 1 : index
+// CHECK:               %[[ACC:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[ONE]] iter_args(%{{.+}} = %[[F]])
+// SPR:                   linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 32, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// HSW:                   linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 6, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<6x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<6x16xf32>)
+// CHECK:                 scf.yield
+// SPR:                 %[[BIASED:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %{{.+}} : tensor<8x32xf32>, tensor<32xf32>) {{.+}} attrs = {lowerline.vector_sizes = array<i64: 8, 32>}
+// HSW:                 %[[BIASED:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %{{.+}} : tensor<6x16xf32>, tensor<16xf32>) {{.+}} attrs = {lowerline.vector_sizes = array<i64: 6, 16>}
+// CHECK:                 arith.addf
+// SPR:                 %[[RELU:.+]] = linalg.generic {{.+}} ins(%[[BIASED]] : tensor<8x32xf32>) {{.+}} attrs = {lowerline.vector_sizes = array<i64: 8, 32>}
+// HSW:                 %[[RELU:.+]] = linalg.generic {{.+}} ins(%[[BIASED]] : tensor<6x16xf32>) {{.+}} attrs = {lowerline.vector_sizes = array<i64: 6, 16>}
+// CHECK:                 arith.maximumf
+// CHECK:               tensor.insert_slice %[[RELU]] into %[[T]][%[[I]], %[[J]]]
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice
+// CHECK:         return %[[NEST]] : tensor<48x256xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias_relu(%a: tensor<48x128xf32>, %b: tensor<128x256xf32>, %bias: tensor<256xf32>) -> tensor<48x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<48x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<48x256xf32>) -> tensor<48x256xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<48x128xf32>, tensor<128x256xf32>) outs(%f : tensor<48x256xf32>) -> tensor<48x256xf32>
+  %biased = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<48x256xf32>, tensor<256xf32>) outs(%e : tensor<48x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<48x256xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%biased : tensor<48x256xf32>) outs(%e : tensor<48x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<48x256xf32>
+  return %relu : tensor<48x256xf32>
+}
+
+// -----
+
+// A consumer that reads the matmul result transposed is refused (it would
+// recompute): the matmul nest holds only the fill, and the consumer is tiled
+// on its own, to vector rows, reading the stored result.
+// EXPLAIN:          lowerline-tile-and-fuse: target
+// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill
+// EXPLAIN-NEXT:         tiles: parallel
+// EXPLAIN-NEXT:         refused: linalg.generic at "{{.+}}":[[@LINE+21]]:8 reads the result through (d0, d1) -> (d1, d0): it would recompute
+// EXPLAIN-NEXT:       g1: vector root linalg.generic at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; vector tile [1, 32]
+
+// CHECK-LABEL: func.func @refuses_transposed_consumer(
+// CHECK:         %[[NEST:.+]] = scf.forall
+// CHECK-NOT:       linalg.generic
+// CHECK:           linalg.matmul {lowerline.contract
+// CHECK-NOT:       linalg.generic
+// CHECK:           scf.forall.in_parallel
+// CHECK:         %[[R:.+]] = scf.for
+// CHECK:           scf.for
+// CHECK:             %[[S:.+]] = tensor.extract_slice %[[NEST]][%{{.+}}, %{{.+}}] [32, 1] [1, 1] : tensor<32x32xf32> to tensor<32x1xf32>
+// CHECK:             linalg.generic {{.+}} ins(%[[S]] : tensor<32x1xf32>) outs(%{{.+}} : tensor<1x32xf32>) attrs = {lowerline.vector_sizes = array<i64: 1, 32>}
+// CHECK:         return %[[R]] : tensor<32x32xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+func.func @refuses_transposed_consumer(%a: tensor<32x64xf32>, %b: tensor<64x32xf32>) -> tensor<32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<32x64xf32>, tensor<64x32xf32>) outs(%f : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %t = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<32x32xf32>) outs(%e : tensor<32x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  return %t : tensor<32x32xf32>
+}
+
+// -----
+
+// A matmul result with two users must be stored anyway: its consumers are
+// refused and tiled on their own.
+// EXPLAIN:          lowerline-tile-and-fuse: target
+// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill
+// EXPLAIN-NEXT:         tiles: parallel
+// EXPLAIN-NEXT:         refused: consumers of linalg.matmul at "{{.+}}":[[@LINE+16]]:9: the result has 2 users and must be stored anyway
+// EXPLAIN-NEXT:       g1: vector root linalg.generic at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; vector tile [1, 32]
+
+// CHECK-LABEL: func.func @refuses_result_with_two_users(
+// CHECK:         %[[NEST:.+]] = scf.forall
+// CHECK-NOT:       linalg.generic
+// CHECK:           scf.forall.in_parallel
+// CHECK:         %[[R:.+]] = scf.for
+// CHECK:             tensor.extract_slice %[[NEST]]
+// CHECK:             linalg.generic {{.+}} attrs = {lowerline.vector_sizes = array<i64: 1, 32>}
+// CHECK:         return %[[NEST]], %[[R]] : tensor<32x32xf32>, tensor<32x32xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @refuses_result_with_two_users(%a: tensor<32x64xf32>, %b: tensor<64x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<32x64xf32>, tensor<64x32xf32>) outs(%f : tensor<32x32xf32>) -> tensor<32x32xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<32x32xf32>) outs(%e : tensor<32x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  return %mm, %t : tensor<32x32xf32>, tensor<32x32xf32>
+}
+
+// -----
+
+// Dynamic shapes: the matmul is skipped and left as it is.
+// EXPLAIN:          lowerline-tile-and-fuse: target
+// EXPLAIN-NEXT:       skipped: linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}: dynamic shapes
+
+// CHECK-LABEL: func.func @skips_dynamic_shapes(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<?x64xf32>, %[[B:[a-z0-9]+]]: tensor<64x32xf32>, %[[C:[a-z0-9]+]]: tensor<?x32xf32>)
+// CHECK-NEXT:    %[[R:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<?x64xf32>, tensor<64x32xf32>) outs(%[[C]] : tensor<?x32xf32>)
+// CHECK-NEXT:    return %[[R]]
+func.func @skips_dynamic_shapes(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>, %c: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %mm = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x32xf32>) outs(%c : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %mm : tensor<?x32xf32>
+}
+
+// -----
+
+// An i32 matmul (unsupported element type) is skipped and left as it is.
+// EXPLAIN:          lowerline-tile-and-fuse: target
+// EXPLAIN-NEXT:       skipped: linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}: mixed or unsupported element types
+
+// CHECK-LABEL: func.func @skips_i32_matmul(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<32x64xi32>, %[[B:[a-z0-9]+]]: tensor<64x32xi32>, %[[C:[a-z0-9]+]]: tensor<32x32xi32>)
+// CHECK-NEXT:    %[[R:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<32x64xi32>, tensor<64x32xi32>) outs(%[[C]] : tensor<32x32xi32>)
+// CHECK-NEXT:    return %[[R]]
+func.func @skips_i32_matmul(%a: tensor<32x64xi32>, %b: tensor<64x32xi32>, %c: tensor<32x32xi32>) -> tensor<32x32xi32> {
+  %mm = linalg.matmul ins(%a, %b : tensor<32x64xi32>, tensor<64x32xi32>) outs(%c : tensor<32x32xi32>) -> tensor<32x32xi32>
+  return %mm : tensor<32x32xi32>
+}

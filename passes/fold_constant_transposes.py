@@ -22,7 +22,6 @@ known (a blob elided from the file), is left alone.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from mlir import ir
@@ -37,14 +36,6 @@ def _constant_input(op: ir.Operation) -> tuple[ir.Attribute, ir.RankedTensorType
     if not isinstance(source, ir.OpResult) or source.owner.name != "arith.constant":
         return None
     return source.owner.attributes["value"], ir.RankedTensorType(source.type)
-
-
-_FRESH = itertools.count()
-
-
-def _blob_name(attr: ir.Attribute, suffix: str) -> str:
-    base = weights.resource_name(attr) or f"lowerline_weight{next(_FRESH)}"
-    return f"{base}.{suffix}"
 
 
 @register_pass
@@ -69,7 +60,7 @@ class FoldConstantTransposes(Pass):
             return
         permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
         result_type = ir.RankedTensorType(op.results[0].type)
-        name = _blob_name(attr, "t" + "".join(map(str, permutation)))
+        name = weights.derived_name(attr, "t" + "".join(map(str, permutation)))
         value = weights.constant_attr(array.transpose(permutation), result_type, name)
         with ir.InsertionPoint(op), op.location:
             folded = arith.ConstantOp(result_type, value)

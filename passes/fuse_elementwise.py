@@ -29,15 +29,9 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
+from lowerline.linalg_info import all_parallel as _all_parallel
+from lowerline.linalg_info import indexing_maps as _maps
 from lowerline.pass_api import Pass, ops_matching, register_pass
-
-
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _all_parallel(op: ir.Operation) -> bool:
-    return all(str(a).endswith("parallel>") for a in ir.ArrayAttr(op.attributes["iterator_types"]))
 
 
 def _n_inputs(op: ir.Operation) -> int:

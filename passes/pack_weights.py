@@ -29,7 +29,6 @@ bytes are unknown are left alone.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,15 +136,7 @@ class PackWeights(Pass):
         layout = array.reshape(k, n // nr, nr).transpose(1, 0, 2)
         ctype = ir.RankedTensorType(constant.results[0].type)
         ptype = ir.RankedTensorType.get([n // nr, k, nr], ctype.element_type)
-        name = f"{_blob_name(constant)}.p{nr}"
+        name = weights.derived_name(constant.attributes["value"], f"p{nr}")
         entry = func.regions[0].blocks[0]
         with ir.InsertionPoint.at_block_begin(entry), constant.location:
             return arith.ConstantOp(ptype, weights.constant_attr(layout, ptype, name)).result
-
-
-_FRESH = itertools.count()
-
-
-def _blob_name(constant: ir.Operation) -> str:
-    name = weights.resource_name(constant.attributes["value"])
-    return name or f"lowerline_weight{next(_FRESH)}"

@@ -44,6 +44,9 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.conv_tiles import unit_window_conv_to_matmul
+from lowerline.linalg_info import describe as _short
+from lowerline.linalg_info import indexing_maps as _maps
+from lowerline.linalg_info import iterator_kinds as _iterators
 from lowerline.options import opt
 from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
 from lowerline.targets import CpuTarget, cpu_target
@@ -67,26 +70,11 @@ def _tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
     return None
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _iterators(op: ir.Operation) -> list[str]:
-    return [
-        str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])
-    ]
-
-
 def _is_linalg(op: ir.Operation) -> bool:
     # tensor.pad is left to bufferization (a copy into a filled buffer): the
     # vectorized pad (row tiles, masked reads) drops the low padding of the
     # row (measured: wrong results; upstream 22 vectorizer).
     return op.name.startswith("linalg.") and op.name != "linalg.yield"
-
-
-def _short(op: ir.Operation) -> str:
-    loc = str(op.location)
-    return f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}"
 
 
 @dataclass

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lowerline.linalg_info import describe
 from lowerline.options import opt
 from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
 from lowerline.transform_scripts import ANY, apply_script
@@ -78,10 +79,6 @@ def _tagged(module: ir.Operation) -> list[ir.Operation]:
     )
 
 
-def _describe(op: ir.Operation) -> str:
-    return f"{op.name} at {str(op.location)[4:-1]}"
-
-
 def _script(op: ir.Operation, index: int) -> str:
     sizes = list(ir.DenseI64ArrayAttr(op.attributes[VECTOR]))
     op.attributes[_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
@@ -105,7 +102,7 @@ class Vectorize(Pass):
     def run(self, op: ir.Operation) -> None:
         left: list[str] = []
         for index, target in enumerate(_tagged(op)):
-            where = _describe(target)
+            where = describe(target)
             failure = apply_script(op, _script(target, index))
             if failure:
                 left.append(f"  {where}: {failure}")

@@ -16,6 +16,7 @@ them again.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -53,6 +54,15 @@ def resource_name(attr: ir.Attribute) -> str | None:
     """``w0`` for ``dense_resource<w0> : tensor<...>``; None for other attributes."""
     match = re.match(r"dense_resource<([^>]+)>", str(attr))
     return match.group(1) if match else None
+
+
+_FRESH = itertools.count()
+
+
+def derived_name(attr: ir.Attribute, suffix: str) -> str:
+    """A name for a blob computed from constant ``attr``: ``w0.t10`` from
+    ``dense_resource<w0>``, a fresh one for inline constants."""
+    return f"{resource_name(attr) or f'lowerline_weight{next(_FRESH)}'}.{suffix}"
 
 
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:

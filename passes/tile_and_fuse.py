@@ -48,7 +48,7 @@ from lowerline.linalg_info import describe as _short
 from lowerline.linalg_info import indexing_maps as _maps
 from lowerline.linalg_info import iterator_kinds as _iterators
 from lowerline.options import opt
-from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
+from lowerline.pass_api import Pass, ops_matching, register_pass, resolve_target
 from lowerline.targets import CpuTarget, cpu_target
 from lowerline.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
 from lowerline.transform_scripts import ANY, apply_script
@@ -64,13 +64,13 @@ _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
 _ROOTS = _CONTRACTIONS + _CONVOLUTIONS
 
 
-def _tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
+def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
     if isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape:
         return ir.RankedTensorType(value.type)
     return None
 
 
-def _is_linalg(op: ir.Operation) -> bool:
+def is_linalg(op: ir.Operation) -> bool:
     # tensor.pad is left to bufferization (a copy into a filled buffer): the
     # vectorized pad (row tiles, masked reads) drops the low padding of the
     # row (measured: wrong results; upstream 22 vectorizer).
@@ -141,7 +141,7 @@ class Plan:
         return "\n".join(lines)
 
 
-def _element_bytes(op: ir.Operation) -> int | None:
+def element_bytes(op: ir.Operation) -> int | None:
     types = {
         str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
         for v in [*op.operands, *op.results]
@@ -157,8 +157,8 @@ def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
         return f"{_short(user)} is not an elementwise linalg.generic"
     if any(it != "parallel" for it in _iterators(user)):
         return f"{_short(user)} reduces across the tile: fusing would need the whole row"
-    result_type = _tensor_type(current.results[0])
-    if _tensor_type(user.results[0]) != ir.RankedTensorType.get(
+    result_type = tensor_type(current.results[0])
+    if tensor_type(user.results[0]) != ir.RankedTensorType.get(
         result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
     ):
         return f"{_short(user)} has another shape: it would recompute or spill"
@@ -197,11 +197,11 @@ def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation
 
 
 def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = _element_bytes(op)
+    eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out = _tensor_type(op.results[0])
-    lhs = _tensor_type(op.operands[0])
+    out = tensor_type(op.results[0])
+    lhs = tensor_type(op.operands[0])
     if out is None or lhs is None:
         return "dynamic shapes"
     dims = linalg.infer_contraction_dimensions(op)
@@ -214,7 +214,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [1]
-    _fused_producers_and_consumers(group)
+    fused_producers_and_consumers(group)
     b = 1
     for d in batch:
         b *= d
@@ -223,7 +223,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     return group
 
 
-def _fused_producers_and_consumers(group: Group) -> None:
+def fused_producers_and_consumers(group: Group) -> None:
     op = group.root
     init = op.operands[-1]
     if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill":
@@ -234,20 +234,20 @@ def _fused_producers_and_consumers(group: Group) -> None:
     group.consumers = _consumer_chain(op, group.refused)
 
 
-def _all_ones(op: ir.Operation, name: str) -> bool:
+def all_ones(op: ir.Operation, name: str) -> bool:
     return name not in op.attributes or all(
         int(v) == 1 for v in ir.DenseIntElementsAttr(op.attributes[name])
     )
 
 
 def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = _element_bytes(op)
+    eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out, inp, flt = (_tensor_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
+    out, inp, flt = (tensor_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
     if out is None or inp is None or flt is None:
         return "dynamic shapes"
-    if not (_all_ones(op, "strides") and _all_ones(op, "dilations")):
+    if not (all_ones(op, "strides") and all_ones(op, "dilations")):
         return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     n, f, oh, ow = out.shape
     c, kh, kw = flt.shape[1:]
@@ -255,7 +255,7 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     t = group.tiles = conv_tiles(target, f, oh, ow, eb)
     group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
     group.red = [0, 0, 0, 0, 1, 1, 1]
-    _fused_producers_and_consumers(group)
+    fused_producers_and_consumers(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
     group.bytes_moved = eb * (int(np.prod(inp.shape)) + int(np.prod(flt.shape)) + n * f * oh * ow)
     return group
@@ -264,11 +264,11 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
 def _iteration_shape(op: ir.Operation) -> list[int] | None:
     """Static loop bounds of a linalg op; None when some are unknown."""
     if op.name != "linalg.generic":
-        ttype = _tensor_type(op.results[0])
+        ttype = tensor_type(op.results[0])
         return list(ttype.shape) if ttype else None  # fill, transpose: the result
     shape = [0] * len(_iterators(op))
     for operand, amap in zip(op.operands, _maps(op), strict=False):
-        ttype = _tensor_type(operand)
+        ttype = tensor_type(operand)
         if ttype is None:
             return None
         for result, size in zip(amap.results, ttype.shape, strict=True):
@@ -278,9 +278,9 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
 
 
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    if not op.results or any(_tensor_type(r) is None for r in op.results):
+    if not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
-    eb = _element_bytes(op) or 4
+    eb = element_bytes(op) or 4
     if op.name not in ("linalg.fill", "linalg.transpose", "linalg.generic"):
         return "not an elementwise, reduction, fill or transpose op"
     shape = _iteration_shape(op)
@@ -318,7 +318,7 @@ def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) ->
 
 
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
-    ops = [op.operation for op in func.regions[0].blocks[0].operations if _is_linalg(op.operation)]
+    ops = [op.operation for op in func.regions[0].blocks[0].operations if is_linalg(op.operation)]
     taken: list[ir.Operation] = []
     for op in ops:
         if op.name not in _ROOTS:
@@ -344,11 +344,11 @@ def _add_group(
     return found
 
 
-def _ints(values: list[int]) -> str:
+def ints(values: list[int]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
-def _match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
+def match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
     return (
         f'  {var} = transform.structured.match attributes{{{attr} = "{tag}"}} in {where}'
         f" : ({ANY}) -> {ANY}\n"
@@ -363,17 +363,17 @@ def _tile_for(var: str, target: str, sizes: list[int], extra: str = "") -> str:
         return f"  {var} = transform.cast {target} : {ANY} to {ANY}\n"
     return (
         f"  {names} = transform.structured.tile_using_for {target} "
-        f"tile_sizes {_ints(sizes)}{extra} : ({ANY}) -> ({outs})\n"
+        f"tile_sizes {ints(sizes)}{extra} : ({ANY}) -> ({outs})\n"
     )
 
 
-def _fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) -> str:
+def fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) -> str:
     """fuse_into_containing_op for each op (consumers first, then producers),
     matched inside ``scope`` (the copies outside it are dead by then)."""
     text = ""
     for index, op in enumerate(ops):
         var = f"%{prefix}{index}"
-        text += _match(var, _tag_of(op), scope)
+        text += match(var, _tag_of(op), scope)
         text += (
             f"  {var}_fused, {var}_into = transform.structured."
             f"fuse_into_containing_op {var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
@@ -389,23 +389,23 @@ def contraction_script(g: Group) -> str:
     inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
     if g.fill:
         inner.append(g.fill)
-    text = _match("%last", g.name, attr=LAST)
+    text = match("%last", g.name, attr=LAST)
     text += (
         f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
-        f"{_ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
+        f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
     )
-    text += _fuse_into(inner, "%forall", "p", "%root")
-    text += _match("%inlast", g.name, "%forall", attr=LAST)
+    text += fuse_into(inner, "%forall", "p", "%root")
+    text += match("%inlast", g.name, "%forall", attr=LAST)
     rank = len(g.reg)
     sizes = g.reg if g.consumers else g.reg + [0] * (len(g.red) - rank)
     text += _tile_for("%reg", "%inlast", sizes)
     loops = sum(1 for s in sizes if s)
     innermost = f"%reg_loops#{loops - 1}" if loops > 1 else "%reg_loop"
     if g.consumers:
-        text += _fuse_into(inner, innermost, "q", "%forall")
+        text += fuse_into(inner, innermost, "q", "%forall")
     elif g.fill:
         # The fill is the register loops' init, not read inside them: tile it alone.
-        text += _match("%fillin", f"{g.name}.fill", "%forall")
+        text += match("%fillin", f"{g.name}.fill", "%forall")
         text += _tile_for("%fillreg", "%fillin", g.reg)
     scope = innermost
     if g.kind == "conv" and g.tiles.masked:
@@ -419,18 +419,18 @@ def contraction_script(g: Group) -> str:
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
         text += f"  transform.apply_dce to %forall : {ANY}\n"
-    text += _match("%mm", f"{g.name}.root", scope)
+    text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
 
 
 def vector_script(g: Group) -> str:
     """Rows of vector tiles; for a large op, a forall over the cores first."""
-    text = _match("%op", f"{g.name}.root")
+    text = match("%op", f"{g.name}.root")
     if g.par:
         text += (
             f"  %rows, %forall = transform.structured.tile_using_forall %op tile_sizes "
-            f"{_ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
+            f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
         )
         text += _tile_for("%t", "%rows", g.vector_tiles)
     else:
@@ -488,7 +488,7 @@ def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
     return None
 
 
-def _strip_tags(module: ir.Operation) -> None:
+def strip_tags(module: ir.Operation) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in (TAG, LAST):  # the vector tags stay for lowerline-vectorize
             if name in op.attributes:
@@ -509,11 +509,7 @@ class TileAndFuse(Pass):
     explain: bool = opt(False, "print the fusion groups, tile sizes and refusals to stderr")
 
     def run(self, op: ir.Operation) -> None:
-        try:
-            target = cpu_target(self.target)
-        except ValueError as err:
-            op.location.emit_error(str(err))
-            raise PassFailed() from None
+        target = resolve_target(cpu_target, self.target, op)
         plan = Plan(target)
         counter = [0]
         for func in op.regions[0].blocks[0].operations:
@@ -527,6 +523,6 @@ class TileAndFuse(Pass):
             group.failure = apply_script(op, body)
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
-        _strip_tags(op)
+        strip_tags(op)
         if self.explain:
             print(plan.explain(), file=sys.stderr, flush=True)

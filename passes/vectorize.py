@@ -34,14 +34,16 @@ VECTOR = "lowerline.vector_sizes"
 CONTRACT = "lowerline.contract"
 _MARK = "lowerline.vectorize_me"
 
-LOWERING = f"""
-  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
-  transform.apply_patterns to %f {{
+_FUNCS = f"""  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
+"""
+_CONTRACTIONS = f"""  transform.apply_patterns to %f {{
     transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
     transform.apply_patterns.vector.transfer_permutation_patterns
     transform.apply_patterns.vector.lower_masked_transfers
   }} : {ANY}
-  transform.apply_patterns to %f {{
+"""
+# Accumulators out of the k loops (CPU: they stay in registers).
+_HOIST = f"""  transform.apply_patterns to %f {{
     transform.apply_patterns.canonicalization
     transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
   }} : {ANY}
@@ -54,7 +56,8 @@ LOWERING = f"""
   transform.apply_patterns to %f {{
     transform.apply_patterns.canonicalization
   }} : {ANY}
-  transform.apply_patterns to %f {{
+"""
+_TO_RANK_1 = f"""  transform.apply_patterns to %f {{
     transform.apply_patterns.vector.cast_away_vector_leading_one_dim
   }} : {ANY}
   transform.apply_patterns to %f {{
@@ -70,6 +73,9 @@ LOWERING = f"""
     transform.apply_patterns.vector.lower_shape_cast
   }} : {ANY}
 """
+LOWERING = _FUNCS + _CONTRACTIONS + _HOIST + _TO_RANK_1
+# Without hoisting (GPU threads: their accumulator tiles live in shared memory).
+LOWERING_IN_PLACE = _FUNCS + _CONTRACTIONS + _TO_RANK_1
 
 
 def _tagged(module: ir.Operation) -> list[ir.Operation]:

@@ -7,17 +7,28 @@ vectorize), so that each reads the attributes the same way.
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import linalg
 
 
 def indexing_maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    """The maps of any linalg op (named ops keep theirs implicit)."""
+    if "indexing_maps" in op.attributes:
+        maps = op.attributes["indexing_maps"]
+    else:
+        maps = linalg.get_indexing_maps(op)
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(maps)]
 
 
 def iterator_kinds(op: ir.Operation) -> list[str]:
-    """``["parallel", "reduction", ...]`` of a ``linalg.generic``."""
-    return [
-        str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])
-    ]
+    """``["parallel", "reduction", ...]``; for named ops, from the init's map
+    (the loops that index the output are the parallel ones)."""
+    if "iterator_types" in op.attributes:
+        return [
+            str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])
+        ]
+    maps = indexing_maps(op)
+    out = {r.position for r in maps[-1].results if isinstance(r, ir.AffineDimExpr)}
+    return ["parallel" if d in out else "reduction" for d in range(maps[-1].n_dims)]
 
 
 def all_parallel(op: ir.Operation) -> bool:

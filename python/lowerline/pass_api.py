@@ -17,6 +17,8 @@ locations. It is the only module that calls ``PassManager.add(callable)``.
 from __future__ import annotations
 
 import importlib
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,6 +32,16 @@ if TYPE_CHECKING:  # the registry itself must not load MLIR: the user's process 
 
 class PassFailed(Exception):
     """Raised by ``Pass.run`` after it emitted its diagnostics; the IR is unchanged."""
+
+
+def resolve_target(lookup: Callable[[str], Any], name: str, op: ir.Operation) -> Any:
+    """``lookup(name)`` (a target description), or an error on ``op`` naming
+    the known targets and ``PassFailed``: a pass's ``target`` option."""
+    try:
+        return lookup(name)
+    except ValueError as err:
+        op.location.emit_error(str(err))
+        raise PassFailed() from None
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,7 @@ def _load() -> None:
     for module in passes.PASS_MODULES:
         importlib.import_module(f"lowerline.passes.{module}")
     importlib.import_module("lowerline.stages")
+    importlib.import_module("lowerline.gpu_stages")
 
 
 def get_pass(flag: str) -> type[Pass] | None:
@@ -153,6 +166,8 @@ def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.Pa
             # Exceptions raised inside MLIR callbacks arrive wrapped with a
             # traceback in the message; the last line names the real error.
             reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+            if os.environ.get("LOWERLINE_DEBUG"):
+                traceback.print_exc()
             op.location.emit_error(f"internal error in {p.flag}: {reason}")
             handle.signal_pass_failure()
 

@@ -5,7 +5,8 @@ triple and CPU for LLVM, the vector width, which matrix and dot-product
 extensions exist, the cores and the cache sizes. Passes that make decisions
 (tile sizes, vector widths, threads) read these fields. ``host_cpu()``
 describes the machine it runs on; ``CPU_TARGETS`` names a few others so that
-tests can show the decisions change with the target.
+tests can show the decisions change with the target. ``GPU_TARGETS`` describes
+NVIDIA GPUs (``cuda:sm_80``, ...): chip, PTX ISA, shared memory, registers.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import os
 import platform
 import re
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -144,3 +145,72 @@ def cpu_target(name: str) -> CpuTarget:
         known = ", ".join(["cpu", *(f"cpu:{k}" for k in CPU_TARGETS)])
         raise ValueError(f"unknown CPU target '{name}'; targets: {known}")
     return CPU_TARGETS[name]
+
+
+@dataclass(frozen=True)
+class GpuTarget:
+    """An NVIDIA GPU as the GPU passes see it: what to emit and what fits on it.
+
+    ``chip`` and ``features`` go to ``nvvm-attach-target`` (LLVM's NVPTX
+    ``-mcpu``/``-mattr``); the limits decide block sizes, shared-memory tiles
+    and register budgets; ``tensor_cores`` names the matrix instructions a
+    pass may use (``"wgmma"`` exists only on ``sm_90a``, which is not forward
+    compatible and so is a target of its own).
+    """
+
+    name: str
+    chip: str  # LLVM's NVPTX -mcpu, ptxas' -arch
+    sm: int  # compute capability as a number: 80 for 8.0
+    ptx_version: int  # PTX ISA as a number: 80 for .version 8.0
+    features: str  # LLVM's NVPTX -mattr, e.g. "+ptx80"
+    _: KW_ONLY
+    warp_size: int = 32
+    max_threads_per_block: int = 1024
+    shared_memory_per_block: int = 48 << 10  # static limit, without opt-in
+    shared_memory_per_block_optin: int  # after cudaFuncSetAttribute
+    shared_memory_per_sm: int
+    registers_per_thread: int = 255
+    registers_per_sm: int = 65536
+    sm_count: int
+    l2_bytes: int
+    tensor_cores: tuple[str, ...]  # matrix instructions: "mma.sync.f16", "wgmma", ...
+    triple: str = "nvptx64-nvidia-cuda"
+
+
+_MMA_SYNC = ("mma.sync.f16", "mma.sync.bf16", "mma.sync.tf32", "mma.sync.s8")
+
+# PTX ISA 8.0 for all three: the lowest ISA that has sm_90a (wgmma) and so the
+# widest range of drivers (any CUDA 12.x) that can JIT the PTX we embed;
+# ptxas 13 accepts it for each chip. Limits: NVIDIA's A100 (sm_80) and H100 SXM
+# (sm_90) figures, as cudaGetDeviceProperties reports them.
+GPU_TARGETS: dict[str, GpuTarget] = {
+    "sm_80": GpuTarget(
+        "sm_80", "sm_80", 80, ptx_version=80, features="+ptx80", sm_count=108,
+        l2_bytes=40 << 20, shared_memory_per_block_optin=163 << 10,
+        shared_memory_per_sm=164 << 10, tensor_cores=_MMA_SYNC,
+    ),
+    "sm_90": GpuTarget(
+        "sm_90", "sm_90", 90, ptx_version=80, features="+ptx80", sm_count=132,
+        l2_bytes=50 << 20, shared_memory_per_block_optin=227 << 10,
+        shared_memory_per_sm=228 << 10, tensor_cores=_MMA_SYNC,
+    ),
+    "sm_90a": GpuTarget(
+        "sm_90a", "sm_90a", 90, ptx_version=80, features="+ptx80", sm_count=132,
+        l2_bytes=50 << 20, shared_memory_per_block_optin=227 << 10,
+        shared_memory_per_sm=228 << 10, tensor_cores=(*_MMA_SYNC, "wgmma"),
+    ),
+}  # fmt: skip
+
+
+def is_gpu_target(name: str) -> bool:
+    """Whether a target string names a GPU (``cuda:...``), so callers pick the GPU path."""
+    return name.startswith("cuda:")
+
+
+def gpu_target(name: str) -> GpuTarget:
+    """``"cuda:sm_80"`` or ``"sm_80"``: a name of ``GPU_TARGETS``."""
+    chip = name[len("cuda:") :] if is_gpu_target(name) else name
+    if chip not in GPU_TARGETS:
+        known = ", ".join(f"cuda:{k}" for k in GPU_TARGETS)
+        raise ValueError(f"unknown GPU target '{name}'; targets: {known}")
+    return GPU_TARGETS[chip]

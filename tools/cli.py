@@ -54,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("--runs", type=int, default=50, help="timed runs for each latency")
     comp.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    comp.add_argument(
+        "--target",
+        default="cpu",
+        help="'cpu' (default), 'cpu:NAME', or 'cuda:sm_80' / 'cuda:sm_90': PTX, cubin and "
+        "fatbin are built and checked with ptxas, the GPU-mapped IR runs on this CPU",
+    )
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -114,7 +120,11 @@ def _compile(args: argparse.Namespace) -> int:
 
     stem = os.path.splitext(os.path.basename(args.file))[0]
     out_dir = args.out or os.path.join("lowerline-out", stem)
-    report = compile_file(args.file, out_dir, runs=args.runs, cache=not args.no_cache)
+    if args.target.startswith("cuda:"):
+        return _compile_gpu(args, out_dir)
+    report = compile_file(
+        args.file, out_dir, runs=args.runs, cache=not args.no_cache, target=args.target
+    )
     origin = "from the cache" if report.cache_hit else "compiled"
     print(f"{args.file}: {origin}; stage IR and lib.so in {report.out_dir}/")
     for stage, seconds in report.stage_seconds.items():
@@ -126,6 +136,35 @@ def _compile(args: argparse.Namespace) -> int:
     )
     print(f"peak intermediate memory: {report.memory}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
+    return 0
+
+
+def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:
+    from lowerline.compile_cli import compile_file_gpu
+
+    report = compile_file_gpu(args.file, out_dir, args.target, cache=not args.no_cache)
+    origin = "from the cache" if report.cache_hit else "compiled"
+    print(f"{args.file}: {origin} for {args.target}; IR, PTX, cubins, fatbins in {out_dir}/")
+    for stage, seconds in report.stage_seconds.items():
+        print(f"  {stage:<13} {seconds * 1000:9.1f} ms")
+    arch = args.target.split(":", 1)[1]
+    print(f"{len(report.kernels)} kernel launches (ptxas -v for {arch}):")
+    for k in report.kernels:
+        r = k["resources"].get(arch, {})
+        spills = r.get("spill_store_bytes", 0) + r.get("spill_load_bytes", 0)
+        print(
+            f"  {k['name']:<28} grid {k['grid']} block {k['block']} "
+            f"shared {k['shared_bytes']} B, {r.get('registers', '?')} registers, "
+            f"{spills} B spilled"
+        )
+    print(
+        f"GPU-mapped IR run on this CPU: largest difference from eager "
+        f"{report.emulation_max_abs_diff:.3g}"
+    )
+    if report.device:
+        print(f"not run on a GPU: {report.device}")
+    else:
+        print(f"on the GPU: largest difference from eager {report.device_max_abs_diff:.3g}")
     return 0
 
 

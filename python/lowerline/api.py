@@ -40,6 +40,7 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
+from lowerline import ptx
 from lowerline.cache import Cache
 from lowerline.frontend.export import (
     InputSpec,
@@ -48,19 +49,24 @@ from lowerline.frontend.export import (
     describe_unsupported,
     export_program,
 )
-from lowerline.runtime import MemoryStats, NativeFunction
+from lowerline.gpu_stages import GpuOptions
+from lowerline.runtime import GpuFunction, MemoryStats, NativeFunction
 from lowerline.stages import CPU_STAGES, CpuOptions
-from lowerline.targets import CPU_TARGETS
+from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 from lowerline.workers import CompileError, ImportWorker, UnsupportedOpsError, run_compile_worker
 
 
-def _cpu_target_name(target: str) -> str:
-    """``"cpu"`` -> ``"host"``; ``"cpu:NAME"`` -> NAME of targets.CPU_TARGETS."""
+def _target_name(target: str) -> str:
+    """``"cpu"`` -> ``"host"``; ``"cpu:NAME"`` -> NAME of targets.CPU_TARGETS;
+    ``"cuda:sm_XX"`` -> ``sm_XX`` of targets.GPU_TARGETS."""
     known = ["cpu", *(f"cpu:{name}" for name in CPU_TARGETS)]
+    known += [f"cuda:{name}" for name in GPU_TARGETS]
     if target == "cpu":
         return "host"
     if target.startswith("cpu:") and target[4:] in CPU_TARGETS:
         return target[4:]
+    if target.startswith("cuda:") and target[5:] in GPU_TARGETS:
+        return target[5:]
     raise ValueError(f"unknown target '{target}'; targets: {', '.join(known)}")
 
 
@@ -90,7 +96,8 @@ class Specialization:
     artifacts_dir: str
     stage_seconds: dict[str, float]
     cache_hit: bool
-    function: NativeFunction
+    function: NativeFunction | GpuFunction
+    cpu_function: NativeFunction | None = None  # GPU targets: the mapped IR on the CPU
 
     @property
     def key(self) -> tuple:
@@ -109,12 +116,16 @@ class Specialization:
         return pytree.tree_unflatten(flat, self.out_spec)
 
 
-def _options_text(options: CpuOptions) -> str:
-    return json.dumps(asdict(options), sort_keys=True)
+def _options_text(options: CpuOptions | GpuOptions) -> str:
+    return json.dumps({"kind": _kind(options), **asdict(options)}, sort_keys=True)
 
 
-def _parse_options(options: dict[str, Any]) -> CpuOptions:
-    known = {f.name: f for f in fields(CpuOptions)}
+def _kind(options: CpuOptions | GpuOptions) -> str:
+    return "gpu" if isinstance(options, GpuOptions) else "cpu"
+
+
+def _parse_options(options: dict[str, Any], cls: type = CpuOptions) -> CpuOptions | GpuOptions:
+    known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise TypeError(
@@ -130,7 +141,7 @@ def _parse_options(options: dict[str, Any]) -> CpuOptions:
             f"compile option {name} takes a {type(default).__name__}, "
             f"got {type(value).__name__} {value!r}"
         )
-    return CpuOptions(**options)
+    return cls(**options)
 
 
 class CompiledModule:
@@ -140,7 +151,7 @@ class CompiledModule:
         self,
         module: torch.nn.Module,
         target: str,
-        options: CpuOptions,
+        options: CpuOptions | GpuOptions,
         cache: Cache,
         dump_dir: str | None,
         max_specializations: int,
@@ -193,6 +204,62 @@ class CompiledModule:
                 "evicted or cleared (the compiled code still runs); compile with dump_dir= to "
                 "keep every stage's IR"
             ) from None
+
+    # -- GPU artifacts -------------------------------------------------------
+
+    @property
+    def ptx(self) -> str:
+        """The PTX of every kernel module, one after the other (GPU targets)."""
+        return self._gpu_file("kernels.ptx.txt").decode()
+
+    @property
+    def ptx_modules(self) -> dict[str, str]:
+        """Kernel module name -> its PTX (each a complete PTX module for ptxas)."""
+        return {name: data.decode() for name, data in self._gpu_files(".ptx").items()}
+
+    @property
+    def kernels(self) -> list[dict]:
+        """Every kernel launch the host code makes, in order: ``name``,
+        ``grid``, ``block``, ``shared_bytes``, ``param_bytes`` and
+        ``resources`` (per arch: registers, spills, shared memory from ptxas -v)."""
+        return json.loads(self._gpu_file("kernels.json"))
+
+    @property
+    def cubin(self) -> dict[str, bytes]:
+        """Kernel module name -> its cubin for the target (GPU targets)."""
+        return self._gpu_files(".cubin")
+
+    @property
+    def fatbin(self) -> dict[str, bytes]:
+        """Kernel module name -> its fatbin (cubin + PTX) (GPU targets, binary='fatbin')."""
+        return self._gpu_files(".fatbin")
+
+    def _gpu_file(self, name: str) -> bytes:
+        if not isinstance(self.options, GpuOptions):
+            raise AttributeError(f"{name} exists for GPU targets (cuda:...), not '{self.target}'")
+        with open(os.path.join(self.artifacts_dir, name), "rb") as handle:
+            return handle.read()
+
+    def _gpu_files(self, suffix: str) -> dict[str, bytes]:
+        self._gpu_file("kernels.json")  # the target check
+        found = {}
+        for name in sorted(os.listdir(self.artifacts_dir)):
+            if name.endswith(suffix):
+                with open(os.path.join(self.artifacts_dir, name), "rb") as handle:
+                    found[name[: -len(suffix)]] = handle.read()
+        return found
+
+    def run_on_cpu(self, *args: Any) -> Any:
+        """Run the GPU-mapped IR (blocks and threads as loops, shared memory as
+        buffers) on this CPU: the numeric check of GPU code without a GPU."""
+        if not isinstance(self.options, GpuOptions):
+            raise RuntimeError(f"run_on_cpu is for GPU targets; '{self.target}' runs natively")
+        flat = args if self._flat_call else pytree.tree_flatten(args)[0]
+        specialization = self._by_key.get(self._key(flat)) or self._specialize(args)
+        if specialization.cpu_function is None:
+            raise RuntimeError("compiled with cpu_emulation=False: no CPU build of the mapped IR")
+        tensors = [flat[i].contiguous() for i in specialization.tensor_inputs]
+        return specialization.assemble(specialization.cpu_function(tensors))
 
     def memory(self) -> MemoryStats:
         """The intermediate memory of the last call, counted at run time.
@@ -313,7 +380,10 @@ class CompiledModule:
                 "holds the weights it was compiled with and will not mix them with new ones "
                 "in a new specialization; call lowerline.compile again"
             )
-        key = cache_key(program, self._options_text, self.target)
+        options = self._options_text
+        if isinstance(self.options, GpuOptions):  # the cubins are ptxas' work
+            options += f"|ptxas={ptx.toolkit_version()}"
+        key = cache_key(program, options, self.target)
         meta, hit, function = self._load(key, program)
         folder = self._cache.path(key)
         if hit:
@@ -325,7 +395,13 @@ class CompiledModule:
             stage_seconds = {"export": export_seconds, **meta["stage_seconds"]}
         if self._dump_dir:
             _dump_artifacts(folder, self._dump_dir, len(self.specializations))
+        cpu_function = None
+        emulation = os.path.join(folder, "cpu.so")
+        if isinstance(self.options, GpuOptions) and os.path.exists(emulation):
+            outputs = [(r[0], r[1]) for kind, *r in program.outputs if kind == "tensor"]
+            cpu_function = NativeFunction(emulation, meta["entry"], outputs)
         return Specialization(
+            cpu_function=cpu_function,
             inputs=program.inputs,
             out_spec=program.out_spec,
             outputs=program.outputs,
@@ -346,6 +422,8 @@ class CompiledModule:
                 meta = self._compile(key, program)
             try:
                 library = os.path.join(self._cache.path(key), "lib.so")
+                if isinstance(self.options, GpuOptions):
+                    return meta, hit, GpuFunction(library, meta["entry"], outputs)
                 return meta, hit, NativeFunction(library, meta["entry"], outputs)
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
@@ -410,7 +488,9 @@ def _stage_file(folder: str, stage: str) -> str:
     return os.path.join(folder, "ir", f"{index}-{stage}.mlir")
 
 
-def _compile_artifact(program: Program, options: CpuOptions, workspace: str, failures: str) -> dict:
+def _compile_artifact(
+    program: Program, options: CpuOptions | GpuOptions, workspace: str, failures: str
+) -> dict:
     """Import and compile ``program`` into ``workspace``; returns the entry's metadata."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -424,7 +504,8 @@ def _compile_artifact(program: Program, options: CpuOptions, workspace: str, fai
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
-        json.dump({"args": reply["args"], "options": asdict(options)}, handle)
+        request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
+        json.dump(request, handle)
     result = run_compile_worker(workspace, failures)
     seconds.update(result["stage_seconds"])
     tensor_inputs = [a["user_index"] for a in reply["args"] if a["kind"] == "input"]
@@ -468,8 +549,14 @@ def _save_program(exported: torch.export.ExportedProgram, path: str) -> None:
         exported._example_inputs = example_inputs  # as it was, unchecked
 
 
+_GPU_FILES = (".cubin", ".fatbin", ".ptx")
+
+
 def _artifact_files(workspace: str) -> list[str]:
     files = ["lib.so", "torch.mlir", "linalg.mlir"]
+    for name in sorted(os.listdir(workspace)):
+        if name in ("cpu.so", "kernels.json", "kernels.ptx.txt") or name.endswith(_GPU_FILES):
+            files.append(name)
     files += [
         os.path.join("ir", name) for name in sorted(os.listdir(os.path.join(workspace, "ir")))
     ]
@@ -484,6 +571,9 @@ def _dump_artifacts(folder: str, dump_dir: str, index: int) -> None:
             _stage_file(folder, stage), os.path.join(target, f"{position}-{stage}.mlir")
         )
     shutil.copyfile(os.path.join(folder, "lib.so"), os.path.join(target, "lib.so"))
+    for name in os.listdir(folder):  # GPU targets: kernels, PTX, cubins, fatbins, cpu.so
+        if name in ("cpu.so", "kernels.json", "kernels.ptx.txt") or name.endswith(_GPU_FILES):
+            shutil.copyfile(os.path.join(folder, name), os.path.join(target, name))
 
 
 def _remove_private_cache(root: str) -> None:
@@ -508,7 +598,12 @@ def compile(
 
     ``target``: ``"cpu"`` (this machine) or ``"cpu:NAME"`` for a CPU of
     ``lowerline.targets.CPU_TARGETS`` (code for another CPU is compiled, and
-    runs only where that CPU's features exist).
+    runs only where that CPU's features exist), or ``"cuda:sm_80"`` /
+    ``"cuda:sm_90"`` for an NVIDIA GPU: the module then has ``ptx``,
+    ``cubin``, ``fatbin`` and ``kernels``; calling it needs a CUDA driver and
+    device (else ``lowerline.cuda.NoCudaDevice``, a RuntimeError), and
+    ``run_on_cpu`` runs the GPU-mapped IR here. GPU options: ``binary``
+    ("fatbin" or "ptx"), ``opt_level``, ``cpu_emulation``.
     Options: ``num_threads`` (default 0: the target's cores), ``tile``
     (default True; False skips the tiled stage: naive loops), ``buffer_reuse``
     (default True; False frees every intermediate buffer at the end of the
@@ -523,15 +618,18 @@ def compile(
     """
     if not isinstance(target, str):
         raise TypeError(f"target takes a str, got {target!r}")
-    cpu_name = _cpu_target_name(target)
+    target_name = _target_name(target)
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"expected an nn.Module, got {type(module).__name__}")
     if isinstance(max_specializations, bool) or not isinstance(max_specializations, int):
         raise TypeError(f"max_specializations takes an int, got {max_specializations!r}")
     if max_specializations < 1:
         raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
-    parsed = _parse_options({**options, "target": cpu_name})
-    if parsed.num_threads < 0:
+    if is_gpu_target(target):
+        parsed = _parse_options({**options, "target": target_name}, GpuOptions)
+    else:
+        parsed = _parse_options({**options, "target": target_name})
+    if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     store = Cache.at(private or cache_dir)

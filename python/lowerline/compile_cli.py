@@ -27,6 +27,19 @@ EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "examples")
 
 
 @dataclass
+class GpuReport:
+    """``lowerline compile --target cuda:...``: what was built and checked here."""
+
+    out_dir: str
+    stage_seconds: dict[str, float]
+    cache_hit: bool
+    kernels: list[dict]
+    emulation_max_abs_diff: float  # the mapped IR run on this CPU vs eager
+    device: str | None  # None: ran on the GPU; else why not
+    device_max_abs_diff: float | None
+
+
+@dataclass
 class CompileReport:
     out_dir: str
     stage_seconds: dict[str, float]
@@ -94,4 +107,29 @@ def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> Com
         compiled_seconds=median_seconds(lambda: compiled(*inputs), runs),
         max_abs_diff=_max_abs_diff(expected, actual),
         memory=compiled.memory(),  # of the last timed call
+    )
+
+
+def compile_file_gpu(path: str, out_dir: str, target: str, **options: Any) -> GpuReport:
+    """Compile for a GPU; check the mapped IR on the CPU; run on the GPU if there is one."""
+    import torch
+
+    import lowerline
+    from lowerline import cuda
+
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, target=target, dump_dir=out_dir, **options)
+    with torch.inference_mode():
+        expected = model(*inputs)
+    emulated = compiled.run_on_cpu(*inputs)
+    reason = cuda.device_status()
+    on_device = None if reason else _max_abs_diff(expected, compiled(*inputs))
+    return GpuReport(
+        out_dir=out_dir,
+        stage_seconds=compiled.stage_seconds,
+        cache_hit=compiled.cache_hit,
+        kernels=compiled.kernels,
+        emulation_max_abs_diff=_max_abs_diff(expected, emulated),
+        device=reason,
+        device_max_abs_diff=on_device,
     )

@@ -28,12 +28,13 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
-from lowerline import weights
+from lowerline import gpu_artifacts, ptx, weights
+from lowerline.gpu_stages import GPU_STAGES, GpuOptions, cpu_emulation
 from lowerline.lowering import Lowerer, LoweringError
 from lowerline.objects import ObjectError, emit_object, link_shared_library
 from lowerline.scheduler import Instrumentation
 from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
-from lowerline.targets import cpu_target
+from lowerline.targets import cpu_target, gpu_target, host_cpu
 
 # Printing options for stage dumps: readable, and never megabytes of weights.
 DUMP_LIMITS = {"large_elements_limit": 64, "large_resource_limit": 64}
@@ -119,23 +120,28 @@ def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
     return path
 
 
-def compile_job(job: str) -> dict[str, Any]:
-    with open(os.path.join(job, "job.json"), encoding="utf-8") as handle:
-        request = json.load(handle)
-    options = CpuOptions(**request["options"])
+def _clone(module: ir.Module) -> ir.Module:
+    """A copy of ``module`` (the mapped GPU IR, lowered again for the CPU):
+    each top-level op cloned into a new module. (Moving the ops out of a
+    detached ``Operation.clone()`` corrupted the heap in the next pass, and
+    bytecode does not parse back with the weights' resource blobs.)"""
+    copy = ir.Module.create(module.operation.location)
+    with ir.InsertionPoint(copy.body):
+        for op in module.body.operations:
+            op.operation.clone()
+    for attr in module.operation.attributes:
+        copy.operation.attributes[attr.name] = attr.attr
+    return copy
+
+
+def _lower(
+    job: str, lowerer: Lowerer, module: ir.Module, stages, options, seconds: dict, after=None
+) -> str:
+    """Run ``stages`` on ``module``, dumping each; returns the last dump."""
     progress = Progress(os.path.join(job, "progress.log"))
-    seconds: dict[str, float] = {}
-    lowerer = Lowerer()
-    start = time.perf_counter()
-    progress.log("stage", "linalg")
-    with open(os.path.join(job, "linalg.mlir"), encoding="utf-8") as handle:
-        module = lowerer.parse(handle.read(), "linalg.mlir")
-    with lowerer.context:
-        bind_weights(module, request["args"])
-    previous = _dump(job, 0, "linalg", module)
-    seconds["linalg"] = time.perf_counter() - start
     inst = Instrumentation(before=lambda label: progress.log("pass", label))
-    for index, (stage, build) in enumerate(CPU_STAGES, start=1):
+    previous = os.path.join(job, "ir", "0-linalg.mlir")
+    for index, (stage, build) in enumerate(stages, start=1):
         start = time.perf_counter()
         progress.log("stage", stage)
         pipeline = module_pipeline(build(options))
@@ -143,17 +149,91 @@ def compile_job(job: str) -> dict[str, Any]:
         lowerer.run(module, pipeline, previous, inst)
         seconds[stage] = time.perf_counter() - start
         previous = _dump(job, index, stage, module)
+        if after is not None:
+            after(stage, module)
+    return previous
+
+
+def _link(module: ir.Module, job: str, name: str, target, seconds: dict, **link) -> None:
     start = time.perf_counter()
-    progress.log("stage", "object")
-    _record_step(job, "object", previous, None)
-    target = cpu_target(options.target)
+    _record_step(job, "object", os.path.join(job, "ir"), None)
+    obj = os.path.join(job, f"{name}.o")
     try:
-        emit_object(module, os.path.join(job, "main.o"), target)
-        link_shared_library(os.path.join(job, "main.o"), os.path.join(job, "lib.so"), target)
-    except ObjectError as err:
+        emit_object(module, obj, target)
+        link_shared_library(obj, os.path.join(job, f"{name}.so"), target, **link)
+    except (ObjectError, ptx.PtxasError, ptx.CudaToolError) as err:
         raise LoweringError(str(err), []) from None
-    seconds["object"] = time.perf_counter() - start
+    finally:
+        for leftover in (obj, obj + ".weights.o"):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+    seconds["object" if name == "lib" else f"{name}-object"] = time.perf_counter() - start
+
+
+def _parse_input(job: str, request: dict, lowerer: Lowerer, seconds: dict) -> ir.Module:
+    start = time.perf_counter()
+    Progress(os.path.join(job, "progress.log")).log("stage", "linalg")
+    with open(os.path.join(job, "linalg.mlir"), encoding="utf-8") as handle:
+        module = lowerer.parse(handle.read(), "linalg.mlir")
+    with lowerer.context:
+        bind_weights(module, request["args"])
+    _dump(job, 0, "linalg", module)
+    seconds["linalg"] = time.perf_counter() - start
+    return module
+
+
+def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
+    options = CpuOptions(**request["options"])
+    seconds: dict[str, float] = {}
+    lowerer = Lowerer()
+    module = _parse_input(job, request, lowerer, seconds)
+    _lower(job, lowerer, module, CPU_STAGES, options, seconds)
+    _link(module, job, "lib", cpu_target(options.target), seconds)
     return {"entry": "main", "stage_seconds": seconds}
+
+
+def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
+    """GPU stages; the kernel plan after ``loops``; PTX, cubins and the fatbin
+    after ``llvm``; the host library; and the mapped IR (``bufferized``)
+    lowered for the CPU as well (``cpu.so``: the numeric check)."""
+    options = GpuOptions(**request["options"])
+    target = gpu_target(options.target)
+    seconds: dict[str, float] = {}
+    lowerer = Lowerer()
+    module = _parse_input(job, request, lowerer, seconds)
+    kept: dict[str, Any] = {}
+
+    def after(stage: str, current: ir.Module) -> None:
+        if stage == "bufferized" and options.cpu_emulation:
+            kept["mapped"] = _clone(current)
+        elif stage == "loops":
+            kept["kernels"] = gpu_artifacts.kernel_plan(current)
+
+    _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
+    start = time.perf_counter()
+    try:
+        with lowerer.context:
+            gpu_artifacts.finish_binaries(module, target, job, options.binary, kept["kernels"])
+    except (ptx.PtxasError, ptx.CudaToolError) as err:
+        raise LoweringError(str(err), []) from None
+    gpu_artifacts.write_plan(kept["kernels"], os.path.join(job, "kernels.json"))
+    seconds["ptxas"] = time.perf_counter() - start
+    _link(module, job, "lib", host_cpu(), seconds, cuda=True)
+    if "mapped" in kept:
+        start = time.perf_counter()
+        emulation = module_pipeline(cpu_emulation(options))
+        lowerer.run(kept["mapped"], emulation, os.path.join(job, "ir", "3-bufferized.mlir"))
+        seconds["cpu-emulation"] = time.perf_counter() - start
+        _link(kept["mapped"], job, "cpu", host_cpu(), seconds)
+    return {"entry": "main", "stage_seconds": seconds}
+
+
+def compile_job(job: str) -> dict[str, Any]:
+    with open(os.path.join(job, "job.json"), encoding="utf-8") as handle:
+        request = json.load(handle)
+    if request.get("kind") == "gpu":
+        return _compile_gpu(job, request)
+    return _compile_cpu(job, request)
 
 
 def main() -> int:

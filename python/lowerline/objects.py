@@ -194,12 +194,16 @@ def _host_arch() -> str:
 RUNTIME_SUPPORT = os.path.join(os.path.dirname(__file__), "runtime_support.c")
 
 
-def link_shared_library(obj: str, out: str, target: CpuTarget | None = None) -> None:
+def link_shared_library(
+    obj: str, out: str, target: CpuTarget | None = None, cuda: bool = False
+) -> None:
     """Link ``obj`` and ``runtime_support.c`` into the shared library ``out``
     with the host's C compiler.
 
     With ``target``, refuse up front an object that is not for this machine's
-    architecture (the host linker cannot link it).
+    architecture (the host linker cannot link it). With ``cuda``, the host
+    code of a GPU module: it calls MLIR's CUDA runtime (``mgpu*``), which
+    needs the CUDA driver ``libcuda.so.1`` when the library is loaded.
     """
     if target is not None:
         arch = target.triple.split("-", 1)[0]
@@ -215,6 +219,8 @@ def link_shared_library(obj: str, out: str, target: CpuTarget | None = None) -> 
         RUNTIME_SUPPORT,
         f"-L{lib_dir}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{lib_dir}", "-lm",
     ]  # fmt: skip
+    if cuda:
+        command += ["-lmlir_cuda_runtime"]
     # Code built with parallel=async calls MLIR's async runtime.
     command += ["-Wl,--as-needed", "-lmlir_async_runtime"]
     omp = openmp_library()

@@ -99,3 +99,31 @@ class NativeFunction:
         self._stats(values)
         live, peak, count = values
         return MemoryStats(peak_bytes=peak, allocations=count, live_bytes=live)
+
+
+class GpuFunction:
+    """The host entry of a GPU library: loaded on the first call, after the
+    CUDA driver (``lowerline.cuda``), because loading it loads the kernels
+    onto the device; without a driver and device the call raises
+    ``NoCudaDevice`` (a RuntimeError) and the process goes on."""
+
+    def __init__(
+        self, library: str, entry: str, outputs: Sequence[tuple[tuple[int, ...], torch.dtype]]
+    ):
+        self.library = library
+        self._entry = entry
+        self._outputs = outputs
+        self._native: NativeFunction | None = None
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._native is None:
+            from lowerline import cuda
+
+            cuda.require_device()
+            self._native = NativeFunction(self.library, self._entry, self._outputs)
+        return self._native(inputs)
+
+    def memory(self) -> MemoryStats:
+        raise RuntimeError(
+            "memory() counts host allocations of CPU code; GPU buffers are device memory"
+        )

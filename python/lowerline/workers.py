@@ -224,6 +224,8 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
         ) from None
     if done.returncode == 0:
         return _read_json(os.path.join(job, "result.json"))
+    if os.environ.get("LOWERLINE_DEBUG"):
+        sys.stderr.write(done.stderr)
     stage, pass_name = _last_progress(job)
     error_path = os.path.join(job, "error.json")
     current_path = os.path.join(job, "current-stage.json")

@@ -1,0 +1,119 @@
+"""The CUDA driver, found and started before a compiled GPU library is loaded.
+
+A compiled GPU model is a shared library whose host code calls the ``mgpu*``
+functions of MLIR's ``libmlir_cuda_runtime.so``, which needs the CUDA driver
+``libcuda.so.1``. Its kernels are loaded by a constructor as soon as the
+library is opened, so the driver must be there, and working, before that.
+
+``load_driver()`` opens the driver with ``RTLD_GLOBAL``: its soname is then
+taken, and the runtime's ``libcuda.so.1`` dependency binds to it even when it
+came from another file. ``$LOWERLINE_CUDA_DRIVER`` names such a file (the
+tests' stub driver); without it the system's ``libcuda.so.1`` is used. The
+first driver opened in a process stays bound to it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+DRIVER_ENV = "LOWERLINE_CUDA_DRIVER"
+SYSTEM_DRIVER = "libcuda.so.1"
+
+_NO_DRIVER = (
+    "no CUDA driver (libcuda.so.1) on this machine: compiled GPU modules can be built and "
+    "inspected here but run only where an NVIDIA driver and device exist; set "
+    f"{DRIVER_ENV} to use another driver library"
+)
+
+# The driver opened in this process: (path, handle). Set once.
+_loaded: tuple[str, ctypes.CDLL] | None = None
+
+
+class NoCudaDevice(RuntimeError):
+    """No usable CUDA driver or device: GPU code cannot run here."""
+
+
+def _driver_path() -> str:
+    return os.environ.get(DRIVER_ENV) or SYSTEM_DRIVER
+
+
+def _open(path: str) -> ctypes.CDLL:
+    try:
+        return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as error:
+        if path == SYSTEM_DRIVER:
+            raise NoCudaDevice(_NO_DRIVER) from None
+        message = f"cannot load the CUDA driver {path} (from ${DRIVER_ENV}): {error}"
+        raise NoCudaDevice(message) from None
+
+
+def _error_name(driver: ctypes.CDLL, code: int) -> str:
+    name = ctypes.c_char_p()
+    if driver.cuGetErrorName(code, ctypes.byref(name)) != 0 or not name.value:
+        return f"CUDA error {code}"
+    return f"{name.value.decode()} ({code})"
+
+
+def _check(driver: ctypes.CDLL, path: str, call: str, code: int) -> None:
+    if code != 0:
+        raise NoCudaDevice(f"CUDA driver {path}: {call} failed with {_error_name(driver, code)}")
+
+
+def _start(driver: ctypes.CDLL, path: str) -> None:
+    """cuInit, then make sure there is a device to run on."""
+    try:
+        init, get_count = driver.cuInit, driver.cuDeviceGetCount
+    except AttributeError:
+        raise NoCudaDevice(f"{path} is not a CUDA driver: it has no cuInit") from None
+    init.argtypes = [ctypes.c_uint]
+    _check(driver, path, "cuInit", init(0))
+    count = ctypes.c_int()
+    _check(driver, path, "cuDeviceGetCount", get_count(ctypes.byref(count)))
+    if count.value == 0:
+        raise NoCudaDevice(f"CUDA driver {path} found no CUDA device")
+
+
+def load_driver() -> ctypes.CDLL:
+    """The started CUDA driver, opened globally; raises NoCudaDevice.
+
+    Loaded and started once per process. A failure is not remembered, so a
+    later call tries again (after ``$LOWERLINE_CUDA_DRIVER`` is set, say).
+    """
+    global _loaded
+    path = _driver_path()
+    if _loaded is not None:
+        if _loaded[0] != path:
+            # libmlir_cuda_runtime.so can bind to one libcuda.so.1 only.
+            raise NoCudaDevice(
+                f"the CUDA driver {_loaded[0]} is already loaded in this process; "
+                f"{path} cannot replace it"
+            )
+        return _loaded[1]
+    driver = _open(path)
+    _start(driver, path)
+    _loaded = (path, driver)
+    return driver
+
+
+def device_status() -> str | None:
+    """None when GPU code can run here, else why not (for test skips)."""
+    try:
+        load_driver()
+    except NoCudaDevice as error:
+        return str(error)
+    return None
+
+
+def require_device() -> None:
+    """Raise NoCudaDevice, saying why, unless GPU code can run here."""
+    load_driver()
+
+
+def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
+    """Open a compiled GPU library, after the driver it needs.
+
+    Opening it runs its constructors, which load its kernels onto the device.
+    """
+    load_driver()
+    return ctypes.CDLL(os.fspath(path))

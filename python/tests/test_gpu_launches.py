@@ -1,0 +1,132 @@
+"""The GPU run path of ``lowerline.compile`` against the stub CUDA driver.
+
+Models are compiled for ``cuda:sm_80`` here (no driver is loaded in pytest's
+process); a subprocess then calls the compiled module with
+``$LOWERLINE_CUDA_DRIVER`` pointing at the stub driver the tests build
+(host memory, launches recorded, kernels not run). Its launches must be the
+ones the compiler planned (``CompiledModule.kernels``: kernel, grid, block,
+dynamic shared memory, the byte size of every parameter), in order, and
+every device buffer must be freed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from cuda_stub import build
+
+import lowerline
+
+stub_driver = build.stub_driver
+TESTS = Path(__file__).parent
+
+MODELS = {
+    "mlp": """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 16)).eval()
+inputs = (torch.randn(32, 64),)
+""",
+    "conv": """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(4, 16, 3, padding=1), torch.nn.ReLU(),
+    torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()).eval()
+inputs = (torch.randn(2, 4, 16, 16),)
+""",
+}
+
+CALL = """
+import dataclasses, json, sys
+import lowerline
+from lowerline import cuda
+from cuda_stub.stub import StubDriver
+compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=CACHE, binary=BINARY)
+assert compiled.cache_hit
+stub = StubDriver(cuda.load_driver())
+stub.reset()
+compiled(*inputs)
+print(json.dumps({
+    "launches": [dataclasses.asdict(launch) for launch in stub.launches()],
+    "counters": dataclasses.asdict(stub.counters()),
+}))
+"""
+
+
+def _model(name: str) -> tuple:
+    scope: dict = {}
+    exec(MODELS[name], scope)
+    return scope["model"], scope["inputs"]
+
+
+def _call_on_stub(name: str, binary: str, cache: str, driver: Path) -> dict:
+    env = {**os.environ, "LOWERLINE_CUDA_DRIVER": str(driver)}
+    code = (
+        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+        + textwrap.dedent(MODELS[name])
+        + f"CACHE = {cache!r}\nBINARY = {binary!r}\n"
+        + CALL
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    # The mgpu runtime reports failed driver calls on stderr only.
+    assert "failed with" not in done.stderr, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def gpu_cache(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("gpu-cache"))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("binary", ["ptx", "fatbin"])
+def test_launches_are_the_planned_ones(name, binary, gpu_cache, stub_driver):
+    model, inputs = _model(name)
+    compiled = lowerline.compile(
+        model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache, binary=binary
+    )
+    plan = compiled.kernels
+    assert plan, "no kernel launches planned"
+    result = _call_on_stub(name, binary, gpu_cache, stub_driver)
+    launches = result["launches"]
+    assert [launch["kernel"] for launch in launches] == [k["name"].split("::")[1] for k in plan]
+    for launch, kernel in zip(launches, plan, strict=True):
+        where = kernel["name"]
+        assert launch["grid"] == kernel["grid"], where
+        assert launch["block"] == kernel["block"], where
+        # Shared memory is static (workgroup attributions): none at launch.
+        assert launch["shared_bytes"] == kernel["dynamic_shared_bytes"] == 0, where
+        if binary == "ptx":  # the stub reads parameter sizes from PTX only
+            assert launch["param_sizes"] == kernel["param_bytes"], where
+            # Every pointer parameter points into a live device buffer.
+            pointers = [i for i, size in enumerate(kernel["param_bytes"]) if size == 8]
+            assert any(launch["param_on_device"][i] for i in pointers), where
+        else:
+            assert launch["image_kind"] == 2, where  # a fatbin image
+    counters = result["counters"]
+    assert counters["allocations"] == counters["frees"] > 0
+    assert counters["live_bytes"] == 0
+    in_bytes = sum(t.numel() * t.element_size() for t in inputs)
+    out_bytes = sum(t.numel() * t.element_size() for t in [model(*inputs)])
+    assert counters["host_to_device"] >= in_bytes  # inputs and weights
+    assert counters["device_to_host"] == out_bytes
+
+
+def test_static_shared_memory_matches_ptxas(gpu_cache):
+    """The shared memory the compiler planned is what ptxas allocated."""
+    model, inputs = _model("mlp")
+    compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache)
+    for kernel in compiled.kernels:
+        assert kernel["resources"]["sm_80"]["shared_bytes"] == kernel["shared_bytes"]
+    assert any(k["shared_bytes"] > 0 for k in compiled.kernels)

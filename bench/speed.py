@@ -11,18 +11,18 @@ eager's median in the same round). Writes ``bench/results.md``.
 Thread and spin settings are fixed and recorded: torch threads, OpenMP
 (``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY=PASSIVE``, ``KMP_BLOCKTIME=0``), ONNX
 Runtime intra-op threads with spinning off, IREE task topology groups.
+lowerline's runtime sets its own OpenMP block time (``LOWERLINE_OMP_BLOCKTIME``,
+default 1 ms: its workers spin between the parallel regions of one call and
+sleep 1 ms after it). ``--spin`` gives the peers brief spinning too, as a
+check that lowerline's ratios do not come from the peers' passive waiting:
+libgomp's default spin (``OMP_WAIT_POLICY`` unset), ``KMP_BLOCKTIME=1`` and
+ONNX Runtime's spinning on.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-
-# Passive waiting before any runtime starts: one system's spinning threads
-# must not slow the next one down.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("KMP_BLOCKTIME", "0")
-
 import platform
 import statistics
 import subprocess
@@ -32,8 +32,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import torch
-from torch import nn
+# Passive waiting before any runtime starts: one system's spinning threads
+# must not slow the next one down. (--spin: brief spinning for every system.)
+SPIN = "--spin" in sys.argv
+if SPIN:
+    os.environ.setdefault("KMP_BLOCKTIME", "1")
+else:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+# torch reads the OpenMP settings when it loads, hence after them.
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 class BasicBlock(nn.Module):
@@ -127,12 +137,13 @@ def onnxruntime(model, inputs, threads, workdir):
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN else "0")
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     feeds = {n: t.numpy() for n, t in zip(names, inputs, strict=True)}
     return (lambda: session.run(None, feeds)[0]), (
-        f"ONNX Runtime {ort.__version__} CPU EP, intra_op_num_threads={threads}, spinning off"
+        f"ONNX Runtime {ort.__version__} CPU EP, intra_op_num_threads={threads}, "
+        f"spinning {'on' if SPIN else 'off'}"
     )
 
 
@@ -257,11 +268,14 @@ def report(all_results, missing, args) -> str:
         f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`",
         "",
         "Settings: OMP_WAIT_POLICY="
-        + os.environ["OMP_WAIT_POLICY"]
+        + os.environ.get("OMP_WAIT_POLICY", "(unset)")
         + ", KMP_BLOCKTIME="
         + os.environ["KMP_BLOCKTIME"]
-        + "; torch.set_num_threads(T); ONNX Runtime intra_op_num_threads=T with spinning off; "
-        "IREE --task_topology_max_group_count=T.",
+        + "; torch.set_num_threads(T); ONNX Runtime intra_op_num_threads=T with spinning "
+        + ("on" if SPIN else "off")
+        + "; IREE --task_topology_max_group_count=T; lowerline LOWERLINE_OMP_BLOCKTIME="
+        + os.environ.get("LOWERLINE_OMP_BLOCKTIME", "1 (default)")
+        + " ms.",
         "",
     ]
     for threads, results in all_results.items():
@@ -309,6 +323,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.5, help="seconds per system and round")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--spin", action="store_true", help="brief spinning for the peers too (see the docstring)"
+    )
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results.md"))
     args = parser.parse_args()
     models = args.models.split(",")

@@ -36,7 +36,7 @@ from mlir.dialects import linalg, memref, scf
 from lowerline.gpu_alignment import aligned_vector
 from lowerline.gpu_plan import THREADS, point_tiles, thread_split
 from lowerline.linalg_info import describe, indexing_maps, iterator_kinds
-from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
+from lowerline.pass_api import Pass, PassFailed, defined_functions, ops_matching, register_pass
 from lowerline.passes.gpu_tile_and_fuse import THREADS_ATTR
 from lowerline.passes.vectorize import LOWERING_IN_PLACE
 from lowerline.transform_scripts import ANY, apply_script
@@ -427,11 +427,9 @@ def _map_host_op(op: ir.Operation, name: str, module: ir.Operation, problems: li
 def block_foralls(module: ir.Operation) -> list[ir.Operation]:
     """The block foralls at the top level of every function."""
     found = []
-    for func in module.regions[0].blocks[0].operations:
-        func = func.operation
-        if func.name == "func.func" and func.regions[0].blocks:
-            body = func.regions[0].blocks[0].operations
-            found += [o.operation for o in body if _is_block_forall(o.operation)]
+    for func in defined_functions(module):
+        body = func.regions[0].blocks[0].operations
+        found += [o.operation for o in body if _is_block_forall(o.operation)]
     return found
 
 
@@ -453,11 +451,7 @@ class GpuDistribute(Pass):
 
     def run(self, op: ir.Operation) -> None:
         problems: list[str] = []
-        funcs = [
-            f.operation
-            for f in op.regions[0].blocks[0].operations
-            if f.operation.name == "func.func" and f.operation.regions[0].blocks
-        ]
+        funcs = defined_functions(op)
         for func in funcs:
             _copies_to_linalg(func)
         counter = 0

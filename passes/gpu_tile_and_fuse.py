@@ -41,7 +41,7 @@ from lowerline.gpu_plan import (
 )
 from lowerline.linalg_info import describe, indexing_maps
 from lowerline.options import opt
-from lowerline.pass_api import Pass, register_pass, resolve_target
+from lowerline.pass_api import Pass, defined_functions, register_pass, resolve_target
 from lowerline.passes.tile_and_fuse import (
     LAST,
     TAG,
@@ -290,11 +290,9 @@ class GpuTileAndFuse(Pass):
         target = resolve_target(gpu_target, self.target, op)
         lines = [f"lowerline-gpu-tile-and-fuse: target {target.name}"]
         counter, groups = [0], []
-        for func in op.regions[0].blocks[0].operations:
-            func = func.operation
-            if func.name == "func.func" and func.regions[0].blocks:
-                _record_results(func)
-                groups += _plan(func, target, counter, lines)
+        for func in defined_functions(op):
+            _record_results(func)
+            groups += _plan(func, target, counter, lines)
         for group in groups:
             group.freeze_text()
             _tag(group)

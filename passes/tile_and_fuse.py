@@ -48,7 +48,13 @@ from lowerline.linalg_info import describe as _short
 from lowerline.linalg_info import indexing_maps as _maps
 from lowerline.linalg_info import iterator_kinds as _iterators
 from lowerline.options import opt
-from lowerline.pass_api import Pass, ops_matching, register_pass, resolve_target
+from lowerline.pass_api import (
+    Pass,
+    defined_functions,
+    ops_matching,
+    register_pass,
+    resolve_target,
+)
 from lowerline.targets import CpuTarget, cpu_target
 from lowerline.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
 from lowerline.transform_scripts import ANY, apply_script
@@ -512,9 +518,8 @@ class TileAndFuse(Pass):
         target = resolve_target(cpu_target, self.target, op)
         plan = Plan(target)
         counter = [0]
-        for func in op.regions[0].blocks[0].operations:
-            if func.operation.name == "func.func" and func.operation.regions[0].blocks:
-                plan_function(func.operation, target, plan, counter)
+        for func in defined_functions(op):
+            plan_function(func, target, plan, counter)
         for group in plan.groups:
             group.freeze_text()
             _tag(group)

@@ -44,6 +44,15 @@ def resolve_target(lookup: Callable[[str], Any], name: str, op: ir.Operation) ->
         raise PassFailed() from None
 
 
+def defined_functions(module: ir.Operation) -> list[ir.Operation]:
+    """The ``func.func`` ops at the top of ``module`` that have a body."""
+    return [
+        op.operation
+        for op in module.regions[0].blocks[0].operations
+        if op.operation.name == "func.func" and op.operation.regions[0].blocks
+    ]
+
+
 @dataclass(frozen=True)
 class Pass:
     """Base of lowerline's passes. Subclasses are frozen dataclasses."""

@@ -1,0 +1,24 @@
+"""Tile-size decisions of lowerline.tile_plan that no lit test pins down."""
+
+from dataclasses import replace
+
+import pytest
+
+from lowerline.targets import CPU_TARGETS
+from lowerline.tile_plan import matmul_tiles
+
+
+@pytest.mark.parametrize(
+    ("cores", "n", "nc"),
+    [
+        (2, 768, 192),  # 256 would give 3 tiles on 2 cores: one core idle a third of the time
+        (2, 1024, 256),  # 4 tiles: already balanced, the largest tile stays
+        (3, 768, 256),  # 3 tiles on 3 cores
+        (4, 96, 96),  # no divisor in whole register tiles balances: keep the tile
+    ],
+)
+def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
+    target = replace(CPU_TARGETS["sapphirerapids"], cores=cores)
+    tiles = matmul_tiles(target, 128, n, 256)
+    assert tiles.mc == 128 and tiles.nr == 32
+    assert tiles.nc == nc

@@ -17,6 +17,7 @@ PASS_MODULES = (
     "gpu_shared_to_host_memory",
     "pack_weights",
     "split_empty_tensors",
+    "strided_copies_to_linalg",
     "tile_and_fuse",
     "vectorize",
     "widen_i1_memrefs",

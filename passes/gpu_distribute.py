@@ -31,13 +31,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, memref, scf
+from mlir.dialects import memref, scf
 
 from lowerline.gpu_alignment import aligned_vector
 from lowerline.gpu_plan import THREADS, point_tiles, thread_split
 from lowerline.linalg_info import describe, indexing_maps, iterator_kinds
 from lowerline.pass_api import Pass, PassFailed, defined_functions, ops_matching, register_pass
 from lowerline.passes.gpu_tile_and_fuse import THREADS_ATTR
+from lowerline.passes.strided_copies_to_linalg import copies_to_linalg
 from lowerline.passes.vectorize import LOWERING_IN_PLACE
 from lowerline.transform_scripts import ANY, apply_script
 
@@ -101,17 +102,6 @@ def _inside_thread_forall(op: ir.Operation) -> bool:
             return True
         parent = parent.parent
     return False
-
-
-def _copies_to_linalg(func: ir.Operation) -> None:
-    """memref.copy -> linalg.copy, which tiles into threads; self-copies
-    (left by bufferizing a forall's result in place) are dropped."""
-    for copy in ops_matching(func, lambda o: o.name == "memref.copy"):
-        source, target = copy.operands
-        if source != target:
-            with ir.InsertionPoint(copy), copy.location:
-                linalg.copy(source, outs=[target])
-        copy.erase()
 
 
 def _static_shape(value: ir.Value) -> list[int] | None:
@@ -453,7 +443,7 @@ class GpuDistribute(Pass):
         problems: list[str] = []
         funcs = defined_functions(op)
         for func in funcs:
-            _copies_to_linalg(func)
+            copies_to_linalg(func, strided_only=False)
         counter = 0
         for forall in block_foralls(op):
             _map_block(_Block(forall, f"b{counter}"), op, problems)

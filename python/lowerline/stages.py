@@ -96,6 +96,8 @@ def bufferized(o: CpuOptions) -> str:
             "func.func(buffer-hoisting,buffer-loop-hoisting)",
             "buffer-deallocation-pipeline",
             "convert-bufferization-to-memref",
+            # Strided copies (padded inputs) as loops LLVM vectorizes.
+            "func.func(lowerline-strided-copies-to-linalg)",
             *early_free,
             "canonicalize",
             "cse",

@@ -169,3 +169,36 @@ func.func @skips_i32_matmul(%a: tensor<32x64xi32>, %b: tensor<64x32xi32>, %c: te
   %mm = linalg.matmul ins(%a, %b : tensor<32x64xi32>, tensor<64x32xi32>) outs(%c : tensor<32x32xi32>) -> tensor<32x32xi32>
   return %mm : tensor<32x32xi32>
 }
+
+// -----
+
+// A row of 56 columns is not a multiple of the register tile: the partial
+// column tile is peeled, and both the full and the partial tiles keep static
+// shapes through their (c, kh, kw) loops (a dynamic tile's accumulators are
+// not hoisted out of those loops: a load and a store per FMA).
+// EXPLAIN:          lowerline-tile-and-fuse: target
+// EXPLAIN-SPR-NEXT:   g0: conv root linalg.conv_2d_nchw_fchw at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic
+// EXPLAIN-SPR-NEXT:     tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, masked
+
+// CHECK-LABEL: func.func @peels_partial_conv_columns(
+// CHECK-NOT:     {{x\?x}}
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x32xf32>)
+// HSW:           scf.for {{.+}} -> (tensor<1x4x1x16xf32>)
+// CHECK-NOT:     {{x\?x}}
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x24xf32>)
+// HSW:           scf.for {{.+}} -> (tensor<1x4x1x8xf32>)
+// CHECK-NOT:     {{x\?x}}
+// CHECK:         return
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @peels_partial_conv_columns(%x: tensor<1x4x58x58xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x56x56xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x56x56xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x56x56xf32>) -> tensor<1x8x56x56xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x4x58x58xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x56x56xf32>) -> tensor<1x8x56x56xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x8x56x56xf32>) outs(%e : tensor<1x8x56x56xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x56x56xf32>
+  return %r : tensor<1x8x56x56xf32>
+}

@@ -5,6 +5,7 @@ Modules listed here are imported on first use of the pass registry.
 """
 
 PASS_MODULES = (
+    "approximate_exp",
     "copy_repeated_results",
     "expand_bf16_truncf",
     "fold_constant_transposes",

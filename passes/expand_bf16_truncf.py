@@ -35,30 +35,12 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith
 
+from lowerline.elementwise_ir import constant as _constant
+from lowerline.elementwise_ir import element as _element
+from lowerline.elementwise_ir import like as _like
 from lowerline.pass_api import Pass, register_pass
 
 _CMP = arith.CmpFPredicate
-
-
-def _element(t: ir.Type) -> ir.Type:
-    return t.element_type if isinstance(t, ir.VectorType) else t
-
-
-def _like(t: ir.Type, element: ir.Type) -> ir.Type:
-    """``element``, or a vector of it shaped like ``t``."""
-    if isinstance(t, ir.VectorType):
-        return ir.VectorType.get(t.shape, element, scalable=t.scalable_dims)
-    return element
-
-
-def _constant(t: ir.Type, value: int | float) -> ir.Value:
-    element = _element(t)
-    if isinstance(element, ir.IntegerType):
-        scalar = ir.IntegerAttr.get(element, value)
-    else:
-        scalar = ir.FloatAttr.get(element, value)
-    attr = ir.DenseElementsAttr.get_splat(t, scalar) if isinstance(t, ir.VectorType) else scalar
-    return arith.ConstantOp(t, attr).result
 
 
 def _matches(op: ir.Operation) -> bool:

@@ -144,6 +144,8 @@ def llvm(o: CpuOptions) -> str:
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
+        "lowerline-approximate-exp",
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",
         "expand-strided-metadata",

@@ -78,22 +78,26 @@ func.func @matmul_bias_relu(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>,
 
 // -----
 
-// Four elementwise generics on 7x13 end as one loop nest calling the math
-// intrinsics once per element.
+// Four elementwise generics on 7x13 end as one loop nest calling the tanh
+// intrinsic once per element; exp is expanded inline (lowerline-approximate-exp).
 // CHECK-LABEL: llvm.func @elementwise(
+// CHECK-NOT:     llvm.intr.exp
 // CHECK:         llvm.intr.tanh
-// CHECK:         llvm.intr.exp
-// CHECK:         llvm.fmul
-// CHECK:         llvm.fcmp "ogt"
-// CHECK:         llvm.select
+// CHECK:         llvm.intr.floor
+// CHECK:         %[[E:.+]] = llvm.select %{{.+}} : i1, f32
+// CHECK-NEXT:    llvm.fmul %[[E]], %{{.+}} : f32
+// CHECK-NEXT:    llvm.fcmp "ogt"
+// CHECK-NEXT:    llvm.select
 // CHECK:         llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr
 // CHECK-NOT:     llvm.intr.exp
 // CHECK:         llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_elementwise(
 // VEC-LABEL: llvm.func @elementwise(
+// VEC-NOT:     llvm.intr.exp
 // VEC:         llvm.intr.tanh(%{{.+}}) : (vector<13xf32>) -> vector<13xf32>
-// VEC-NEXT:    llvm.intr.exp(%{{.+}}) : (vector<13xf32>) -> vector<13xf32>
-// VEC-NEXT:    llvm.fmul %{{.+}} : vector<13xf32>
+// VEC:         llvm.intr.floor(%{{.+}}) : (vector<13xf32>) -> vector<13xf32>
+// VEC:         %[[E:.+]] = llvm.select %{{.+}} : vector<13xi1>, vector<13xf32>
+// VEC-NEXT:    llvm.fmul %[[E]], %{{.+}} : vector<13xf32>
 // VEC-NEXT:    llvm.fcmp "ogt" %{{.+}} : vector<13xf32>
 // VEC-NEXT:    llvm.select
 // VEC:         llvm.store %{{.+}} : vector<13xf32>, !llvm.ptr

@@ -434,9 +434,42 @@ def contraction_script(g: Group) -> str:
             f"    transform.apply_patterns.canonicalization\n"
             f"  }} : {ANY}\n"
         )
+        text += _split_conv_tail(g)
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+_FOR = '!transform.op<"scf.for">'
+
+
+def _split_conv_tail(g: Group) -> str:
+    """Tile the peeled partial column tile into its power-of-two pieces
+    (``ConvTiles.tail``), each then peeled to a static width of its own."""
+    if not g.tiles.tail:
+        return ""
+    out = ir.RankedTensorType(g.root.results[0].type)
+    tail_type = f"tensor<1x{g.tiles.mr}x1x{sum(g.tiles.tail)}x{out.element_type}>"
+    text = (
+        f'  %tail0 = transform.structured.match ops{{["{g.root.name}"]}} '
+        f"filter_result_type = {tail_type} in %forall : ({ANY}) -> {ANY}\n"
+    )
+    for index, size in enumerate(g.tiles.tail[:-1]):
+        text += (
+            f"  %piece{index}, %pieces{index} = transform.structured.tile_using_for "
+            f"%tail{index} tile_sizes [0, 0, 0, {size}] : ({ANY}) -> ({ANY}, {ANY})\n"
+            f"  %pieces_for{index} = transform.cast %pieces{index} : {ANY} to {_FOR}\n"
+            f"  %first{index}, %rest{index} = transform.loop.peel %pieces_for{index} : "
+            f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})\n'
+            f'  %tail{index + 1} = transform.structured.match ops{{["{g.root.name}"]}} '
+            f"in %rest{index} : ({ANY}) -> {ANY}\n"
+        )
+    # The pieces' one-iteration loops folded, their widths static.
+    return text + (
+        f"  transform.apply_patterns to %forall {{\n"
+        f"    transform.apply_patterns.canonicalization\n"
+        f"  }} : {ANY}\n"
+    )
 
 
 def vector_script(g: Group) -> str:

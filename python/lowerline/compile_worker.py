@@ -106,10 +106,14 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
 
 
-def _record_step(job: str, stage: str, stage_input: str, pipeline: str | None) -> None:
-    """Name the step about to run and its input: the parent's reproducer if it dies."""
+def _record_step(
+    job: str, stage: str, stage_input: str, pipeline: str | None, target: str | None = None
+) -> None:
+    """Name the step about to run and its input (a file: the parent's
+    reproducer if the step dies); object steps name their CPU target."""
+    step = {"stage": stage, "input": stage_input, "pipeline": pipeline, "target": target}
     with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
-        json.dump({"stage": stage, "input": stage_input, "pipeline": pipeline}, handle)
+        json.dump(step, handle)
 
 
 def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
@@ -154,9 +158,14 @@ def _lower(
     return previous
 
 
-def _link(module: ir.Module, job: str, name: str, target, seconds: dict, **link) -> None:
+def _link(
+    module: ir.Module, job: str, name: str, target, seconds: dict, stage_input: str, **link
+) -> None:
+    """Object and shared library ``name.so`` from ``module`` (LLVM dialect),
+    whose dump ``stage_input`` replays the step with ``lowerline object``."""
     start = time.perf_counter()
-    _record_step(job, "object", os.path.join(job, "ir"), None)
+    Progress(os.path.join(job, "progress.log")).log("stage", "object")
+    _record_step(job, "object", stage_input, None, target.name)
     obj = os.path.join(job, f"{name}.o")
     try:
         emit_object(module, obj, target)
@@ -187,8 +196,8 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module = _parse_input(job, request, lowerer, seconds)
-    _lower(job, lowerer, module, CPU_STAGES, options, seconds)
-    _link(module, job, "lib", cpu_target(options.target), seconds)
+    last = _lower(job, lowerer, module, CPU_STAGES, options, seconds)
+    _link(module, job, "lib", cpu_target(options.target), seconds, last)
     return {"entry": "main", "stage_seconds": seconds}
 
 
@@ -209,7 +218,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
-    _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
+    last = _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
     start = time.perf_counter()
     try:
         with lowerer.context:
@@ -218,13 +227,17 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         raise LoweringError(str(err), []) from None
     gpu_artifacts.write_plan(kept["kernels"], os.path.join(job, "kernels.json"))
     seconds["ptxas"] = time.perf_counter() - start
-    _link(module, job, "lib", host_cpu(), seconds, cuda=True)
+    _link(module, job, "lib", host_cpu(), seconds, last, cuda=True)
     if "mapped" in kept:
         start = time.perf_counter()
+        mapped = os.path.join(job, "ir", "3-bufferized.mlir")
         emulation = module_pipeline(cpu_emulation(options))
-        lowerer.run(kept["mapped"], emulation, os.path.join(job, "ir", "3-bufferized.mlir"))
+        Progress(os.path.join(job, "progress.log")).log("stage", "cpu-emulation")
+        _record_step(job, "cpu-emulation", mapped, emulation)
+        lowerer.run(kept["mapped"], emulation, mapped)
         seconds["cpu-emulation"] = time.perf_counter() - start
-        _link(kept["mapped"], job, "cpu", host_cpu(), seconds)
+        emulated = _dump(job, len(GPU_STAGES) + 1, "cpu-emulation", kept["mapped"])
+        _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
     return {"entry": "main", "stage_seconds": seconds}
 
 

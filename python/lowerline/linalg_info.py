@@ -35,6 +35,23 @@ def all_parallel(op: ir.Operation) -> bool:
     return all(kind == "parallel" for kind in iterator_kinds(op))
 
 
+def static_loop_sizes(op: ir.Operation) -> list[int] | None:
+    """The loop bounds of a linalg op on static shapes, from the operand dims
+    its maps index directly; None when one is dynamic or never indexed alone."""
+    maps = indexing_maps(op)
+    sizes: list[int | None] = [None] * maps[0].n_dims
+    for operand, amap in zip(op.operands, maps, strict=False):
+        if not isinstance(operand.type, ir.ShapedType):
+            continue
+        shaped = ir.ShapedType(operand.type)
+        if not shaped.has_static_shape:
+            return None
+        for expr, size in zip(amap.results, shaped.shape, strict=True):
+            if isinstance(expr, ir.AffineDimExpr):
+                sizes[expr.position] = size
+    return None if None in sizes else sizes
+
+
 def describe(op: ir.Operation) -> str:
     """``linalg.matmul at "file.mlir":4:8``: for explain output."""
     loc = str(op.location)

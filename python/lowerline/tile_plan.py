@@ -122,9 +122,14 @@ class ConvTiles:
     mr: int
     nr: int
     masked: bool = False  # nr does not divide the row
+    # The partial column tile as whole power-of-two vectors (24 -> 16 + 8):
+    # unmasked, no select per FMA. Empty: one masked tile.
+    tail: tuple[int, ...] = ()
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
+        if self.tail:
+            mask = f", partial tile as {' + '.join(map(str, self.tail))} columns"
         return (
             f"parallel {self.fc} channels x {self.ohc} rows, registers "
             f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of 1"
@@ -142,4 +147,18 @@ def conv_tiles(target: CpuTarget, f: int, oh: int, ow: int, element_bytes: int =
     mr = largest_divisor(f, max(1, (regs - vectors - 2) // vectors)) or 1
     fc = mr
     ohc = largest_divisor(oh, 8) or 1
-    return ConvTiles(fc, ohc, mr, nr, masked=ow % nr != 0)
+    masked = ow % nr != 0
+    return ConvTiles(fc, ohc, mr, nr, masked, _power_of_two_pieces(ow % nr, vl // 4))
+
+
+def _power_of_two_pieces(n: int, smallest: int) -> tuple[int, ...]:
+    """``n`` as decreasing powers of two, none below ``smallest`` (a quarter
+    vector: narrower ones are not worth a loop of their own); () if it is
+    one already (then it needs no mask) or cannot be split so."""
+    pieces, size = [], 1 << max(n.bit_length() - 1, 0)
+    while n and size >= max(smallest, 1):
+        if n >= size:
+            pieces.append(size)
+            n -= size
+        size //= 2
+    return tuple(pieces) if n == 0 and len(pieces) > 1 else ()

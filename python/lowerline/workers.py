@@ -243,6 +243,8 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
         reproducer = _keep_reproducer(current["input"], failures_dir, stage)
         if current["pipeline"] is None:
             command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
+            if current.get("target") not in (None, "host"):
+                command += f" --target {shlex.quote(current['target'])}"
         else:
             pipeline = shlex.quote(current["pipeline"])
             command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"

@@ -80,6 +80,32 @@ def test_llvm_abort_inside_a_pass_becomes_a_compile_error_with_a_reproducer(cach
     torch.testing.assert_close(compiled(x), model(x))
 
 
+def test_an_object_step_failure_names_the_stage_and_replays(cache_dir, monkeypatch, tmp_path):
+    # The C compiler assembles and links the library: make it fail.
+    monkeypatch.setenv("CC", "false")
+    # No weights: reproducers elide them, so only a weightless module replays.
+    model, x = torch.nn.Softplus().eval(), torch.randn(2, 8)
+    with pytest.raises(lowerline.CompileError) as info:
+        lowerline.compile(model, x, cache_dir=cache_dir, target="cpu:haswell")
+    error = info.value
+    assert error.stage == "object"
+    assert os.path.isfile(error.reproducer)
+    with open(error.reproducer, encoding="utf-8") as handle:
+        assert "llvm.func @main" in handle.read()  # the llvm stage the step started from
+    argv = shlex.split(error.command)
+    assert argv[:2] == ["lowerline", "object"] and argv[2] == error.reproducer
+    assert argv[-2:] == ["--target", "haswell"]
+    # With a working C compiler the printed command generates the object.
+    monkeypatch.delenv("CC")
+    out = tmp_path / "main.o"
+    argv[argv.index("-o") + 1] = str(out)
+    replay = subprocess.run(
+        [os.path.join(BIN, "lowerline"), *argv[1:]], capture_output=True, text=True, check=False
+    )
+    assert replay.returncode == 0, replay.stderr
+    assert out.stat().st_size > 0
+
+
 class Unsupported(torch.nn.Module):
     """Sort, scatter and index_put become tm_tensor ops; fft has no lowering."""
 

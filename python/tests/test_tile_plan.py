@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from lowerline.targets import CPU_TARGETS
-from lowerline.tile_plan import matmul_tiles
+from lowerline.tile_plan import conv_tiles, matmul_tiles
 
 
 @pytest.mark.parametrize(
@@ -22,3 +22,19 @@ def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
     tiles = matmul_tiles(target, 128, n, 256)
     assert tiles.mc == 128 and tiles.nr == 32
     assert tiles.nc == nc
+
+
+@pytest.mark.parametrize(
+    ("width", "tail"),
+    [
+        (56, (16, 8)),  # 32 + 24: the partial tile as 16 + 8
+        (48, ()),  # 32 + 16: a power of two already, no mask
+        (64, ()),  # no partial tile
+        (60, (16, 8, 4)),  # 32 + 28
+        (58, ()),  # 32 + 26: 2 is less than a quarter vector, stays masked
+    ],
+)
+def test_conv_partial_tiles_split_into_power_of_two_pieces(width, tail):
+    tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, 8, width)
+    assert tiles.nr == 32
+    assert tiles.tail == tail

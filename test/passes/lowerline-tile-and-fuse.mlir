@@ -173,19 +173,25 @@ func.func @skips_i32_matmul(%a: tensor<32x64xi32>, %b: tensor<64x32xi32>, %c: te
 // -----
 
 // A row of 56 columns is not a multiple of the register tile: the partial
-// column tile is peeled, and both the full and the partial tiles keep static
-// shapes through their (c, kh, kw) loops (a dynamic tile's accumulators are
-// not hoisted out of those loops: a load and a store per FMA).
+// column tile is peeled, and split into power-of-two pieces (sapphirerapids:
+// 32 + 16 + 8; haswell's 16-wide tiles leave 8, a power of two already).
+// Every piece keeps a static shape through its (c, kh, kw) loops: a dynamic
+// tile's accumulators are not hoisted out of them (a load and a store per
+// FMA), a masked one costs a select per FMA.
 // EXPLAIN:          lowerline-tile-and-fuse: target
 // EXPLAIN-SPR-NEXT:   g0: conv root linalg.conv_2d_nchw_fchw at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic
-// EXPLAIN-SPR-NEXT:     tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, masked
+// EXPLAIN-SPR-NEXT:     tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, partial tile as 16 + 8 columns
+// EXPLAIN-HSW-NEXT:   g0: conv root linalg.conv_2d_nchw_fchw at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic
+// EXPLAIN-HSW-NEXT:     tiles: parallel 4 channels x 8 rows, registers 4 channels x 16 columns, masked
 
 // CHECK-LABEL: func.func @peels_partial_conv_columns(
 // CHECK-NOT:     {{x\?x}}
 // SPR:           scf.for {{.+}} -> (tensor<1x8x1x32xf32>)
 // HSW:           scf.for {{.+}} -> (tensor<1x4x1x16xf32>)
 // CHECK-NOT:     {{x\?x}}
-// SPR:           scf.for {{.+}} -> (tensor<1x8x1x24xf32>)
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x16xf32>)
+// CHECK-NOT:     {{x\?x}}
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x8xf32>)
 // HSW:           scf.for {{.+}} -> (tensor<1x4x1x8xf32>)
 // CHECK-NOT:     {{x\?x}}
 // CHECK:         return

@@ -127,3 +127,23 @@ func.func @untagged_i32_matmul(%a: tensor<8x4xi32>, %b: tensor<4x32xi32>, %c: te
   %0 = linalg.matmul ins(%a, %b : tensor<8x4xi32>, tensor<4x32xi32>) outs(%c : tensor<8x32xi32>) -> tensor<8x32xi32>
   return %0 : tensor<8x32xi32>
 }
+
+// -----
+
+// Tiles narrower than planned (peeled pieces): a power-of-two width is
+// vectorized at that width, unmasked; any other width keeps the planned
+// vector size with a mask.
+// CHECK-LABEL: func.func @narrow_pieces(
+// ALONE-LABEL: func.func @narrow_pieces(
+// ALONE:         %[[MASK:.+]] = arith.constant dense<[true, {{.+}}, false]> : vector<32xi1>
+// ALONE:         vector.transfer_read %{{[a-z0-9]+}}[%{{[a-z0-9]+}}], %{{[a-z0-9]+}} {in_bounds = [true]} : tensor<8xf32>, vector<8xf32>
+// ALONE:         vector.transfer_write %{{[a-z0-9]+}}, %{{[a-z0-9]+}}[%{{[a-z0-9]+}}] {in_bounds = [true]} : vector<8xf32>, tensor<8xf32>
+// ALONE:         vector.transfer_read %{{[a-z0-9]+}}[%{{[a-z0-9]+}}], %{{[a-z0-9]+}}, %[[MASK]] {in_bounds = [true]} : tensor<24xf32>, vector<32xf32>
+// ALONE-NOT:     linalg.add
+func.func @narrow_pieces(%a: tensor<8xf32>, %b: tensor<24xf32>) -> (tensor<8xf32>, tensor<24xf32>) {
+  %e8 = tensor.empty() : tensor<8xf32>
+  %e24 = tensor.empty() : tensor<24xf32>
+  %0 = linalg.add {lowerline.vector_sizes = array<i64: 32>} ins(%a, %a : tensor<8xf32>, tensor<8xf32>) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+  %1 = linalg.add {lowerline.vector_sizes = array<i64: 32>} ins(%b, %b : tensor<24xf32>, tensor<24xf32>) outs(%e24 : tensor<24xf32>) -> tensor<24xf32>
+  return %0, %1 : tensor<8xf32>, tensor<24xf32>
+}

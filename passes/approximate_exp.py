@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, math
 
-from lowerline.elementwise_ir import constant, element, like
+from lowerline.elementwise_ir import constant, element, expand, like
 from lowerline.pass_api import Pass, ops_matching, register_pass
 
 _LOG2E = 1.44269504088896341
@@ -88,7 +88,4 @@ class ApproximateExp(Pass):
 
     def run(self, op: ir.Operation) -> None:
         for exp in ops_matching(op, _is_f32_exp):
-            with ir.InsertionPoint(exp), exp.location:
-                result = _exp(exp.operands[0])
-            exp.results[0].replace_all_uses_with(result)
-            exp.erase()
+            expand(exp, _exp)

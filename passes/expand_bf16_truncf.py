@@ -37,6 +37,7 @@ from mlir.dialects import arith
 
 from lowerline.elementwise_ir import constant as _constant
 from lowerline.elementwise_ir import element as _element
+from lowerline.elementwise_ir import expand
 from lowerline.elementwise_ir import like as _like
 from lowerline.pass_api import Pass, register_pass
 
@@ -82,13 +83,14 @@ def _f32_to_bf16_nearest_even(x: ir.Value, result_type: ir.Type) -> ir.Value:
 
 
 def _expand(op: ir.Operation) -> None:
-    x = op.operands[0]
-    with ir.InsertionPoint(op), op.location:
+    result_type = op.results[0].type
+
+    def build(x: ir.Value) -> ir.Value:
         if isinstance(_element(x.type), ir.F64Type):
             x = _f64_to_f32_round_to_odd(x)
-        result = _f32_to_bf16_nearest_even(x, op.results[0].type)
-    op.results[0].replace_all_uses_with(result)
-    op.erase()
+        return _f32_to_bf16_nearest_even(x, result_type)
+
+    expand(op, build)
 
 
 @register_pass

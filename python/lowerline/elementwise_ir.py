@@ -4,6 +4,8 @@ code builds the scalar and the vector form, constants splatted to the shape."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith
 
@@ -29,3 +31,12 @@ def constant(t: ir.Type, value: int | float) -> ir.Value:
         scalar = ir.FloatAttr.get(elem, value)
     attr = ir.DenseElementsAttr.get_splat(t, scalar) if isinstance(t, ir.VectorType) else scalar
     return arith.ConstantOp(t, attr).result
+
+
+def expand(op: ir.Operation, build: Callable[[ir.Value], ir.Value]) -> None:
+    """Replace the one-operand, one-result ``op`` by ``build(operand)``, built
+    at ``op``'s place and location."""
+    with ir.InsertionPoint(op), op.location:
+        result = build(op.operands[0])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()

@@ -103,6 +103,8 @@ class Group:
     bytes_moved: int = 0
     refused: list[str] = field(default_factory=list)
     failure: str | None = None
+    # A and B are function arguments or constants (no producer to recompute).
+    inputs_are_leaves: bool = False
     # Filled before the ops are transformed (and possibly erased): for explain.
     root_text: str = ""
     members_text: str = ""
@@ -202,6 +204,12 @@ def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation
         current = user
 
 
+def _is_leaf(value: ir.Value) -> bool:
+    """A function argument or a constant: nothing a fusion could recompute."""
+    owner = value.owner
+    return isinstance(owner, ir.Block) or owner.name == "arith.constant"
+
+
 def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     eb = element_bytes(op)
     if eb is None:
@@ -220,6 +228,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [1]
+    group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
     b = 1
     for d in batch:
@@ -361,14 +370,18 @@ def match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
     )
 
 
-def _tile_for(var: str, target: str, sizes: list[int], extra: str = "") -> str:
+def _tile_for(
+    var: str, target: str, sizes: list[int], extra: str = "", op: str = "tile_using_for"
+) -> str:
+    """``tile_using_for`` (or ``fuse``: tiling that also fuses producers) of
+    ``target``; the loops are ``{var}_loop`` or ``{var}_loops#i``."""
     loops = sum(1 for s in sizes if s)
     outs = ", ".join([ANY] * (loops + 1))
     names = f"{var}, {var}_loops:{loops}" if loops > 1 else f"{var}, {var}_loop"
     if loops == 0:
         return f"  {var} = transform.cast {target} : {ANY} to {ANY}\n"
     return (
-        f"  {names} = transform.structured.tile_using_for {target} "
+        f"  {names} = transform.structured.{op} {target} "
         f"tile_sizes {ints(sizes)}{extra} : ({ANY}) -> ({outs})\n"
     )
 
@@ -404,12 +417,20 @@ def contraction_script(g: Group) -> str:
     text += match("%inlast", g.name, "%forall", attr=LAST)
     rank = len(g.reg)
     sizes = g.reg if g.consumers else g.reg + [0] * (len(g.red) - rank)
-    text += _tile_for("%reg", "%inlast", sizes)
+    fill_in_registers = g.fill and not g.consumers and g.inputs_are_leaves
+    if fill_in_registers:
+        # Tile and fuse the fill through the loops' destination: each register
+        # tile starts from zero vectors instead of reading back a zero-filled C
+        # (a memset pass over C per call). structured.fuse also pulls in the
+        # producers of A and B: only where those are arguments or constants.
+        text += _tile_for("%reg", "%inlast", sizes, op="fuse")
+    else:
+        text += _tile_for("%reg", "%inlast", sizes)
     loops = sum(1 for s in sizes if s)
     innermost = f"%reg_loops#{loops - 1}" if loops > 1 else "%reg_loop"
     if g.consumers:
         text += fuse_into(inner, innermost, "q", "%forall")
-    elif g.fill:
+    elif g.fill and not fill_in_registers:
         # The fill is the register loops' init, not read inside them: tile it alone.
         text += match("%fillin", f"{g.name}.fill", "%forall")
         text += _tile_for("%fillreg", "%fillin", g.reg)

@@ -12,9 +12,9 @@
 // CHECK-NEXT:    %[[P:.+]] = arith.constant dense_resource<[[NAME:lowerline_weight[0-9]+\.p32]]> : tensor<2x4x32xf32>
 // CHECK:         scf.forall (%{{.+}}, %[[FJ:[a-z0-9_]+]]) in (1, 2)
 // CHECK:           %[[N0:.+]] = affine.apply #{{.+}}(%[[FJ]])
-// CHECK:           linalg.fill {{.+}} -> tensor<8x32xf32>
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
 // CHECK:             scf.for %[[J:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK:               linalg.fill {{.+}} -> tensor<8x32xf32>
 // CHECK:               scf.for %[[K:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
 // CHECK:                 %[[PI:.+]] = affine.apply #[[$PANEL]]()[%[[J]], %[[N0]]]
 // CHECK-NEXT:            %[[KI:.+]] = affine.apply #[[$ROW]]()[%[[K]]]

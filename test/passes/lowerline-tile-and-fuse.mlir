@@ -208,3 +208,53 @@ func.func @peels_partial_conv_columns(%x: tensor<1x4x58x58xf32>, %w: tensor<8x4x
   } -> tensor<1x8x56x56xf32>
   return %r : tensor<1x8x56x56xf32>
 }
+
+// -----
+
+// A matmul of arguments with no epilogue: its fill is fused into the register
+// tile (structured.fuse), so each tile's accumulators start from zeros
+// instead of a zero-filled C read back.
+// CHECK-LABEL: func.func @fuses_fill_into_register_tiles(
+// CHECK:         scf.forall
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[Z:.+]] = linalg.fill {{.+}} -> tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK:               scf.for {{.+}} iter_args(%{{.+}} = %[[Z]])
+// CHECK:                 linalg.matmul
+func.func @fuses_fill_into_register_tiles(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// When A is computed by another op, fusing the fill that way would also pull
+// that op into every register tile: the fill gets register loops of its own,
+// before the matmul's.
+// CHECK-LABEL: func.func @keeps_fill_apart_when_a_is_computed(
+// CHECK:         scf.forall
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               linalg.fill {{.+}} -> tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-NOT:           linalg.fill
+// CHECK:               scf.for
+// CHECK:                 linalg.matmul
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @keeps_fill_apart_when_a_is_computed(%x: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<64x128xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x128xf32>) outs(%ea : tensor<64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<64x128xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}

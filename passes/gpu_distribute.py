@@ -40,7 +40,7 @@ from lowerline.pass_api import Pass, PassFailed, defined_functions, ops_matching
 from lowerline.passes.gpu_tile_and_fuse import THREADS_ATTR
 from lowerline.passes.strided_copies_to_linalg import copies_to_linalg
 from lowerline.passes.vectorize import LOWERING_IN_PLACE
-from lowerline.transform_scripts import ANY, apply_script
+from lowerline.transform_scripts import ANY, apply_script, canonicalize
 
 TAG = "lowerline.gpu"
 BLOCK_THREADS = "lowerline.gpu_block_threads"  # on block foralls: threads per block
@@ -211,16 +211,13 @@ def _promote_root(block: _Block, root: ir.Operation) -> str:
         f"  %pm = transform.structured.promote %mm {{operands_to_promote = [0, 1], "
         f"memory_space = {WORKGROUP}}} : ({ANY}) -> {ANY}\n"
     )
-    canonicalize = (
-        f'  %funcs = transform.structured.match ops{{["func.func"]}} in %root'
-        f" : ({ANY}) -> {ANY}\n"
-        "  transform.apply_patterns to %funcs {\n"
-        f"    transform.apply_patterns.canonicalization\n  }} : {ANY}\n"
-    )
+    funcs = f'  %funcs = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> '
+    funcs += f"{ANY}\n"
     return (
         _match("%mm", tag)
         + promote
-        + canonicalize
+        + funcs
+        + canonicalize("%funcs")
         + _match("%mm2", tag)
         + _thread_tile("%mm2", counts)
     )

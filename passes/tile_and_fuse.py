@@ -47,6 +47,7 @@ from lowerline.conv_tiles import unit_window_conv_to_matmul
 from lowerline.linalg_info import describe as _short
 from lowerline.linalg_info import indexing_maps as _maps
 from lowerline.linalg_info import iterator_kinds as _iterators
+from lowerline.linalg_info import static_loop_sizes
 from lowerline.options import opt
 from lowerline.pass_api import (
     Pass,
@@ -57,7 +58,7 @@ from lowerline.pass_api import (
 )
 from lowerline.targets import CpuTarget, cpu_target
 from lowerline.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
-from lowerline.transform_scripts import ANY, apply_script
+from lowerline.transform_scripts import ANY, apply_script, canonicalize, peel
 
 TAG = "lowerline.op"
 LAST = "lowerline.last"  # the op a group's parallel loop is tiled from
@@ -281,15 +282,10 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
     if op.name != "linalg.generic":
         ttype = tensor_type(op.results[0])
         return list(ttype.shape) if ttype else None  # fill, transpose: the result
-    shape = [0] * len(_iterators(op))
-    for operand, amap in zip(op.operands, _maps(op), strict=False):
-        ttype = tensor_type(operand)
-        if ttype is None:
-            return None
-        for result, size in zip(amap.results, ttype.shape, strict=True):
-            if isinstance(result, ir.AffineDimExpr):
-                shape[result.position] = size
-    return shape if all(shape) else None
+    if any(tensor_type(operand) is None for operand in op.operands):
+        return None  # a scalar or dynamic operand
+    shape = static_loop_sizes(op)
+    return shape if shape and all(shape) else None
 
 
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
@@ -438,11 +434,8 @@ def contraction_script(g: Group) -> str:
     if g.kind == "conv" and g.tiles.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
-        text += (
-            f'  %inner_for = transform.cast {innermost} : {ANY} to !transform.op<"scf.for">\n'
-            f"  %full, %partial = transform.loop.peel %inner_for : "
-            f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})\n'
-        )
+        text += f"  %inner = transform.cast {innermost} : {ANY} to {ANY}\n"
+        text += peel("%inner", "%full", "%partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
         text += f"  transform.apply_dce to %forall : {ANY}\n"
@@ -450,18 +443,11 @@ def contraction_script(g: Group) -> str:
         # the loop's dynamic tile type folded into the convolution: else the
         # k loops carry a dynamic tile and its accumulators are not hoisted
         # (measured: a load and a store per FMA).
-        text += (
-            f"  transform.apply_patterns to %forall {{\n"
-            f"    transform.apply_patterns.canonicalization\n"
-            f"  }} : {ANY}\n"
-        )
+        text += canonicalize("%forall")
         text += _split_conv_tail(g)
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
-
-
-_FOR = '!transform.op<"scf.for">'
 
 
 def _split_conv_tail(g: Group) -> str:
@@ -479,18 +465,14 @@ def _split_conv_tail(g: Group) -> str:
         text += (
             f"  %piece{index}, %pieces{index} = transform.structured.tile_using_for "
             f"%tail{index} tile_sizes [0, 0, 0, {size}] : ({ANY}) -> ({ANY}, {ANY})\n"
-            f"  %pieces_for{index} = transform.cast %pieces{index} : {ANY} to {_FOR}\n"
-            f"  %first{index}, %rest{index} = transform.loop.peel %pieces_for{index} : "
-            f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})\n'
+        )
+        text += peel(f"%pieces{index}", f"%first{index}", f"%rest{index}")
+        text += (
             f'  %tail{index + 1} = transform.structured.match ops{{["{g.root.name}"]}} '
             f"in %rest{index} : ({ANY}) -> {ANY}\n"
         )
     # The pieces' one-iteration loops folded, their widths static.
-    return text + (
-        f"  transform.apply_patterns to %forall {{\n"
-        f"    transform.apply_patterns.canonicalization\n"
-        f"  }} : {ANY}\n"
-    )
+    return text + canonicalize("%forall")
 
 
 def vector_script(g: Group) -> str:

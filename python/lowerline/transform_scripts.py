@@ -13,6 +13,25 @@ from mlir import ir
 from mlir.dialects.transform import interpreter
 
 ANY = "!transform.any_op"
+FOR = '!transform.op<"scf.for">'
+
+
+def canonicalize(handle: str) -> str:
+    """Script text: canonicalization patterns applied to the ops under ``handle``."""
+    return (
+        f"  transform.apply_patterns to {handle} {{\n"
+        f"    transform.apply_patterns.canonicalization\n"
+        f"  }} : {ANY}\n"
+    )
+
+
+def peel(loop: str, first: str, rest: str) -> str:
+    """Script text: the ``scf.for`` ``loop`` peeled into its full iterations
+    ``first`` and the partial last one ``rest``."""
+    return (
+        f"  {loop}_for = transform.cast {loop} : {ANY} to {FOR}\n"
+        f"  {first}, {rest} = transform.loop.peel {loop}_for : ({FOR}) -> ({ANY}, {ANY})\n"
+    )
 
 
 def sequence(body: str) -> str:

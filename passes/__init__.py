@@ -7,6 +7,8 @@ Modules listed here are imported on first use of the pass registry.
 PASS_MODULES = (
     "approximate_exp",
     "copy_repeated_results",
+    "decompose_pad",
+    "dynamic_omp_schedule",
     "expand_bf16_truncf",
     "fold_constant_transposes",
     "fuse_elementwise",

@@ -4,8 +4,9 @@ What it decides (the mechanisms are upstream's transform dialect):
 
 - **Fusion groups.** Each contraction (``linalg.matmul``,
   ``linalg.batch_matmul``) is a root. Its ``linalg.fill`` init is fused as a
-  producer, and the chain of elementwise consumers that read the root's
-  result element for element (bias, activations, residual adds) is fused into
+  producer (a fill that CSE shared between roots is first cloned per root),
+  and the chain of elementwise consumers that read the root's result
+  element for element (bias, activations, residual adds) is fused into
   the same nest, down to the register tile: the epilogue runs on the
   accumulators before they are stored. A consumer is refused when fusing
   would recompute or spill: it reads the result through a non-identity map
@@ -182,6 +183,11 @@ def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
     return None
 
 
+# Users that end a consumer chain without a refusal: the result leaves the
+# nest as it is (returned, reshaped, written into a padded buffer).
+_CHAIN_ENDS = ("func.return", "tensor.expand_shape", "tensor.collapse_shape", "tensor.insert_slice")
+
+
 def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation]:
     chain: list[ir.Operation] = []
     current = root
@@ -195,7 +201,7 @@ def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation
                 )
             return chain
         user = uses[0].owner
-        if user.name in ("func.return", "tensor.expand_shape", "tensor.collapse_shape"):
+        if user.name in _CHAIN_ENDS:
             return chain
         reason = _consumer_refusal(current, user)
         if reason:
@@ -281,7 +287,7 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
     """Static loop bounds of a linalg op; None when some are unknown."""
     if op.name != "linalg.generic":
         ttype = tensor_type(op.results[0])
-        return list(ttype.shape) if ttype else None  # fill, transpose: the result
+        return list(ttype.shape) if ttype else None  # fill, copy, transpose: the result
     if any(tensor_type(operand) is None for operand in op.operands):
         return None  # a scalar or dynamic operand
     shape = static_loop_sizes(op)
@@ -292,8 +298,8 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
     eb = element_bytes(op) or 4
-    if op.name not in ("linalg.fill", "linalg.transpose", "linalg.generic"):
-        return "not an elementwise, reduction, fill or transpose op"
+    if op.name not in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.generic"):
+        return "not an elementwise, reduction, fill, copy or transpose op"
     shape = _iteration_shape(op)
     if not shape:
         return "scalar, empty or dynamic"
@@ -328,7 +334,37 @@ def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) ->
     return []
 
 
+def unshare_root_fills(func: ir.Operation) -> None:
+    """Give every root whose init is a fill shared with other ops (CSE merges
+    equal fills: the two convolutions of a ResNet block) a fill of its own,
+    so that each can fuse it into its register tiles (zero accumulators)
+    instead of reading back a zero-filled buffer. A fill left without users
+    is erased."""
+    fills = [
+        op.operation
+        for op in func.regions[0].blocks[0].operations
+        if op.operation.name == "linalg.fill" and len(list(op.operation.results[0].uses)) > 1
+    ]
+    for fill in fills:
+        for use in list(fill.results[0].uses):
+            root = use.owner
+            if root.name in _ROOTS and use.operand_number == len(root.operands) - 1:
+                with ir.InsertionPoint(root):
+                    clone = fill.clone()
+                    dest = fill.operands[1]
+                    if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
+                        # An empty of its own: the fill is fused into the register
+                        # tiles, where a destination shared with the epilogue's
+                        # would make bufferization copy every tile.
+                        clone.operands[1] = dest.owner.clone().results[0]
+                        clone.move_before(root)
+                root.operands[use.operand_number] = clone.results[0]
+        if not list(fill.results[0].uses):
+            fill.erase()
+
+
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
+    unshare_root_fills(func)
     ops = [op.operation for op in func.regions[0].blocks[0].operations if is_linalg(op.operation)]
     taken: list[ir.Operation] = []
     for op in ops:

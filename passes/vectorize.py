@@ -28,6 +28,7 @@ from mlir import ir
 from lowerline.linalg_info import describe, static_loop_sizes
 from lowerline.options import opt
 from lowerline.pass_api import Pass, PassFailed, ops_matching, register_pass
+from lowerline.splat_reads import fold_reads_of_splat_writes
 from lowerline.transform_scripts import ANY, apply_script
 
 VECTOR = "lowerline.vector_sizes"
@@ -129,6 +130,8 @@ class Vectorize(Pass):
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")
             raise PassFailed()
+        # Accumulators that start from a fused fill: constants, not a tile read back.
+        fold_reads_of_splat_writes(op)
         if self.explain:
             print(f"lowerline-vectorize: {len(left)} op(s) left as loops", file=sys.stderr)
             print("\n".join(left), file=sys.stderr, flush=True)

@@ -59,7 +59,7 @@ def tiled(o: GpuOptions) -> str:
 def bufferized(o: GpuOptions) -> str:
     # One buffer per value freed at the end (no early frees: a free between
     # launches would be a synchronizing gpu.dealloc).
-    return cpu_bufferized(CpuOptions(buffer_reuse=False)) + (
+    return cpu_bufferized(CpuOptions(buffer_reuse=False), vector_rows=False) + (
         ",lowerline-gpu-distribute,canonicalize,cse"
     )
 
@@ -135,7 +135,9 @@ def gpu(o: GpuOptions) -> str:
 # foralls in order, then the CPU's loops and llvm stages on one thread.
 def cpu_emulation(o: GpuOptions) -> str:
     cpu = CpuOptions(num_threads=1)
-    return f"lowerline-gpu-shared-to-host-memory,{cpu_loops(cpu)},{cpu_llvm(cpu)}"
+    return (
+        f"lowerline-gpu-shared-to-host-memory,{cpu_loops(cpu)},{cpu_llvm(cpu, emulate_bf16=True)}"
+    )
 
 
 for _flag, _summary, _build, _uses in (

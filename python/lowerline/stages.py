@@ -66,13 +66,13 @@ def tiled(o: CpuOptions) -> str:
     if not o.tile:
         return "func.func(lowerline-fold-constant-transposes)"
     return (
-        "func.func(lowerline-fold-constant-transposes),"
+        "func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         "func.func(lowerline-pack-weights),lowerline-vectorize,canonicalize,cse"
     )
 
 
-def bufferized(o: CpuOptions) -> str:
+def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
     """tensors -> memrefs. Results become out-params so callers own all outputs.
 
     With ``buffer_reuse``, values get allocations as short-lived as they are:
@@ -96,8 +96,11 @@ def bufferized(o: CpuOptions) -> str:
             "func.func(buffer-hoisting,buffer-loop-hoisting)",
             "buffer-deallocation-pipeline",
             "convert-bufferization-to-memref",
-            # Strided copies (padded inputs) as loops LLVM vectorizes.
-            "func.func(lowerline-strided-copies-to-linalg)",
+            # Strided copies as loops of vector rows (the GPU path maps
+            # linalg.copy to threads instead).
+            "func.func(lowerline-strided-copies-to-linalg)"
+            if vector_rows
+            else "func.func(lowerline-strided-copies-to-linalg{vector-rows=0})",
             *early_free,
             "canonicalize",
             "cse",
@@ -126,7 +129,10 @@ def loops(o: CpuOptions) -> str:
             "async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt"
         )
     else:
-        parallel = f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}}"
+        parallel = (
+            f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}},"
+            "lowerline-dynamic-omp-schedule"
+        )
     return (
         f"{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
@@ -134,13 +140,26 @@ def loops(o: CpuOptions) -> str:
     )
 
 
-def llvm(o: CpuOptions) -> str:
+# Scalar bf16 arithmetic in f32 with every truncation expanded (see
+# lowerline-expand-bf16-truncf): LLVM promotes each scalar bf16 op with a
+# truncation, a libcall (__truncsfbf2) where the CPU name lacks AVX512-BF16
+# (x86-64-v4 on an AMD Zen 4 host). Used for the GPU-mapped IR run on the CPU,
+# whose bf16 ops stay scalar; the CPU pipeline's are vectors, which LLVM
+# converts inline.
+_BF16_IN_F32 = [
+    "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32},"
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})"
+]
+
+
+def llvm(o: CpuOptions, emulate_bf16: bool = False) -> str:
     """loops -> LLVM dialect, with C wrappers so every function can be called."""
     passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
     passes += [
         # bf16 truncations in integer ops: LLVM would call __truncdfbf2 or
         # __truncsfbf2 (libgcc before GCC 13 has neither), or use
         # vcvtneps2bf16, which flushes subnormals to zero.
+        *_BF16_IN_F32[:emulate_bf16],
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",

@@ -258,3 +258,46 @@ func.func @keeps_fill_apart_when_a_is_computed(%x: tensor<64x128xf32>, %b: tenso
   %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// One fill shared by two matmuls (CSE merges equal fills): each root gets a
+// fill of its own, with an empty tensor of its own, and fuses it (the
+// refusal "the fill has other users" is gone).
+// EXPLAIN:            g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+13]]:{{[0-9]+}}; fused fill
+// EXPLAIN-NOT:        refused
+// EXPLAIN:            g1: matmul root linalg.matmul at "{{.+}}":[[@LINE+12]]:{{[0-9]+}}; fused fill
+// EXPLAIN-NOT:        refused
+// CHECK-LABEL: func.func @unshares_a_fill_of_two_roots(
+// CHECK:         scf.forall
+// CHECK:           linalg.fill
+// CHECK:         scf.forall
+// CHECK:           linalg.fill
+func.func @unshares_a_fill_of_two_roots(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>, %c: tensor<128x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %s = linalg.matmul ins(%a, %c : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r, %s : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// A fill that is also returned keeps that use: the matmul fuses a clone, the
+// original stays and is tiled on its own.
+// EXPLAIN:            g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+12]]:{{[0-9]+}}; fused fill
+// EXPLAIN-NEXT:         tiles:
+// EXPLAIN-NEXT:       g1: vector root linalg.fill at "{{.+}}":[[@LINE+9]]:{{[0-9]+}}
+// CHECK-LABEL: func.func @keeps_a_fill_with_other_users(
+// CHECK:         %[[F:.+]] = scf.for
+// CHECK:         %[[MM:.+]] = scf.forall
+// CHECK:           linalg.fill
+// CHECK:         return %[[MM]], %[[F]]
+func.func @keeps_a_fill_with_other_users(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r, %f : tensor<64x64xf32>, tensor<64x64xf32>
+}

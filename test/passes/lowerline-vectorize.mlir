@@ -147,3 +147,68 @@ func.func @narrow_pieces(%a: tensor<8xf32>, %b: tensor<24xf32>) -> (tensor<8xf32
   %1 = linalg.add {lowerline.vector_sizes = array<i64: 32>} ins(%b, %b : tensor<24xf32>, tensor<24xf32>) outs(%e24 : tensor<24xf32>) -> tensor<24xf32>
   return %0, %1 : tensor<8xf32>, tensor<24xf32>
 }
+
+// -----
+
+// A convolution tile's accumulators start from a fill fused into it: a zero
+// vector<8x1x32> written into the 4-D tile, read back as vector<8x32> (the
+// unit row dropped). The read folds to the zero constant, so the tile needs
+// no buffer for it. Upstream folds only reads whose map permutes or
+// broadcasts the write's.
+// ALONE-LABEL: func.func @folds_read_of_splat_write(
+// ALONE:         %[[Z:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// ALONE-NOT:     vector.transfer_read
+// ALONE:         return %[[Z]]
+func.func @folds_read_of_splat_write(%t: tensor<1x8x1x32xf32>) -> vector<8x32xf32> {
+  %z = arith.constant dense<0.0> : vector<8x1x32xf32>
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : f32
+  %w = vector.transfer_write %z, %t[%c0, %c0, %c0, %c0] {in_bounds = [true, true, true]} : vector<8x1x32xf32>, tensor<1x8x1x32xf32>
+  %r = vector.transfer_read %w[%c0, %c0, %c0, %c0], %p {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d1, d3)>} : tensor<1x8x1x32xf32>, vector<8x32xf32>
+  return %r : vector<8x32xf32>
+}
+
+// -----
+
+// A masked write whose mask covers the tensor (24 of 32 lanes into 24
+// columns), read through a slice: folded too.
+// ALONE-LABEL: func.func @folds_read_of_masked_splat_write_through_slice(
+// ALONE:         %[[Z:.+]] = arith.constant dense<1.000000e+00> : vector<8x16xf32>
+// ALONE-NOT:     vector.transfer_read
+// ALONE:         return %[[Z]]
+func.func @folds_read_of_masked_splat_write_through_slice(%t: tensor<1x8x1x24xf32>) -> vector<8x16xf32> {
+  %one = arith.constant dense<1.0> : vector<8x1x32xf32>
+  %m = vector.constant_mask [8, 1, 24] : vector<8x1x32xi1>
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : f32
+  %w = vector.transfer_write %one, %t[%c0, %c0, %c0, %c0], %m {in_bounds = [true, true, true]} : vector<8x1x32xf32>, tensor<1x8x1x24xf32>
+  %s = tensor.extract_slice %w[0, 0, 0, 8] [1, 8, 1, 16] [1, 1, 1, 1] : tensor<1x8x1x24xf32> to tensor<1x8x1x16xf32>
+  %r = vector.transfer_read %s[%c0, %c0, %c0, %c0], %p {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d1, d3)>} : tensor<1x8x1x16xf32>, vector<8x16xf32>
+  return %r : vector<8x16xf32>
+}
+
+// -----
+
+// Not folded: the write covers half of the tensor (the rest keeps what the
+// argument held), or its mask leaves lanes of the tensor out.
+// ALONE-LABEL: func.func @keeps_read_of_partial_write(
+// ALONE:         vector.transfer_read
+// ALONE-LABEL: func.func @keeps_read_of_partially_masked_write(
+// ALONE:         vector.transfer_read
+func.func @keeps_read_of_partial_write(%t: tensor<1x8x1x64xf32>) -> vector<8x32xf32> {
+  %z = arith.constant dense<0.0> : vector<8x1x32xf32>
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : f32
+  %w = vector.transfer_write %z, %t[%c0, %c0, %c0, %c0] {in_bounds = [true, true, true]} : vector<8x1x32xf32>, tensor<1x8x1x64xf32>
+  %r = vector.transfer_read %w[%c0, %c0, %c0, %c0], %p {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d1, d3)>} : tensor<1x8x1x64xf32>, vector<8x32xf32>
+  return %r : vector<8x32xf32>
+}
+func.func @keeps_read_of_partially_masked_write(%t: tensor<1x8x1x32xf32>) -> vector<8x32xf32> {
+  %z = arith.constant dense<0.0> : vector<8x1x32xf32>
+  %m = vector.constant_mask [8, 1, 16] : vector<8x1x32xi1>
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : f32
+  %w = vector.transfer_write %z, %t[%c0, %c0, %c0, %c0], %m {in_bounds = [true, true, true]} : vector<8x1x32xf32>, tensor<1x8x1x32xf32>
+  %r = vector.transfer_read %w[%c0, %c0, %c0, %c0], %p {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d1, d3)>} : tensor<1x8x1x32xf32>, vector<8x32xf32>
+  return %r : vector<8x32xf32>
+}

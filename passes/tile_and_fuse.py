@@ -349,15 +349,15 @@ def unshare_root_fills(func: ir.Operation) -> None:
         for use in list(fill.results[0].uses):
             root = use.owner
             if root.name in _ROOTS and use.operand_number == len(root.operands) - 1:
+                dest = fill.operands[1]
                 with ir.InsertionPoint(root):
-                    clone = fill.clone()
-                    dest = fill.operands[1]
                     if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
                         # An empty of its own: the fill is fused into the register
                         # tiles, where a destination shared with the epilogue's
                         # would make bufferization copy every tile.
-                        clone.operands[1] = dest.owner.clone().results[0]
-                        clone.move_before(root)
+                        dest = dest.owner.clone().results[0]
+                    clone = fill.clone()
+                clone.operands[1] = dest
                 root.operands[use.operand_number] = clone.results[0]
         if not list(fill.results[0].uses):
             fill.erase()

@@ -146,10 +146,10 @@ def loops(o: CpuOptions) -> str:
 # (x86-64-v4 on an AMD Zen 4 host). Used for the GPU-mapped IR run on the CPU,
 # whose bf16 ops stay scalar; the CPU pipeline's are vectors, which LLVM
 # converts inline.
-_BF16_IN_F32 = [
+_BF16_IN_F32 = (
     "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32},"
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})"
-]
+)
 
 
 def llvm(o: CpuOptions, emulate_bf16: bool = False) -> str:
@@ -159,7 +159,7 @@ def llvm(o: CpuOptions, emulate_bf16: bool = False) -> str:
         # bf16 truncations in integer ops: LLVM would call __truncdfbf2 or
         # __truncsfbf2 (libgcc before GCC 13 has neither), or use
         # vcvtneps2bf16, which flushes subnormals to zero.
-        *_BF16_IN_F32[:emulate_bf16],
+        *([_BF16_IN_F32] if emulate_bf16 else []),
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",

@@ -59,6 +59,7 @@ class _Pad:
     op: ir.Operation
     value: ir.Value  # the padding value, defined outside the pad's region
     low: list[int]
+    high: list[int]
     producer: ir.Operation | None  # writes its result into the interior (in place)
 
 
@@ -72,14 +73,15 @@ def _padding_value(pad: ir.Operation) -> ir.Value | None:
     return None if inside.name == "tensor.pad" else yielded
 
 
-def _static(pad: ir.Operation) -> list[int] | None:
-    """The low padding when every size is static; None otherwise."""
+def _static(pad: ir.Operation) -> tuple[list[int], list[int]] | None:
+    """The low and high padding when every size is static; None otherwise."""
     if len(pad.operands) != 1:  # dynamic low or high padding
         return None
     source, result = (ir.RankedTensorType(v.type) for v in (pad.operands[0], pad.results[0]))
     if not (source.has_static_shape and result.has_static_shape):
         return None
-    return list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    low, high = (pad.attributes[name] for name in ("static_low", "static_high"))
+    return list(ir.DenseI64ArrayAttr(low)), list(ir.DenseI64ArrayAttr(high))
 
 
 def _in_place_producer(pad: ir.Operation, value: ir.Value) -> ir.Operation | None:
@@ -116,9 +118,9 @@ def _before(a: ir.Operation, b: ir.Operation) -> bool:
 def _plan(func: ir.Operation) -> list[_Pad]:
     plans = []
     for pad in ops_matching(func, lambda o: o.name == "tensor.pad"):
-        value, low = _padding_value(pad), _static(pad)
-        if value is not None and low is not None:
-            plans.append(_Pad(pad, value, low, _in_place_producer(pad, value)))
+        value, padding = _padding_value(pad), _static(pad)
+        if value is not None and padding is not None:
+            plans.append(_Pad(pad, value, *padding, _in_place_producer(pad, value)))
     return plans
 
 
@@ -138,27 +140,33 @@ def _filled(
                 continue
             offsets = [offset if d == dim else 0 for d in range(rank)]
             sizes = [size if d == dim else shape[d] for d in range(rank)]
-            side = ir.RankedTensorType.get(sizes, padded.element_type)
-            ones = [1] * rank
-            slab = tensor.ExtractSliceOp(side, result, [], [], [], offsets, sizes, ones).result
-            filled = linalg.fill(value, outs=[slab])
-            result = tensor.InsertSliceOp(filled, result, [], [], [], offsets, sizes, ones).result
+            filled = linalg.fill(value, outs=[_extract(result, offsets, sizes)])
+            result = _insert(filled, result, offsets)
     return result
 
 
-def _interior(filled: ir.Value, source: ir.RankedTensorType, low: list[int]) -> ir.Value:
-    ones = [1] * len(low)
-    return tensor.ExtractSliceOp(source, filled, [], [], [], low, source.shape, ones).result
+def _extract(whole: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
+    """The static slice of ``whole`` at ``offsets`` of ``sizes``, unit strides."""
+    element = ir.RankedTensorType(whole.type).element_type
+    part = ir.RankedTensorType.get(sizes, element)
+    ones = [1] * len(sizes)
+    return tensor.ExtractSliceOp(part, whole, [], [], [], offsets, sizes, ones).result
+
+
+def _insert(part: ir.Value, whole: ir.Value, offsets: list[int]) -> ir.Value:
+    """``part`` written into ``whole`` at ``offsets`` (its whole static shape)."""
+    sizes = list(ir.RankedTensorType(part.type).shape)
+    ones = [1] * len(sizes)
+    return tensor.InsertSliceOp(part, whole, [], [], [], offsets, sizes, ones).result
 
 
 def _rewrite(p: _Pad) -> None:
     source = p.op.operands[0]
-    stype, padded = ir.RankedTensorType(source.type), ir.RankedTensorType(p.op.results[0].type)
+    shape = list(ir.RankedTensorType(source.type).shape)
     at = p.producer if p.producer is not None else p.op
     with ir.InsertionPoint(at), p.op.location:
-        high = list(ir.DenseI64ArrayAttr(p.op.attributes["static_high"]))
-        filled = _filled(padded, p.value, p.low, high)
-        interior = _interior(filled, stype, p.low)
+        filled = _filled(ir.RankedTensorType(p.op.results[0].type), p.value, p.low, p.high)
+        interior = _extract(filled, p.low, shape)
         if p.producer is not None:
             empty = p.producer.operands[len(p.producer.operands) - 1].owner
             p.producer.operands[len(p.producer.operands) - 1] = interior
@@ -166,9 +174,8 @@ def _rewrite(p: _Pad) -> None:
                 empty.erase()
         else:
             source = linalg.copy(source, outs=[interior])
-    ones = [1] * len(p.low)
     with ir.InsertionPoint(p.op), p.op.location:
-        inserted = tensor.InsertSliceOp(source, filled, [], [], [], p.low, stype.shape, ones).result
+        inserted = _insert(source, filled, p.low)
     p.op.results[0].replace_all_uses_with(inserted)
     p.op.erase()
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lowerline.ir_constants import int_constant
 from lowerline.pass_api import Pass, ops_matching, register_pass
 
 # Fewer tiles than this: each thread gets one or two, nothing to balance, and
@@ -34,18 +35,10 @@ from lowerline.pass_api import Pass, ops_matching, register_pass
 MIN_TILES = 8
 
 
-def _constant_int(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def trip_count(wsloop: ir.Operation) -> int | None:
     """Iterations of the loop nest in ``wsloop`` when its bounds are constants."""
     nest = wsloop.regions[0].blocks[0].operations[0]
-    values = [_constant_int(v) for v in nest.operands]
+    values = [int_constant(v) for v in nest.operands]
     if nest.name != "omp.loop_nest" or None in values or len(values) % 3:
         return None
     rank = len(values) // 3

@@ -20,24 +20,17 @@ import math
 
 from mlir import ir
 
+from lowerline.ir_constants import int_constant
+
 _VIEWS = ("memref.subview",)
 _BASES = ("memref.alloc", "memref.get_global", "gpu.alloc")
-
-
-def _int_constant(value: ir.Value) -> int | None:
-    owner = value.owner.operation if isinstance(value, ir.OpResult) else None
-    if owner is not None and owner.name == "arith.constant":
-        attr = owner.attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return ir.IntegerAttr(attr).value
-    return None
 
 
 def divisor(value: ir.Value, depth: int = 0) -> int:
     """A number ``value`` is always a multiple of (0: always zero)."""
     if depth > 16:
         return 1
-    constant = _int_constant(value)
+    constant = int_constant(value)
     if constant is not None:
         return abs(constant)
     if isinstance(value, ir.BlockArgument):
@@ -111,7 +104,7 @@ def aligned_vector(value: ir.Value, elements: int) -> bool:
         if owner.name == "memref.view":
             base = owner.operands[0]
             from_base = isinstance(base, ir.OpResult) and base.owner.operation.name in _BASES
-            return from_base and _int_constant(owner.operands[1]) == 0
+            return from_base and int_constant(owner.operands[1]) == 0
         if owner.name not in _VIEWS:
             return False
         if not _subview_offsets_aligned(owner, elements):

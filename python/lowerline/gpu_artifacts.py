@@ -23,6 +23,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from lowerline import ptx
+from lowerline.ir_constants import int_constant
 from lowerline.pass_api import ops_matching
 from lowerline.targets import GpuTarget
 
@@ -41,13 +42,6 @@ class Kernel:
     dynamic_shared_bytes: int  # requested at launch (cuLaunchKernel's sharedMemBytes)
     param_bytes: list[int]  # each kernel parameter as launched
     resources: dict = field(default_factory=dict)  # from ptxas -v, per arch
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner.operation if isinstance(value, ir.OpResult) else None
-    if owner is None or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
 
 
 def param_bytes(t: ir.Type) -> list[int]:
@@ -104,13 +98,13 @@ def kernel_plan(module: ir.Module) -> list[Kernel]:
         view = launch.opview
         name = str(view.kernel).replace("@", "")
         sizes = [
-            _constant(v)
+            int_constant(v)
             for v in (view.gridSizeX, view.gridSizeY, view.gridSizeZ,
                       view.blockSizeX, view.blockSizeY, view.blockSizeZ)
         ]  # fmt: skip
         params = [b for a in view.kernelOperands for b in param_bytes(a.type)]
         dynamic = view.dynamicSharedMemorySize
-        dynamic_bytes = 0 if dynamic is None else _constant(dynamic)
+        dynamic_bytes = 0 if dynamic is None else int_constant(dynamic)
         func = funcs.get(name)
         kernels.append(
             Kernel(

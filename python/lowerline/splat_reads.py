@@ -18,25 +18,15 @@ import itertools
 from mlir import ir
 from mlir.dialects import arith, vector
 
+from lowerline.ir_constants import constant_attr, int_constant
 from lowerline.pass_api import ops_matching
-
-
-def _constant(value: ir.Value) -> ir.Attribute | None:
-    if isinstance(value.owner, ir.Block) or value.owner.name != "arith.constant":
-        return None
-    return value.owner.attributes["value"]
-
-
-def _is_zero_index(value: ir.Value) -> bool:
-    attr = _constant(value)
-    return isinstance(attr, ir.IntegerAttr) and ir.IntegerAttr(attr).value == 0
 
 
 def _covers(write: vector.TransferWriteOp) -> bool:
     """The write stores into every element of its destination tensor."""
     dest = ir.RankedTensorType(write.base.type)
     vtype = ir.VectorType(write.valueToStore.type)
-    if not dest.has_static_shape or not all(_is_zero_index(i) for i in write.indices):
+    if not dest.has_static_shape or not all(int_constant(i) == 0 for i in write.indices):
         return False
     dims = [ir.AffineDimExpr(e).position for e in write.permutation_map.value.results]
     extents = []  # per vector dim: how much of it lands in the tensor
@@ -48,7 +38,7 @@ def _covers(write: vector.TransferWriteOp) -> bool:
         return False
     if write.mask is None:
         return True
-    mask = _constant(write.mask)
+    mask = constant_attr(write.mask)
     if mask is None:
         return False  # a mask computed at run time
     mask = ir.DenseIntElementsAttr(mask)
@@ -70,7 +60,7 @@ def _splat_source(read: vector.TransferReadOp) -> ir.Attribute | None:
     if isinstance(source.owner, ir.Block) or source.owner.name != "vector.transfer_write":
         return None
     write = source.owner.operation.opview
-    value = _constant(write.valueToStore)
+    value = constant_attr(write.valueToStore)
     if not isinstance(value, ir.DenseElementsAttr) or not ir.DenseElementsAttr(value).is_splat:
         return None
     return ir.DenseElementsAttr(value).get_splat_value() if _covers(write) else None

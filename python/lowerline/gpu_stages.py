@@ -135,9 +135,7 @@ def gpu(o: GpuOptions) -> str:
 # foralls in order, then the CPU's loops and llvm stages on one thread.
 def cpu_emulation(o: GpuOptions) -> str:
     cpu = CpuOptions(num_threads=1)
-    return (
-        f"lowerline-gpu-shared-to-host-memory,{cpu_loops(cpu)},{cpu_llvm(cpu, emulate_bf16=True)}"
-    )
+    return f"lowerline-gpu-shared-to-host-memory,{cpu_loops(cpu)},{cpu_llvm(cpu)}"
 
 
 for _flag, _summary, _build, _uses in (

@@ -13,11 +13,14 @@
  *   lowerline_memory_stats(int64_t out[3])  live bytes, peak live bytes and
  *                                           allocations since the last reset
  *   lowerline_memory_reset()                peak := live, allocations := 0
+ *
+ * It also defines __truncsfbf2 (see below), for the same libraries.
  */
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
@@ -82,4 +85,29 @@ EXPORT void lowerline_memory_stats(int64_t out[3]) {
 EXPORT void lowerline_memory_reset(void) {
   atomic_store(&peak_bytes, atomic_load(&live_bytes));
   atomic_store(&allocations, 0);
+}
+
+/* f32 -> bf16, rounded to nearest even, NaNs kept (quieted).
+ *
+ * lowerline's pipeline computes bf16 arithmetic in f32 and rounds with integer
+ * ops (lowerline-expand-bf16-truncf), but LLVM's x86 backend still legalizes
+ * bf16 vector shuffles and element moves on a CPU without AVX512-BF16 by
+ * promoting them to f32 and truncating back with a call to __truncsfbf2, which
+ * libgcc has only from GCC 13 on (measured on this GCC 12 machine: a bf16
+ * MLP's library did not load). Hidden: each library binds its own copy.
+ *
+ * GCC 12 has no __bf16 type to return; the ABIs put a __bf16 result in the
+ * low 16 bits of the first FP register (x86-64: xmm0, AArch64: v0), where a
+ * float with those bits in its low half is returned too. */
+HIDDEN float __truncsfbf2(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  uint32_t half;
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    half = (u >> 16) | 0x40u; /* NaN: keep sign and payload, set the quiet bit */
+  else
+    half = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  float result;
+  memcpy(&result, &half, sizeof result);
+  return result;
 }

@@ -140,26 +140,25 @@ def loops(o: CpuOptions) -> str:
     )
 
 
-# Scalar bf16 arithmetic in f32 with every truncation expanded (see
-# lowerline-expand-bf16-truncf): LLVM promotes each scalar bf16 op with a
-# truncation, a libcall (__truncsfbf2) where the CPU name lacks AVX512-BF16
-# (x86-64-v4 on an AMD Zen 4 host). Used for the GPU-mapped IR run on the CPU,
-# whose bf16 ops stay scalar; the CPU pipeline's are vectors, which LLVM
-# converts inline.
+# bf16 arithmetic (scalar and vector) in f32, each result truncated back to
+# bf16 by an arith.truncf that lowerline-expand-bf16-truncf then expands.
+# Left to LLVM, every bf16 op is promoted with a truncation that becomes a
+# libcall (__truncsfbf2) where the CPU name lacks AVX512-BF16: x86-64-v4 on an
+# AMD Zen 4 host, measured: a bf16 MLP's library did not load.
 _BF16_IN_F32 = (
     "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32},"
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})"
 )
 
 
-def llvm(o: CpuOptions, emulate_bf16: bool = False) -> str:
+def llvm(o: CpuOptions) -> str:
     """loops -> LLVM dialect, with C wrappers so every function can be called."""
     passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
     passes += [
         # bf16 truncations in integer ops: LLVM would call __truncdfbf2 or
         # __truncsfbf2 (libgcc before GCC 13 has neither), or use
         # vcvtneps2bf16, which flushes subnormals to zero.
-        *([_BF16_IN_F32] if emulate_bf16 else []),
+        _BF16_IN_F32,
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",

@@ -24,4 +24,5 @@ PASS_MODULES = (
     "tile_and_fuse",
     "vectorize",
     "widen_i1_memrefs",
+    "winograd_conv",
 )

@@ -212,9 +212,11 @@ def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation
 
 
 def _is_leaf(value: ir.Value) -> bool:
-    """A function argument or a constant: nothing a fusion could recompute."""
+    """A function argument, a constant or the result of a loop that is
+    already tiled code (lowerline-winograd-conv's transforms): nothing
+    ``structured.fuse`` could pull in and recompute."""
     owner = value.owner
-    return isinstance(owner, ir.Block) or owner.name == "arith.constant"
+    return isinstance(owner, ir.Block) or owner.name in ("arith.constant", "scf.forall")
 
 
 def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:

@@ -43,6 +43,12 @@ class CpuOptions:
         "right after its last use (optimize-allocation-liveness) so that later ones reuse "
         "its memory; False: shared empty tensors, everything freed at the end",
     )
+    winograd: bool = opt(
+        True,
+        "tiled stage: 3x3 stride-1 convolutions with enough channels as Winograd "
+        "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
+        "by ~1e-6 relative); False: direct convolution kernels",
+    )
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -61,12 +67,15 @@ def graph(o: CpuOptions) -> str:
 
 
 def tiled(o: CpuOptions) -> str:
-    """graph -> tiled: weights in the layout the kernels read, then target-driven
-    tile and fuse with vectorization (lowerline-tile-and-fuse)."""
+    """graph -> tiled: weights in the layout the kernels read, padding as fills
+    and in-place writes, 3x3 convolutions as Winograd transforms + batch matmuls
+    (``winograd``), then target-driven tile and fuse with vectorization
+    (lowerline-tile-and-fuse)."""
     if not o.tile:
         return "func.func(lowerline-fold-constant-transposes)"
+    winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
     return (
-        "func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad),"
+        f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         "func.func(lowerline-pack-weights),lowerline-vectorize,canonicalize,cse"
     )
@@ -209,14 +218,22 @@ def module_pipeline(body: str) -> str:
 
 
 _LLVM_OPTIONS = ("widen_i1",)
-_ALL_OPTIONS = ("target", "tile", "num_threads", "parallel", "buffer_reuse", "widen_i1")
+_ALL_OPTIONS = (
+    "target",
+    "tile",
+    "winograd",
+    "num_threads",
+    "parallel",
+    "buffer_reuse",
+    "widen_i1",
+)
 for _flag, _summary, _build, _uses in (
     ("lowerline-to-graph", "linalg on tensors -> graph (elementwise fusion, folding)", graph, ()),
     (
         "lowerline-to-tiled",
         "graph -> tiled (weights folded, tile and fuse, vectorize)",
         tiled,
-        ("target", "tile"),
+        ("target", "tile", "winograd"),
     ),
     (
         "lowerline-to-bufferized",

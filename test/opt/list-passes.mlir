@@ -22,6 +22,7 @@
 // OPTS-NEXT:     num-threads=<int>  (default: 0)  threads the code may use
 // OPTS-NEXT:     parallel=<str>  (default: openmp)
 // OPTS-NEXT:     buffer-reuse=<bool>  (default: true)  bufferized stage:
+// OPTS-NEXT:     winograd=<bool>  (default: true)  tiled stage: 3x3 stride-1 convolutions
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
 // OPTS:        lowerline-to-bufferized  (runs on: builtin.module)
 // OPTS-NEXT:     graph -> bufferized

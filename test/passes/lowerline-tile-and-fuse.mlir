@@ -231,6 +231,35 @@ func.func @fuses_fill_into_register_tiles(%a: tensor<64x128xf32>, %b: tensor<128
 
 // -----
 
+// B computed by an scf.forall (already tiled code, such as the Winograd input
+// transform): nothing structured.fuse could pull in, so the fill is fused
+// into the register tiles as for arguments.
+// CHECK-LABEL: func.func @fuses_fill_when_b_comes_from_a_loop(
+// CHECK:         %[[B:.+]] = scf.forall
+// CHECK:         scf.forall
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[Z:.+]] = linalg.fill {{.+}} -> tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK:               scf.for {{.+}} iter_args(%{{.+}} = %[[Z]])
+// CHECK:                 linalg.matmul
+func.func @fuses_fill_when_b_comes_from_a_loop(%a: tensor<64x128xf32>, %x: tensor<128x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<128x64xf32>
+  %b = scf.forall (%i) in (2) shared_outs(%o = %eb) -> (tensor<128x64xf32>) {
+    %off = affine.apply affine_map<(d0) -> (d0 * 64)>(%i)
+    %s = tensor.extract_slice %x[%off, 0] [64, 64] [1, 1] : tensor<128x64xf32> to tensor<64x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%off, 0] [64, 64] [1, 1] : tensor<64x64xf32> into tensor<128x64xf32>
+    }
+  }
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
 // When A is computed by another op, fusing the fill that way would also pull
 // that op into every register tile: the fill gets register loops of its own,
 // before the matmul's.

@@ -128,6 +128,22 @@ MODELS = [
         lambda: (torch.randn(2, 8, 13, 13),),
     ),
     Case(
+        # 16 channels and 16x16 outputs: both convolutions take the Winograd
+        # F(4x4, 3x3) path (lowerline-winograd-conv), batch 2.
+        "resnet_basic_block_winograd",
+        "model",
+        lambda: with_running_stats(BasicBlock(16)),
+        lambda: (torch.randn(2, 16, 16, 16),),
+    ),
+    Case(
+        # Winograd with a bias (the init is added to) and rows of 18 tiles:
+        # a vector of 16 tiles and one of 2, padded.
+        "conv_bias_wide_rows_winograd",
+        "model",
+        lambda: nn.Sequential(nn.Conv2d(16, 24, 3, padding=1), nn.ReLU()),
+        lambda: (torch.randn(1, 16, 8, 72),),
+    ),
+    Case(
         "resnet_downsample_block",
         "model",
         lambda: with_running_stats(DownsampleBlock(5, 8)),

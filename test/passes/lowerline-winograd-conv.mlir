@@ -1,0 +1,130 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(func.func(lowerline-winograd-conv{target=sapphirerapids explain=1}))" \
+// RUN:   --split-input-file 2>%t.explain | FileCheck %s
+// RUN: FileCheck %s --check-prefix=EXPLAIN < %t.explain
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(func.func(lowerline-winograd-conv{target=haswell}))" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// A 3x3 stride-1 convolution with a zero init and constant weights: the
+// filter is transformed now (a 36 x F x C constant), the input by B^T d B
+// along rows (whole rows combined, then split into the 4-column phases of the
+// tiles), the 36 products are one batch_matmul, and A^T M A interleaves the
+// four columns of each tile back into output rows.
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} as F(4x4, 3x3): 36 x 16x16 by 16x4 matmuls
+// CHECK-LABEL: func.func @rewritten(
+// CHECK-SAME:      %[[X:.+]]: tensor<1x16x10x10xf32>
+// CHECK:         %[[V:.+]] = scf.forall (%[[N:.+]], %[[TY:.+]]) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK:           scf.for
+// CHECK:             vector.transfer_read %[[X]][%[[N]], %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<1x16x10x10xf32>, vector<10xf32>
+// CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 4] : vector<10xf32>, vector<10xf32>
+// CHECK:             vector.shuffle %{{.+}}, %{{.+}} [5, 9] : vector<10xf32>, vector<10xf32>
+// CHECK:             vector.transfer_write {{.+}} : vector<2xf32>, tensor<36x16x2xf32>
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         %[[U:.+]] = arith.constant dense_resource<{{.+}}> : tensor<36x16x16xf32>
+// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%[[U]], %[[V]] : tensor<36x16x16xf32>, tensor<36x16x4xf32>)
+// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x16x8x8xf32>)
+// CHECK:             vector.transfer_read %[[M]]{{.+}} : tensor<36x16x4xf32>, vector<2xf32>
+// CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 2, 1, 3] : vector<2xf32>, vector<2xf32>
+// CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 1, 4, 5, 2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK:             vector.transfer_write {{.+}} : vector<8xf32>, tensor<1x16x4x8xf32>
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         return %[[Y]]
+func.func @rewritten(%x: tensor<1x16x10x10xf32>) -> tensor<1x16x8x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %c : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Wider rows are split into vectors of 16 tiles: 72 columns are 18 tiles, a
+// vector of 16 (a row of 66 floats) and one of 2 (10 floats) padded to 16
+// lanes with copies of its first tile; a tile row takes 32 columns of T.
+// CHECK-LABEL: func.func @long_rows(
+// CHECK:         scf.forall {{.+}} -> (tensor<36x16x32xf32>)
+// CHECK:         vector.transfer_read {{.+}} vector<66xf32>
+// CHECK:         vector.transfer_write {{.+}} : vector<16xf32>, tensor<36x16x32xf32>
+// CHECK:         vector.transfer_read {{.+}} vector<10xf32>
+// CHECK:         vector.shuffle %{{.+}}, %{{.+}} [0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<10xf32>, vector<10xf32>
+// CHECK:         linalg.batch_matmul ins({{.+}} : tensor<36x16x16xf32>, tensor<36x16x32xf32>)
+// CHECK:         vector.transfer_read {{.+}} : tensor<36x16x32xf32>, vector<16xf32>
+// CHECK:         vector.transfer_write {{.+}} : vector<64xf32>, tensor<1x16x4x72xf32>
+// CHECK:         vector.transfer_write {{.+}} : vector<8xf32>, tensor<1x16x4x72xf32>
+// With 256-bit vectors (8 lanes): vectors of 8 tiles, 24 columns per tile row.
+// AVX2-LABEL: func.func @long_rows(
+// AVX2:         scf.forall {{.+}} -> (tensor<36x16x24xf32>)
+// AVX2:         vector.transfer_read {{.+}} vector<34xf32>
+// AVX2:         vector.transfer_read {{.+}} vector<34xf32>
+// AVX2:         vector.transfer_read {{.+}} vector<10xf32>
+// AVX2:         linalg.batch_matmul ins({{.+}} : tensor<36x16x16xf32>, tensor<36x16x24xf32>)
+// AVX2:         vector.transfer_write {{.+}} : vector<32xf32>, tensor<1x16x4x72xf32>
+func.func @long_rows(%x: tensor<1x16x6x74xf32>) -> tensor<1x16x4x72xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x4x72xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x4x72xf32>) -> tensor<1x16x4x72xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x6x74xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x4x72xf32>) -> tensor<1x16x4x72xf32>
+  return %c : tensor<1x16x4x72xf32>
+}
+
+// -----
+
+// Not rewritten: what F(4x4, 3x3) cannot compute, or would not pay for.
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: strided or dilated
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: output 6x6: 4 does not divide it
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: 8 -> 8 channels: below min-channels=16
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: a 1x1 window (F(4x4, 3x3) needs 3x3)
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: the filter is not a constant with known bytes
+// CHECK-LABEL: func.func @kept(
+// CHECK-COUNT-5: linalg.conv_2d_nchw_fchw
+// CHECK-NOT:     linalg.batch_matmul
+func.func @kept(%x: tensor<1x16x18x18xf32>, %x8: tensor<1x8x10x10xf32>, %x6: tensor<1x16x8x8xf32>,
+                %wv: tensor<16x16x3x3xf32>)
+    -> (tensor<1x16x8x8xf32>, tensor<1x16x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %w8 = arith.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %w1 = arith.constant dense<0.5> : tensor<16x16x1x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %strided = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x18x18xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %e6 = tensor.empty() : tensor<1x16x6x6xf32>
+  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %odd = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x6, %w : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) outs(%f6 : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %e8 = tensor.empty() : tensor<1x8x8x8xf32>
+  %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %narrow = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x8, %w8 : tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%f8 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %pointwise = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x6, %w1 : tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %x10 = tensor.extract_slice %x[0, 0, 0, 0] [1, 16, 10, 10] [1, 1, 1, 1] : tensor<1x16x18x18xf32> to tensor<1x16x10x10xf32>
+  %variable = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x10, %wv : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %strided, %odd, %narrow, %pointwise, %variable
+      : tensor<1x16x8x8xf32>, tensor<1x16x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// An init that is not a zero fill (a bias broadcast into the output): the
+// output transform writes into it, adding each row to what it holds.
+// CHECK-LABEL: func.func @accumulates_into_the_init(
+// CHECK-SAME:      %[[ACC:[^:]+]]: tensor<1x16x8x8xf32>
+// CHECK:         scf.forall {{.+}} -> (tensor<36x16x4xf32>)
+// CHECK:         %[[M:.+]] = linalg.batch_matmul
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}} = %[[ACC]]) -> (tensor<1x16x8x8xf32>)
+// CHECK:             %[[OLD:.+]] = vector.transfer_read %{{.+}} : tensor<1x16x4x8xf32>, vector<8xf32>
+// CHECK:             %[[SUM:.+]] = arith.addf %[[OLD]], %{{.+}} : vector<8xf32>
+// CHECK:             vector.transfer_write %[[SUM]], {{.+}} : vector<8xf32>, tensor<1x16x4x8xf32>
+func.func @accumulates_into_the_init(%x: tensor<1x16x10x10xf32>, %acc: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%acc : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %c : tensor<1x16x8x8xf32>
+}

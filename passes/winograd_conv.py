@@ -17,14 +17,21 @@ For ``out = conv_2d_nchw_fchw(in, w)`` this pass emits::
                                     by lowerline-tile-and-fuse like any matmul
     out = A^T M A      N x F x H x W  scf.forall over (batch, tile row),
                                     added to the init unless it is a zero fill
-                                    (a bias broadcast)
+                                    (a bias broadcast), then the epilogue
 
-with T = N x (H/4) x (W/4) tiles. The two transforms are vector code that
+with T = N x (H/4) x S tiles, S = W/4 rounded up to whole vectors (the
+extra columns are never read back; an N of whole vectors keeps the matmul's
+register tiles unmasked). The two transforms are vector code that
 works along NCHW rows, vectorized across the tiles of a tile row: a row of
 the input is read whole and combined with the rows below it (B^T), then split
 into its six phases (every 4th column, ``vector.shuffle``) and combined again
 (B); the output transform interleaves the four columns of its tiles back into
-rows. No transposes, no gathers.
+rows. No transposes, no gathers. When the convolution's only user is an
+elementwise ``linalg.generic`` that reads it element for element (batch norm,
+ReLU, a residual add), its body is applied to each output row, cloned on
+vectors, before the row is stored: the result is written once, into the
+epilogue's destination (which lowerline-decompose-pad may have made the next
+convolution's padded input).
 
 Upstream has ``linalg.winograd_{filter,input,output}_transform`` and
 ``transform.structured.winograd_conv2d``, but only for NHWC/FHWC
@@ -57,7 +64,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from lowerline import weights
 from lowerline.ir_constants import constant_attr
-from lowerline.linalg_info import describe
+from lowerline.linalg_info import all_parallel, describe, indexing_maps
 from lowerline.options import opt
 from lowerline.pass_api import Pass, ops_matching, register_pass, resolve_target
 from lowerline.passes.tile_and_fuse import all_ones
@@ -101,6 +108,51 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 @dataclass
+class _Epilogue:
+    """The convolution's only user, an elementwise ``linalg.generic`` (batch
+    norm, ReLU, residual add) that the output transform applies to each row
+    before storing it, instead of a pass of its own over the result."""
+
+    op: ir.Operation
+    kinds: list[str]  # per input: "conv" (the result), "row" (same shape), "channel" ([f])
+
+
+_ELEMENTWISE_DIALECTS = ("arith", "math")
+
+
+def _epilogue(conv: ir.Operation) -> _Epilogue | None:
+    uses = list(conv.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != "linalg.generic":
+        return None
+    op = uses[0].owner
+    out = ir.RankedTensorType(conv.results[0].type)
+    if len(op.results) != 1 or op.results[0].type != out or not all_parallel(op):
+        return None
+    maps = indexing_maps(op)
+    identity = ir.AffineMap.get_identity(out.rank)
+    channel = ir.AffineMap.get(out.rank, 0, [ir.AffineDimExpr.get(1)])
+    kinds = []
+    for value, amap in zip(op.operands[:-1], maps, strict=False):
+        if value == conv.results[0] and amap == identity:
+            kinds.append("conv")
+        elif value.type == out and amap == identity:
+            kinds.append("row")
+        elif value.type == ir.RankedTensorType.get([out.shape[1]], out.element_type) and (
+            amap == channel
+        ):
+            kinds.append("channel")
+        else:
+            return None
+    body = op.regions[0].blocks[0]
+    if maps[-1] != identity or list(body.arguments[len(kinds)].uses):
+        return None  # writes elsewhere, or reads its destination
+    for inner in list(body.operations)[:-1]:
+        if inner.name.split(".")[0] not in _ELEMENTWISE_DIALECTS or len(inner.regions):
+            return None
+    return _Epilogue(op, kinds)
+
+
+@dataclass
 class _Conv:
     op: ir.Operation
     filter: np.ndarray  # F x C x 3 x 3
@@ -109,6 +161,7 @@ class _Conv:
     tile_cols: int  # output width / 4
     lanes: int  # f32 lanes of the target's vectors: tiles of a tile row per vector
     accumulate: bool  # the init is not a zero fill (a bias): add the result to it
+    epilogue: _Epilogue | None = None  # elementwise consumer applied to each output row
 
     @property
     def channels(self) -> int:
@@ -172,7 +225,8 @@ def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str
     if array is None:
         return "the filter is not a constant with known bytes"
     accumulate = not _zero_init(op.operands[2])
-    return _Conv(op, array, n, oh // TILE, ow // TILE, vector_lanes(target, 4), accumulate)
+    lanes = vector_lanes(target, 4)
+    return _Conv(op, array, n, oh // TILE, ow // TILE, lanes, accumulate, _epilogue(op))
 
 
 # -- vector code ------------------------------------------------------------------
@@ -313,9 +367,14 @@ def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
 
 def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Value:
     """out[n, f, 4 ty + a, 4 tx + b] = (A^T M_t A)[a, b] for tile t = (n, ty, tx),
-    added to ``init`` where it is not a zero fill (a bias broadcast)."""
+    added to ``init`` where it is not a zero fill (a bias broadcast), then the
+    fused epilogue, if any, applied to each row; written into the epilogue's
+    destination, else into ``init`` or a new tensor."""
     height, width = TILE * conv.tile_rows, TILE * conv.tile_cols
-    if conv.accumulate:
+    epilogue = conv.epilogue
+    if epilogue is not None:
+        dest = epilogue.op.operands[len(epilogue.op.operands) - 1]
+    elif conv.accumulate:
         dest = init
     else:
         dest = tensor.empty([conv.batch, conv.filters, height, width], ir.F32Type.get())
@@ -324,6 +383,7 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
         return [n, 0, arith.muli(ty, _index(TILE)), 0], [1, conv.filters, TILE, width]
 
     def body(n, ty, t0, f, part):
+        top = arith.muli(ty, _index(TILE))
         for x0, tiles, lanes in _chunks(conv):
             t = arith.addi(t0, _index(x0))
             m = [
@@ -334,13 +394,65 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
                 mixed = [_combine(AT[a], [m[xi][nu] for xi in range(ALPHA)]) for nu in range(ALPHA)]
                 columns = [_combine(AT[b], mixed) for b in range(TILE)]
                 row = _interleave(columns, tiles)
-                at = [_index(0), f, _index(a), _index(TILE * x0)]
+                at = [_index(0), f, _index(a), _index(TILE * x0)]  # in this tile row's slice
+                where = [n, f, arith.addi(top, _index(a)), _index(TILE * x0)]  # in the tensor
                 if conv.accumulate:
-                    row = arith.addf(_read(part, at, TILE * tiles), row)
+                    # The destination holds the init, unless an epilogue brought its own.
+                    if epilogue is None:
+                        previous = _read(part, at, TILE * tiles)
+                    else:
+                        previous = _read(init, where, TILE * tiles)
+                    row = arith.addf(previous, row)
+                if epilogue is not None:
+                    row = _apply(epilogue, row, where, f)
                 part = _write(row, part, at)
         return part
 
     return _forall(conv, dest, conv.filters, slice_at, body)
+
+
+def _apply(epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value) -> ir.Value:
+    """The epilogue's body on one output row: its scalar ops cloned on vectors
+    of the row's length; per-channel operands broadcast, same-shape ones read
+    at the row."""
+    op = epilogue.op
+    count = ir.VectorType(row.type).shape[0]
+    body = op.regions[0].blocks[0]
+
+    def vectors_of(scalar: ir.Type) -> ir.VectorType:
+        return ir.VectorType.get([count], scalar)
+
+    values: dict[ir.Value, ir.Value] = {}
+    for arg, kind, operand in zip(body.arguments, epilogue.kinds, op.operands, strict=False):
+        if kind == "conv":
+            values[arg] = row
+        elif kind == "row":
+            values[arg] = _read(operand, where, count)
+        else:
+            values[arg] = vector.broadcast(vectors_of(arg.type), tensor.extract(operand, [f]))
+
+    def vectorized(value: ir.Value) -> ir.Value:
+        if value in values:
+            return values[value]
+        # Defined outside the region (a constant): the same scalar in every lane.
+        return vector.broadcast(vectors_of(value.type), value)
+
+    for inner in list(body.operations)[:-1]:
+        if inner.name == "arith.constant":
+            scalar = inner.operation.clone()
+            values[inner.results[0]] = vector.broadcast(
+                vectors_of(inner.results[0].type), scalar.results[0]
+            )
+            continue
+        clone = ir.Operation.create(
+            inner.name,
+            results=[vectors_of(r.type) for r in inner.results],
+            operands=[vectorized(v) for v in inner.operands],
+            attributes={name: inner.attributes[name] for name in inner.attributes},
+        )
+        for old, new in zip(inner.results, clone.results, strict=True):
+            values[old] = new
+    return vectorized(list(body.operations)[-1].operands[0])
 
 
 def _filter_transform(conv: _Conv) -> ir.Value:
@@ -361,8 +473,14 @@ def _rewrite(conv: _Conv) -> None:
         zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
         acc = linalg.fill(zero, outs=[tensor.empty(shape, ir.F32Type.get())])
         products = linalg.batch_matmul(_filter_transform(conv), transformed, outs=[acc])
+    # A fused epilogue's operands (a batch-norm scale computed after the
+    # convolution) are all defined before the epilogue: build the output there.
+    last = conv.epilogue.op if conv.epilogue is not None else op
+    with ir.InsertionPoint(last), op.location:
         result = _output_transform(conv, products, op.operands[2])
-    op.results[0].replace_all_uses_with(result)
+    last.results[0].replace_all_uses_with(result)
+    if conv.epilogue is not None:
+        last.erase()
     op.erase()
     if not conv.accumulate and not list(init.results[0].uses):
         init.erase()
@@ -372,9 +490,10 @@ def _explanation(conv: ir.Operation, plan: _Conv | str) -> str:
     if isinstance(plan, str):
         return f"winograd: {describe(conv)} refused: {plan}"
     flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * plan.tiles
+    fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
     return (
         f"winograd: {describe(conv)} as F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
-        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP)"
+        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}"
     )
 
 

@@ -128,3 +128,74 @@ func.func @accumulates_into_the_init(%x: tensor<1x16x10x10xf32>, %acc: tensor<1x
       ins(%x, %w : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%acc : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
   return %c : tensor<1x16x8x8xf32>
 }
+
+// -----
+
+// The convolution's only user is an elementwise epilogue (batch norm with a
+// per-channel scale, a residual add, ReLU): the output transform applies its
+// body to each row (per-channel operands broadcast, same-shape ones read at
+// the row, scalars from outside splat) and writes into its destination.
+// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} matmuls ({{.+}} MFLOP), epilogue linalg.generic at {{.+}} fused
+// CHECK-LABEL: func.func @fuses_the_epilogue(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<1x16x10x10xf32>, %[[RES:[^:]+]]: tensor<1x16x8x8xf32>, %[[SCALE:[^:]+]]: tensor<16xf32>
+// CHECK:         linalg.batch_matmul
+// CHECK:         %[[DEST:.+]] = tensor.empty() : tensor<1x16x8x8xf32>
+// CHECK:         scf.forall (%[[N:.+]], %[[TY:.+]]) in (1, 2) shared_outs(%{{.+}} = %[[DEST]]) -> (tensor<1x16x8x8xf32>)
+// CHECK:           scf.for %[[F:[^ ]+]] =
+// CHECK:             %[[ROW:.+]] = vector.shuffle {{.+}} : vector<4xf32>, vector<4xf32>
+// CHECK:             %[[S:.+]] = tensor.extract %[[SCALE]][%[[F]]] : tensor<16xf32>
+// CHECK:             %[[SV:.+]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK:             %[[R:.+]] = vector.transfer_read %[[RES]][%[[N]], %[[F]], %{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<1x16x8x8xf32>, vector<8xf32>
+// CHECK:             %[[M:.+]] = arith.mulf %[[ROW]], %[[SV]] : vector<8xf32>
+// CHECK:             %[[A:.+]] = arith.addf %[[M]], %[[R]] : vector<8xf32>
+// CHECK:             %[[Z:.+]] = vector.broadcast %{{.+}} : f32 to vector<8xf32>
+// CHECK:             %[[Y:.+]] = arith.maximumf %[[A]], %[[Z]] : vector<8xf32>
+// CHECK:             vector.transfer_write %[[Y]], {{.+}} : vector<8xf32>, tensor<1x16x4x8xf32>
+// CHECK-NOT:     linalg.generic
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch4 = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @fuses_the_epilogue(%x: tensor<1x16x10x10xf32>, %res: tensor<1x16x8x8xf32>, %scale: tensor<16xf32>) -> tensor<1x16x8x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #ch4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %scale, %res : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<1x16x8x8xf32>) outs(%e2 : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %r: f32, %out: f32):
+    %m = arith.mulf %in, %s : f32
+    %a = arith.addf %m, %r : f32
+    %relu = arith.maximumf %a, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// An epilogue that reads the result through another map (a transpose) would
+// need other rows than the one at hand: it stays a linalg.generic.
+// CHECK-LABEL: func.func @keeps_a_transposing_epilogue(
+// CHECK:         linalg.batch_matmul
+// CHECK:         %[[OUT:.+]] = scf.forall {{.+}} -> (tensor<1x16x8x8xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%[[OUT]] : tensor<1x16x8x8xf32>)
+#tr4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+#id4b = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @keeps_a_transposing_epilogue(%x: tensor<1x16x10x10xf32>) -> tensor<1x16x8x8xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#tr4, #id4b], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x16x8x8xf32>) outs(%e2 : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %relu = arith.maximumf %in, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}

@@ -19,18 +19,23 @@ For ``out = conv_2d_nchw_fchw(in, w)`` this pass emits::
                                     added to the init unless it is a zero fill
                                     (a bias broadcast), then the epilogue
 
-with T = N x (H/4) x S tiles, S = W/4 rounded up to whole vectors (the
-extra columns are never read back; an N of whole vectors keeps the matmul's
-register tiles unmasked). The two transforms are vector code that
-works along NCHW rows, vectorized across the tiles of a tile row: a row of
-the input is read whole and combined with the rows below it (B^T), then split
-into its six phases (every 4th column, ``vector.shuffle``) and combined again
-(B); the output transform interleaves the four columns of its tiles back into
-rows. No transposes, no gathers. When the convolution's only user is an
-elementwise ``linalg.generic`` that reads it element for element (batch norm,
-ReLU, a residual add), its body is applied to each output row, cloned on
-vectors, before the row is stored: the result is written once, into the
-epilogue's destination (which lowerline-decompose-pad may have made the next
+with T = N x ceil(H/4) x S tiles, S = ceil(W/4) rounded up to whole vectors
+(the extra columns are never read back; an N of whole vectors keeps the
+matmul's register tiles unmasked). Where 4 does not divide an output side,
+the last tiles hang over the edge: they read zeros past the input's edge
+(an out-of-bounds read past the right, a select below the bottom) and store
+only the rows and columns that exist (a guarded row, a masked write).
+
+The two transforms are vector code that works along NCHW rows, vectorized
+across the tiles of a tile row: a row of the input is read whole and
+combined with the rows below it (B^T), then split into its six phases (every
+4th column, ``vector.shuffle``) and combined again (B); the output transform
+interleaves the four columns of its tiles back into rows. No transposes, no
+gathers. When the convolution's only user is an elementwise
+``linalg.generic`` that reads it element for element (batch norm, ReLU, a
+residual add), its body is applied to each output row, cloned on vectors,
+before the row is stored: the result is written once, into the epilogue's
+destination (which lowerline-decompose-pad may have made the next
 convolution's padded input).
 
 Upstream has ``linalg.winograd_{filter,input,output}_transform`` and
@@ -45,8 +50,8 @@ Rounding differs from the direct convolution (the transforms scale by up to
 model tolerances; ``CpuOptions.winograd=False`` keeps the direct kernels.
 
 Candidates are refused (and keep the direct kernels) when the convolution is
-not f32, strided, dilated, not 3x3, has dynamic shapes, an output height or
-width that 4 does not divide, weights whose bytes are unknown, or fewer than
+not f32, strided, dilated, not 3x3, has dynamic shapes, weights whose bytes
+are unknown, or fewer than
 ``min-channels`` input or output channels: with few channels the transforms
 cost more than the multiplies they save (one 3x3 convolution, 56x56, 2
 threads, measured: 8 channels 59 us with Winograd against 40 us direct, 16
@@ -55,6 +60,7 @@ channels 105 against 134 us, 64 channels 500 against 1263 us).
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 
@@ -157,11 +163,21 @@ class _Conv:
     op: ir.Operation
     filter: np.ndarray  # F x C x 3 x 3
     batch: int
-    tile_rows: int  # output height / 4
-    tile_cols: int  # output width / 4
+    height: int  # of the output
+    width: int
     lanes: int  # f32 lanes of the target's vectors: tiles of a tile row per vector
     accumulate: bool  # the init is not a zero fill (a bias): add the result to it
     epilogue: _Epilogue | None = None  # elementwise consumer applied to each output row
+
+    @property
+    def tile_rows(self) -> int:
+        """Tiles down the output; the last may hang over its bottom edge."""
+        return -(-self.height // TILE)
+
+    @property
+    def tile_cols(self) -> int:
+        """Tiles across the output; the last may hang over its right edge."""
+        return -(-self.width // TILE)
 
     @property
     def channels(self) -> int:
@@ -217,8 +233,6 @@ def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str
     n, f, oh, ow = init.shape
     if list(flt.shape[2:]) != [3, 3]:
         return f"a {flt.shape[2]}x{flt.shape[3]} window (F(4x4, 3x3) needs 3x3)"
-    if oh % TILE or ow % TILE:
-        return f"output {oh}x{ow}: 4 does not divide it"
     if min(f, flt.shape[1]) < min_channels:
         return f"{flt.shape[1]} -> {f} channels: below min-channels={min_channels}"
     array = _filter(op)
@@ -226,7 +240,7 @@ def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str
         return "the filter is not a constant with known bytes"
     accumulate = not _zero_init(op.operands[2])
     lanes = vector_lanes(target, 4)
-    return _Conv(op, array, n, oh // TILE, ow // TILE, lanes, accumulate, _epilogue(op))
+    return _Conv(op, array, n, oh, ow, lanes, accumulate, _epilogue(op))
 
 
 # -- vector code ------------------------------------------------------------------
@@ -260,22 +274,27 @@ def _combine(coefficients: np.ndarray, vectors: list[ir.Value]) -> ir.Value:
     return result
 
 
-def _in_bounds(rank: int) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.BoolAttr.get(True)] * rank)
+def _in_bounds(inside: bool) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.BoolAttr.get(inside)])
 
 
-def _read(source: ir.Value, indices: list[ir.Value], count: int) -> ir.Value:
-    """``count`` contiguous elements along the innermost dim of ``source``."""
+def _read(source: ir.Value, indices: list[ir.Value], count: int, inside: bool = True) -> ir.Value:
+    """``count`` contiguous elements along the innermost dim of ``source``;
+    zeros past its end unless ``inside`` (statically within bounds)."""
     stype = ir.RankedTensorType(source.type)
     vtype = ir.VectorType.get([count], stype.element_type)
     row = ir.AffineMap.get_minor_identity(stype.rank, 1)
     pad = arith.ConstantOp(stype.element_type, 0.0).result
-    return vector.transfer_read(vtype, source, indices, row, pad, _in_bounds(1))
+    return vector.transfer_read(vtype, source, indices, row, pad, _in_bounds(inside))
 
 
-def _write(value: ir.Value, dest: ir.Value, indices: list[ir.Value]) -> ir.Value:
+def _write(
+    value: ir.Value, dest: ir.Value, indices: list[ir.Value], inside: bool = True
+) -> ir.Value:
+    """``value`` along the innermost dim of ``dest``; the lanes past its end
+    dropped unless ``inside``."""
     row = ir.AffineMap.get_minor_identity(ir.RankedTensorType(dest.type).rank, 1)
-    return vector.transfer_write(dest.type, value, dest, indices, row, _in_bounds(1))
+    return vector.transfer_write(dest.type, value, dest, indices, row, _in_bounds(inside))
 
 
 def _phase(row: ir.Value, phase: int, tiles: int, lanes: int) -> ir.Value:
@@ -324,19 +343,41 @@ def _forall(conv: _Conv, dest: ir.Value, count: int, slice_at, body) -> ir.Value
         offsets, sizes = slice_at(n, ty, t0)
         dynamic = [o for o in offsets if isinstance(o, ir.Value)]
         static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
+        dynamic_sizes = [z for z in sizes if isinstance(z, ir.Value)]
+        static_sizes = [_DYNAMIC if isinstance(z, ir.Value) else z for z in sizes]
         ones = [1] * len(sizes)
         element = ir.RankedTensorType(dest.type).element_type
-        part_type = ir.RankedTensorType.get(sizes, element)
-        part = tensor.ExtractSliceOp(part_type, shared, dynamic, [], [], static, sizes, ones)
+        part_type = ir.RankedTensorType.get(static_sizes, element)
+        part = tensor.ExtractSliceOp(
+            part_type, shared, dynamic, dynamic_sizes, [], static, static_sizes, ones
+        )
         channels = scf.ForOp(_index(0), _index(count), _index(1), iter_args=[part.result])
         with ir.InsertionPoint(channels.body):
             updated = body(n, ty, t0, channels.induction_variable, channels.inner_iter_args[0])
             scf.YieldOp([updated])
         with ir.InsertionPoint(loop.terminator().block):
             tensor.parallel_insert_slice(
-                channels.results[0], shared, dynamic, [], [], static, sizes, ones
+                channels.results[0], shared, dynamic, dynamic_sizes, [], static, static_sizes, ones
             )
     return loop.results[0]
+
+
+def _input_row(
+    conv: _Conv, padded: ir.Value, nc: list[ir.Value], top: ir.Value, i: int, col: int, width: int
+) -> ir.Value:
+    """``width`` elements of input row ``top + i`` from column ``col``. A last
+    tile that hangs over the output's right or bottom edge reads zeros past the
+    input's: those lanes feed only outputs that are not stored, but must be
+    finite (and small: the transforms would round the valid outputs worse)."""
+    rows, cols = conv.height + 2, conv.width + 2  # the input's sides
+    inside = col + width <= cols
+    row = arith.addi(top, _index(i))
+    if TILE * (conv.tile_rows - 1) + i < rows:  # within the input in every tile row
+        return _read(padded, [*nc, row, _index(col)], width, inside)
+    last = _index(rows - 1)
+    value = _read(padded, [*nc, arith.minui(row, last), _index(col)], width, inside)
+    below = arith.cmpi(arith.CmpIPredicate.ugt, row, last)
+    return arith.select(below, _splat(0.0, ir.VectorType(value.type)), value)
 
 
 def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
@@ -351,8 +392,7 @@ def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
         for x0, tiles, lanes in _chunks(conv):
             width = TILE * tiles + 2
             rows = [
-                _read(padded, [n, c, arith.addi(top, _index(i)), _index(TILE * x0)], width)
-                for i in range(ALPHA)
+                _input_row(conv, padded, [n, c], top, i, TILE * x0, width) for i in range(ALPHA)
             ]
             for xi in range(ALPHA):
                 mixed = _combine(BT[xi], rows)  # B^T along the height, whole rows
@@ -370,22 +410,29 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
     added to ``init`` where it is not a zero fill (a bias broadcast), then the
     fused epilogue, if any, applied to each row; written into the epilogue's
     destination, else into ``init`` or a new tensor."""
-    height, width = TILE * conv.tile_rows, TILE * conv.tile_cols
     epilogue = conv.epilogue
     if epilogue is not None:
         dest = epilogue.op.operands[len(epilogue.op.operands) - 1]
     elif conv.accumulate:
         dest = init
     else:
-        dest = tensor.empty([conv.batch, conv.filters, height, width], ir.F32Type.get())
+        shape = [conv.batch, conv.filters, conv.height, conv.width]
+        dest = tensor.empty(shape, ir.F32Type.get())
+    # Output rows of the last tile row (all 4 unless it hangs over the bottom).
+    last_rows = conv.height - TILE * (conv.tile_rows - 1)
 
     def slice_at(n, ty, t0):
-        return [n, 0, arith.muli(ty, _index(TILE)), 0], [1, conv.filters, TILE, width]
+        top = arith.muli(ty, _index(TILE))
+        rows = TILE
+        if last_rows < TILE:
+            rows = arith.minui(_index(TILE), arith.subi(_index(conv.height), top))
+        return [n, 0, top, 0], [1, conv.filters, rows, conv.width]
 
     def body(n, ty, t0, f, part):
         top = arith.muli(ty, _index(TILE))
         for x0, tiles, lanes in _chunks(conv):
             t = arith.addi(t0, _index(x0))
+            inside = TILE * (x0 + tiles) <= conv.width  # else lanes past the edge are dropped
             m = [
                 [_read(products, [_index(xi * ALPHA + nu), f, t], lanes) for nu in range(ALPHA)]
                 for xi in range(ALPHA)
@@ -396,22 +443,58 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
                 row = _interleave(columns, tiles)
                 at = [_index(0), f, _index(a), _index(TILE * x0)]  # in this tile row's slice
                 where = [n, f, arith.addi(top, _index(a)), _index(TILE * x0)]  # in the tensor
-                if conv.accumulate:
-                    # The destination holds the init, unless an epilogue brought its own.
-                    if epilogue is None:
-                        previous = _read(part, at, TILE * tiles)
-                    else:
-                        previous = _read(init, where, TILE * tiles)
-                    row = arith.addf(previous, row)
-                if epilogue is not None:
-                    row = _apply(epilogue, row, where, f)
-                part = _write(row, part, at)
+                store = functools.partial(
+                    _store, conv, init, f, row=row, at=at, where=where, inside=inside
+                )
+                if a < last_rows:
+                    part = store(part)
+                else:  # a row past the bottom edge in the last tile row
+                    below = arith.cmpi(arith.CmpIPredicate.ult, where[2], _index(conv.height))
+                    part = _if(below, part, store)
         return part
 
     return _forall(conv, dest, conv.filters, slice_at, body)
 
 
-def _apply(epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value) -> ir.Value:
+def _store(
+    conv: _Conv,
+    init: ir.Value,
+    f: ir.Value,
+    part: ir.Value,
+    *,
+    row: ir.Value,
+    at: list[ir.Value],
+    where: list[ir.Value],
+    inside: bool,
+) -> ir.Value:
+    """Write output ``row`` at ``at`` of the tile row's slice ``part`` (``where``
+    in the whole output), after adding the init and applying the epilogue."""
+    count = ir.VectorType(row.type).shape[0]
+    if conv.accumulate:
+        # The destination holds the init, unless an epilogue brought its own.
+        if conv.epilogue is None:
+            previous = _read(part, at, count, inside)
+        else:
+            previous = _read(init, where, count, inside)
+        row = arith.addf(previous, row)
+    if conv.epilogue is not None:
+        row = _apply(conv.epilogue, row, where, f, inside)
+    return _write(row, part, at, inside)
+
+
+def _if(condition: ir.Value, part: ir.Value, then) -> ir.Value:
+    """``then(part)`` where ``condition`` holds, else ``part``."""
+    branch = scf.IfOp(condition, [part.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([then(part)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([part])
+    return branch.results[0]
+
+
+def _apply(
+    epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value, inside: bool
+) -> ir.Value:
     """The epilogue's body on one output row: its scalar ops cloned on vectors
     of the row's length; per-channel operands broadcast, same-shape ones read
     at the row."""
@@ -427,7 +510,7 @@ def _apply(epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Valu
         if kind == "conv":
             values[arg] = row
         elif kind == "row":
-            values[arg] = _read(operand, where, count)
+            values[arg] = _read(operand, where, count, inside)
         else:
             values[arg] = vector.broadcast(vectors_of(arg.type), tensor.extract(operand, [f]))
 

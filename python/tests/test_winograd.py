@@ -37,8 +37,8 @@ def test_winograd_is_the_default_for_3x3_convolutions_and_can_be_turned_off(tmp_
 
 def test_convolutions_winograd_cannot_compute_keep_the_direct_kernels(tmp_path) -> None:
     torch.manual_seed(0)
-    # 3x3 but stride 2 (16x16 out); then a 14x14 output, which 4 does not divide.
-    model = nn.Sequential(nn.Conv2d(16, 16, 3, stride=2), nn.Conv2d(16, 16, 3)).eval()
+    # 3x3 but stride 2; then 3x3 with 8 output channels (below min-channels).
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, stride=2), nn.Conv2d(16, 8, 3)).eval()
     x = torch.randn(1, 16, 33, 33)
     compiled = lowerline.compile(model, x, cache_dir=str(tmp_path))
     assert ".winograd>" not in compiled.ir("tiled")

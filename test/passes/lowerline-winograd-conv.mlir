@@ -75,16 +75,15 @@ func.func @long_rows(%x: tensor<1x16x6x74xf32>) -> tensor<1x16x4x72xf32> {
 
 // Not rewritten: what F(4x4, 3x3) cannot compute, or would not pay for.
 // EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: strided or dilated
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: output 6x6: 4 does not divide it
 // EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: 8 -> 8 channels: below min-channels=16
 // EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: a 1x1 window (F(4x4, 3x3) needs 3x3)
 // EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: the filter is not a constant with known bytes
 // CHECK-LABEL: func.func @kept(
-// CHECK-COUNT-5: linalg.conv_2d_nchw_fchw
+// CHECK-COUNT-4: linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.batch_matmul
 func.func @kept(%x: tensor<1x16x18x18xf32>, %x8: tensor<1x8x10x10xf32>, %x6: tensor<1x16x8x8xf32>,
                 %wv: tensor<16x16x3x3xf32>)
-    -> (tensor<1x16x8x8xf32>, tensor<1x16x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
+    -> (tensor<1x16x8x8xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) {
   %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
   %w8 = arith.constant dense<0.5> : tensor<8x8x3x3xf32>
   %w1 = arith.constant dense<0.5> : tensor<16x16x1x1xf32>
@@ -93,10 +92,6 @@ func.func @kept(%x: tensor<1x16x18x18xf32>, %x8: tensor<1x8x10x10xf32>, %x6: ten
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
   %strided = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%x, %w : tensor<1x16x18x18xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
-  %e6 = tensor.empty() : tensor<1x16x6x6xf32>
-  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
-  %odd = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-      ins(%x6, %w : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) outs(%f6 : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
   %e8 = tensor.empty() : tensor<1x8x8x8xf32>
   %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   %narrow = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
@@ -106,8 +101,8 @@ func.func @kept(%x: tensor<1x16x18x18xf32>, %x8: tensor<1x8x10x10xf32>, %x6: ten
   %x10 = tensor.extract_slice %x[0, 0, 0, 0] [1, 16, 10, 10] [1, 1, 1, 1] : tensor<1x16x18x18xf32> to tensor<1x16x10x10xf32>
   %variable = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x10, %wv : tensor<1x16x10x10xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
-  return %strided, %odd, %narrow, %pointwise, %variable
-      : tensor<1x16x8x8xf32>, tensor<1x16x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
+  return %strided, %narrow, %pointwise, %variable
+      : tensor<1x16x8x8xf32>, tensor<1x8x8x8xf32>, tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>
 }
 
 // -----
@@ -198,4 +193,39 @@ func.func @keeps_a_transposing_epilogue(%x: tensor<1x16x10x10xf32>) -> tensor<1x
     linalg.yield %relu : f32
   } -> tensor<1x16x8x8xf32>
   return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Output sides that 4 does not divide (6x6: 2x2 tiles, the last ones hanging
+// 2 rows and 2 columns over the edge): input rows past the bottom read as
+// zeros (a clamped read, then a select), columns past the right edge as
+// zeros (an out-of-bounds read, printed without in_bounds); the last tile
+// row's slice of the output has min(4, 6 - 4 ty) rows, rows 2 and 3 are
+// stored only where they exist, and the lanes past the right edge are dropped.
+// CHECK-LABEL: func.func @ragged_edges(
+// CHECK:         scf.forall {{.+}} -> (tensor<36x16x4xf32>)
+// CHECK:           vector.transfer_read %{{[^{]+}} : tensor<1x16x8x8xf32>, vector<10xf32>
+// CHECK:           %[[CLAMPED:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK:           %[[R4:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %{{.+}}, %[[CLAMPED]], %{{.+}}], %{{[^{]+}} : tensor<1x16x8x8xf32>, vector<10xf32>
+// CHECK:           %[[PAST:.+]] = arith.cmpi ugt
+// CHECK:           arith.select %[[PAST]], %{{.+}}, %[[R4]] : vector<10xf32>
+// CHECK:         linalg.batch_matmul
+// CHECK:         scf.forall {{.+}} -> (tensor<1x16x6x6xf32>)
+// CHECK:           %[[ROWS:.+]] = arith.minui
+// CHECK:           tensor.extract_slice %{{.+}}[%{{.+}}, 0, %{{.+}}, 0] [1, 16, %[[ROWS]], 6] [1, 1, 1, 1] : tensor<1x16x6x6xf32> to tensor<1x16x?x6xf32>
+// CHECK:             vector.transfer_write %{{[^{]+}} : vector<8xf32>, tensor<1x16x?x6xf32>
+// CHECK:             vector.transfer_write %{{[^{]+}} : vector<8xf32>, tensor<1x16x?x6xf32>
+// CHECK:             %[[EXISTS:.+]] = arith.cmpi ult
+// CHECK:             scf.if %[[EXISTS]] -> (tensor<1x16x?x6xf32>)
+// CHECK:               vector.transfer_write %{{[^{]+}} : vector<8xf32>, tensor<1x16x?x6xf32>
+// CHECK:             scf.if
+func.func @ragged_edges(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x6x6xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  return %c : tensor<1x16x6x6xf32>
 }

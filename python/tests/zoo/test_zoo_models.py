@@ -144,6 +144,27 @@ MODELS = [
         lambda: (torch.randn(1, 16, 8, 72),),
     ),
     Case(
+        # Output sides 4 does not divide (14x14, ResNet's third stage; 7x7 and
+        # 9x11 below): the last tiles hang over the edges.
+        "resnet_basic_block_winograd_14x14",
+        "model",
+        lambda: with_running_stats(BasicBlock(16)),
+        lambda: (torch.randn(1, 16, 14, 14),),
+    ),
+    Case(
+        "conv_bias_7x7_winograd",
+        "model",
+        lambda: nn.Sequential(nn.Conv2d(16, 24, 3, padding=1), nn.ReLU()),
+        lambda: (torch.randn(2, 16, 7, 7),),
+    ),
+    Case(
+        # No padding: the transform reads the argument itself; 9x11 outputs.
+        "conv_valid_ragged_winograd",
+        "model",
+        lambda: nn.Conv2d(16, 16, 3, bias=False),
+        lambda: (torch.randn(1, 16, 11, 13),),
+    ),
+    Case(
         "resnet_downsample_block",
         "model",
         lambda: with_running_stats(DownsampleBlock(5, 8)),

@@ -25,12 +25,14 @@ inexact), then as above: rounding to odd first keeps the pair correctly
 rounded, since f32 has 16 more bits than bf16.
 
 Scalars and vectors are expanded; a truncation with an explicit rounding
-mode, or to any other type, is left alone. For the GPU-mapped IR run on the
-CPU (scalar bf16 ops), the pipeline runs ``math-extend-to-supported-types``
+mode, or to any other type, is left alone. The CPU pipeline (which the
+GPU-mapped IR run on the CPU shares) runs ``math-extend-to-supported-types``
 and ``arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}``
-first: LLVM would otherwise promote each bf16 operation with a truncation of
-its own, a libcall where the CPU name lacks AVX512-BF16 (``x86-64-v4`` on an
-AMD Zen 4 host, measured: ``undefined symbol: __truncsfbf2``).
+first, so bf16 arithmetic is f32 arithmetic and every rounding back to bf16
+is a truncation expanded here: LLVM would otherwise promote each bf16
+operation with a truncation of its own, a libcall where the CPU name lacks
+AVX512-BF16 (``x86-64-v4`` on an AMD Zen 4 host, measured: ``undefined
+symbol: __truncsfbf2``).
 """
 
 from __future__ import annotations

@@ -330,21 +330,27 @@ def _first_tile(conv: _Conv, n: ir.Value, ty: ir.Value) -> ir.Value:
     return arith.muli(row, _index(conv.row_stride))
 
 
+def _mixed(values: list[int | ir.Value]) -> tuple[list[int], list[ir.Value]]:
+    """Static offsets or sizes (dynamic ones marked) and the dynamic values."""
+    static = [_DYNAMIC if isinstance(v, ir.Value) else v for v in values]
+    return static, [v for v in values if isinstance(v, ir.Value)]
+
+
 def _forall(conv: _Conv, dest: ir.Value, count: int, slice_at, body) -> ir.Value:
     """``scf.forall (n, ty)`` over the tile rows of ``conv``. Each iteration
-    takes the slice ``slice_at(n, ty, t0)`` = (offsets, sizes) of ``dest``,
-    updates it in an ``scf.for`` over ``count`` channels with
-    ``body(n, ty, t0, channel, slice) -> slice`` and writes it back."""
+    takes the slice ``slice_at(n, top, t0)`` = (offsets, sizes) of ``dest``
+    (``top`` = 4 ty, the first output row; ``t0`` the first tile), updates it
+    in an ``scf.for`` over ``count`` channels with
+    ``body(n, top, t0, channel, slice) -> slice`` and writes it back."""
     loop = scf.ForallOp([0, 0], [conv.batch, conv.tile_rows], [1, 1], shared_outs=[dest])
     with ir.InsertionPoint(loop.body):
         n, ty = loop.induction_variables
         shared = loop.inner_iter_args[0]
         t0 = _first_tile(conv, n, ty)
-        offsets, sizes = slice_at(n, ty, t0)
-        dynamic = [o for o in offsets if isinstance(o, ir.Value)]
-        static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
-        dynamic_sizes = [z for z in sizes if isinstance(z, ir.Value)]
-        static_sizes = [_DYNAMIC if isinstance(z, ir.Value) else z for z in sizes]
+        top = arith.muli(ty, _index(TILE))
+        offsets, sizes = slice_at(n, top, t0)
+        static, dynamic = _mixed(offsets)
+        static_sizes, dynamic_sizes = _mixed(sizes)
         ones = [1] * len(sizes)
         element = ir.RankedTensorType(dest.type).element_type
         part_type = ir.RankedTensorType.get(static_sizes, element)
@@ -353,7 +359,7 @@ def _forall(conv: _Conv, dest: ir.Value, count: int, slice_at, body) -> ir.Value
         )
         channels = scf.ForOp(_index(0), _index(count), _index(1), iter_args=[part.result])
         with ir.InsertionPoint(channels.body):
-            updated = body(n, ty, t0, channels.induction_variable, channels.inner_iter_args[0])
+            updated = body(n, top, t0, channels.induction_variable, channels.inner_iter_args[0])
             scf.YieldOp([updated])
         with ir.InsertionPoint(loop.terminator().block):
             tensor.parallel_insert_slice(
@@ -384,11 +390,10 @@ def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
     """V[6 xi + nu, c, t] = (B^T d_t B)[xi, nu] for every tile t and channel c."""
     empty = tensor.empty([ALPHA * ALPHA, conv.channels, conv.tiles], ir.F32Type.get())
 
-    def slice_at(n, ty, t0):
+    def slice_at(n, top, t0):
         return [0, 0, t0], [ALPHA * ALPHA, conv.channels, conv.row_stride]
 
-    def body(n, ty, t0, c, part):
-        top = arith.muli(ty, _index(TILE))
+    def body(n, top, t0, c, part):
         for x0, tiles, lanes in _chunks(conv):
             width = TILE * tiles + 2
             rows = [
@@ -421,15 +426,13 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
     # Output rows of the last tile row (all 4 unless it hangs over the bottom).
     last_rows = conv.height - TILE * (conv.tile_rows - 1)
 
-    def slice_at(n, ty, t0):
-        top = arith.muli(ty, _index(TILE))
+    def slice_at(n, top, t0):
         rows = TILE
         if last_rows < TILE:
             rows = arith.minui(_index(TILE), arith.subi(_index(conv.height), top))
         return [n, 0, top, 0], [1, conv.filters, rows, conv.width]
 
-    def body(n, ty, t0, f, part):
-        top = arith.muli(ty, _index(TILE))
+    def body(n, top, t0, f, part):
         for x0, tiles, lanes in _chunks(conv):
             t = arith.addi(t0, _index(x0))
             inside = TILE * (x0 + tiles) <= conv.width  # else lanes past the edge are dropped

@@ -34,7 +34,7 @@ import torch
 torch.manual_seed(0)
 mode, name, expr, inputs = sys.argv[1:5]
 if expr == "None":
-    import runpy, lowerline.compile_cli as cc, os
+    import runpy, lowerline.driver.compile_cli as cc, os
     ns = runpy.run_path(os.path.join(cc.EXAMPLES_DIR, "classifier.py"))
     model, args = ns["model"], ns["example_inputs"]
 else:

@@ -1,28 +1,42 @@
-"""lowerline's own passes, one module per pass, the module named after its flag
-(``lowerline-widen-i1-memrefs`` lives in ``widen_i1_memrefs.py``).
+"""lowerline's own passes, grouped by the stage they serve, one module per pass
+named after its flag (``lowerline-widen-i1-memrefs`` lives in
+``lowering/widen_i1_memrefs.py``):
 
-Modules listed here are imported on first use of the pass registry.
+- ``graph/``: graph rewrites on linalg on tensors (graph stage);
+- ``tiling/``: the CPU tiled stage (tile and fuse, Winograd, vectorize) and
+  the IR helpers only those passes use;
+- ``bufferization/``: buffers and copies (bufferized stage);
+- ``lowering/``: loops and LLVM dialect (loops and llvm stages);
+- ``gpu/``: the GPU stages;
+- ``support/``: IR helpers shared by several groups (no passes).
+
+Passes may import ``lowerline.pipeline`` (pass API, options), the planners
+(``lowerline.cpu.tile_plan``, ``lowerline.gpu.plan``), ``lowerline.targets``,
+``lowerline.weights`` and each other; never the driver, the runtime, the
+frontend or the API. ``PASS_MODULES`` maps every flag to its module;
+``lowerline.pipeline.registry`` imports a module the first time its flag is
+looked up.
 """
 
-PASS_MODULES = (
-    "approximate_exp",
-    "copy_repeated_results",
-    "decompose_pad",
-    "dynamic_omp_schedule",
-    "expand_bf16_truncf",
-    "fold_constant_transposes",
-    "fuse_elementwise",
-    "gpu_tile_and_fuse",
-    "gpu_align_shared_memory",
-    "gpu_distribute",
-    "gpu_host_buffers",
-    "gpu_map_to_launch",
-    "gpu_shared_to_host_memory",
-    "pack_weights",
-    "split_empty_tensors",
-    "strided_copies_to_linalg",
-    "tile_and_fuse",
-    "vectorize",
-    "widen_i1_memrefs",
-    "winograd_conv",
-)
+PASS_MODULES: dict[str, str] = {
+    "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
+    "lowerline-fuse-elementwise": "graph.fuse_elementwise",
+    "lowerline-decompose-pad": "tiling.decompose_pad",
+    "lowerline-pack-weights": "tiling.pack_weights",
+    "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
+    "lowerline-vectorize": "tiling.vectorize",
+    "lowerline-winograd-conv": "tiling.winograd_conv",
+    "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
+    "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",
+    "lowerline-strided-copies-to-linalg": "bufferization.strided_copies_to_linalg",
+    "lowerline-approximate-exp": "lowering.approximate_exp",
+    "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
+    "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
+    "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",
+    "lowerline-gpu-align-shared-memory": "gpu.gpu_align_shared_memory",
+    "lowerline-gpu-distribute": "gpu.gpu_distribute",
+    "lowerline-gpu-host-buffers": "gpu.gpu_host_buffers",
+    "lowerline-gpu-map-to-launch": "gpu.gpu_map_to_launch",
+    "lowerline-gpu-shared-to-host-memory": "gpu.gpu_shared_to_host_memory",
+    "lowerline-gpu-tile-and-fuse": "gpu.gpu_tile_and_fuse",
+}

@@ -89,8 +89,8 @@ def _print_array(label: str, array) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lowerline.runner import run_file
-    from lowerline.stages import CpuOptions
+    from lowerline.cpu.stages import CpuOptions
+    from lowerline.driver.runner import run_file
 
     result = run_file(
         args.file, args.entry, args.seed, args.dump_dir, CpuOptions(widen_i1=not args.no_widen_i1)
@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _pipeline() -> int:
-    from lowerline.stages import CPU_STAGES, CpuOptions, module_pipeline
+    from lowerline.cpu.stages import CPU_STAGES, CpuOptions, module_pipeline
 
     for stage, build in CPU_STAGES:
         print(f"{stage}: {module_pipeline(build(CpuOptions()))}")
@@ -116,7 +116,7 @@ def _pipeline() -> int:
 def _compile(args: argparse.Namespace) -> int:
     import os
 
-    from lowerline.compile_cli import compile_file
+    from lowerline.driver.compile_cli import compile_file
 
     stem = os.path.splitext(os.path.basename(args.file))[0]
     out_dir = args.out or os.path.join("lowerline-out", stem)
@@ -140,7 +140,7 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:
-    from lowerline.compile_cli import compile_file_gpu
+    from lowerline.driver.compile_cli import compile_file_gpu
 
     report = compile_file_gpu(args.file, out_dir, args.target, cache=not args.no_cache)
     origin = "from the cache" if report.cache_hit else "compiled"
@@ -169,10 +169,10 @@ def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:
 
 
 def _object(args: argparse.Namespace) -> int:
+    from lowerline.driver.lowering import Lowerer
+    from lowerline.driver.objects import emit_object, link_shared_library
+    from lowerline.driver.runner import read_source
     from lowerline.errors import UsageError
-    from lowerline.lowering import Lowerer
-    from lowerline.objects import emit_object, link_shared_library
-    from lowerline.runner import read_source
     from lowerline.targets import cpu_target
 
     try:
@@ -189,7 +189,7 @@ def _object(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from lowerline.cache import Cache
+    from lowerline.driver.cache import Cache
 
     cache = Cache.at(args.cache_dir)
     if args.action == "path":

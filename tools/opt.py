@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _main(argv: list[str]) -> int:
-    from lowerline.opt_driver import OptConfig, OptRun, list_passes
+    from lowerline.driver.opt_driver import OptConfig, OptRun, list_passes
 
     args = _parser().parse_args(argv)
     if args.list_passes:

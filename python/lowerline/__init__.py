@@ -15,7 +15,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name in ("CompileError", "UnsupportedOpsError"):
-        from lowerline import workers
+        from lowerline.driver import workers
 
         return getattr(workers, name)
     raise AttributeError(f"module 'lowerline' has no attribute '{name}'")

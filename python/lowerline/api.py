@@ -40,8 +40,14 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from lowerline import ptx
-from lowerline.cache import Cache
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver.cache import Cache
+from lowerline.driver.workers import (
+    CompileError,
+    ImportWorker,
+    UnsupportedOpsError,
+    run_compile_worker,
+)
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -49,11 +55,10 @@ from lowerline.frontend.export import (
     describe_unsupported,
     export_program,
 )
-from lowerline.gpu_stages import GpuOptions
-from lowerline.runtime import GpuFunction, MemoryStats, NativeFunction
-from lowerline.stages import CPU_STAGES, CpuOptions
+from lowerline.gpu import ptx
+from lowerline.gpu.stages import GpuOptions
+from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
-from lowerline.workers import CompileError, ImportWorker, UnsupportedOpsError, run_compile_worker
 
 
 def _target_name(target: str) -> str:
@@ -601,7 +606,7 @@ def compile(
     runs only where that CPU's features exist), or ``"cuda:sm_80"`` /
     ``"cuda:sm_90"`` for an NVIDIA GPU: the module then has ``ptx``,
     ``cubin``, ``fatbin`` and ``kernels``; calling it needs a CUDA driver and
-    device (else ``lowerline.cuda.NoCudaDevice``, a RuntimeError), and
+    device (else ``lowerline.runtime.cuda.NoCudaDevice``, a RuntimeError), and
     ``run_on_cpu`` runs the GPU-mapped IR here. GPU options: ``binary``
     ("fatbin" or "ptx"), ``opt_level``, ``cpu_emulation``.
     Options: ``num_threads`` (default 0: the target's cores), ``tile``

@@ -22,7 +22,17 @@ import re
 import numpy as np
 from mlir import ir
 
-from lowerline.jit import NUMPY_DTYPES
+# MLIR element type -> numpy dtype of a tensor's bytes.
+NUMPY_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "i64": np.int64,
+    "i32": np.int32,
+    "i16": np.int16,
+    "i8": np.int8,
+    "i1": np.bool_,  # stored one byte per element (lowerline-widen-i1-memrefs)
+}
 
 _BLOBS: dict[str, np.ndarray] = {}
 

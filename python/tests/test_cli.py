@@ -38,7 +38,7 @@ def test_opt_failure_leaves_no_output_file(tmp_path, capsys):
 
 
 def test_cli_run_prints_results(capsys):
-    from lowerline.runner import EXAMPLES_DIR
+    from lowerline.driver.runner import EXAMPLES_DIR
 
     assert cli.main(["run", f"{EXAMPLES_DIR}/mlp.mlir"]) == 0
     out = capsys.readouterr().out
@@ -55,7 +55,8 @@ def test_cli_errors_exit_1(argv, capsys):
 def test_a_pass_failing_without_diagnostics_still_says_so(tmp_path, capsys):
     from dataclasses import dataclass
 
-    from lowerline.pass_api import Pass, PassFailed, register_pass
+    from lowerline.pipeline.pass_api import Pass, PassFailed
+    from lowerline.pipeline.registry import register_pass
 
     @register_pass
     @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import lowerline
-from lowerline import workers
-from lowerline.cache import Cache
+from lowerline.driver import workers
+from lowerline.driver.cache import Cache
 from lowerline.frontend import export
 from lowerline.frontend.export import cache_key, export_program
 
@@ -65,7 +65,7 @@ import json, sys
 sys.path.insert(0, {tests!r})
 import torch
 import lowerline
-from lowerline import workers
+from lowerline.driver import workers
 from lowerline.frontend import export
 from test_compile_cache import eager, example, make_model
 

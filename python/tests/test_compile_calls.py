@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import lowerline
-from lowerline import workers
 from lowerline.api import STAGES
+from lowerline.driver import workers
 from lowerline.frontend.export import ExportError
 
 

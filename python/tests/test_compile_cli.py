@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from lowerline.compile_cli import EXAMPLES_DIR, load_model_file
+from lowerline.driver.compile_cli import EXAMPLES_DIR, load_model_file
 from lowerline.errors import UsageError
 from lowerline.tools import cli
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import lowerline
-from lowerline import workers
+from lowerline.driver import workers
 from lowerline.frontend.export import ExportError
 
 BIN = os.path.dirname(sys.executable)

@@ -1,4 +1,4 @@
-"""The GPU run path (lowerline.cuda) on this GPU-less machine, with a stub driver.
+"""The GPU run path (lowerline.runtime.cuda) on this GPU-less machine, with a stub driver.
 
 The stub (cuda_stub/stub_driver.c) takes the place of libcuda.so.1: device
 memory is host memory and kernels are recorded, not run. Whatever loads it
@@ -59,7 +59,7 @@ def run_python(code: str, driver: str | os.PathLike | None, **env: str) -> dict:
 
 
 STATUS = """
-from lowerline import cuda
+from lowerline.runtime.native import cuda
 status = cuda.device_status()
 try:
     cuda.require_device()
@@ -117,7 +117,7 @@ def test_stub_driver_is_a_usable_device(stub_driver):
 def test_second_driver_cannot_replace_the_first(stub_driver, tmp_path):
     code = f"""
     import os
-    from lowerline import cuda
+    from lowerline.runtime.native import cuda
     cuda.load_driver()
     os.environ[cuda.DRIVER_ENV] = {str(tmp_path / "other.so")!r}
     print(json.dumps({{"status": cuda.device_status()}}))
@@ -153,7 +153,7 @@ PTX = r"""
 
 PTX_LAUNCH = f"""
 import ctypes, dataclasses
-from lowerline import cuda
+from lowerline.runtime.native import cuda
 from cuda_stub.stub import StubDriver
 driver = cuda.load_driver()
 stub = StubDriver(driver)
@@ -342,8 +342,8 @@ CALL = """
 import ctypes
 import dataclasses
 import torch
-from lowerline import cuda
-from lowerline.runtime import descriptor
+from lowerline.runtime.native import cuda
+from lowerline.runtime.native import descriptor
 from cuda_stub.stub import StubDriver
 stub = StubDriver(cuda.load_driver())
 lib = cuda.load_library(LIBRARY)

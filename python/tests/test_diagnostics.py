@@ -1,4 +1,4 @@
-from lowerline.diagnostics import Diag, parse_expectations, verify_expectations
+from lowerline.pipeline.diagnostics import Diag, parse_expectations, verify_expectations
 
 SOURCE = """\
 // expected-error@below {{first}}

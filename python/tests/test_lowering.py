@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from lowerline.jit import JitFunction, RunError, signature_of
-from lowerline.lowering import Lowerer, LoweringError
-from lowerline.runner import EXAMPLES_DIR, run_file
-from lowerline.stages import CpuOptions, cpu, module_pipeline
+from lowerline.cpu.stages import CpuOptions, cpu, module_pipeline
+from lowerline.driver.jit import JitFunction, RunError, signature_of
+from lowerline.driver.lowering import Lowerer, LoweringError
+from lowerline.driver.runner import EXAMPLES_DIR, run_file
 
 ADD = """
 func.func @add(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {

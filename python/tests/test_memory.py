@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import lowerline
-from lowerline.runtime import MemoryStats
+from lowerline.runtime.native import MemoryStats
 
 
 def _encoder():

@@ -7,8 +7,8 @@ import subprocess
 import pytest
 from mlir import ir
 
-from lowerline import objects
-from lowerline.objects import ObjectError, emit_object, link_shared_library, llvm_tool
+from lowerline.driver import objects
+from lowerline.driver.objects import ObjectError, emit_object, link_shared_library, llvm_tool
 from lowerline.targets import cpu_target
 from lowerline.tools import cli
 

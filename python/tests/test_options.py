@@ -2,7 +2,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from lowerline.options import OptionError, describe_options, format_options, opt, parse_options
+from lowerline.pipeline.options import (
+    OptionError,
+    describe_options,
+    format_options,
+    opt,
+    parse_options,
+)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 import pytest
 
-from lowerline.pipeline_parser import (
+from lowerline.pipeline.parser import (
     NestedPipeline,
     PassElement,
     PipelineSyntaxError,

@@ -5,8 +5,8 @@ import struct
 
 import pytest
 
-from lowerline import ptx
-from lowerline.ptx import (
+from lowerline.gpu import ptx
+from lowerline.gpu.ptx import (
     CudaToolError,
     KernelResources,
     PtxasError,

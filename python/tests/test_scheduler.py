@@ -1,7 +1,7 @@
 import pytest
 
-from lowerline.context import make_context
-from lowerline.scheduler import (
+from lowerline.pipeline.context import make_context
+from lowerline.pipeline.scheduler import (
     NestStep,
     PipelineError,
     PythonStep,

@@ -1,11 +1,11 @@
-"""Tile-size decisions of lowerline.tile_plan that no lit test pins down."""
+"""Tile-size decisions of lowerline.cpu.tile_plan that no lit test pins down."""
 
 from dataclasses import replace
 
 import pytest
 
+from lowerline.cpu.tile_plan import conv_tiles, matmul_tiles
 from lowerline.targets import CPU_TARGETS
-from lowerline.tile_plan import conv_tiles, matmul_tiles
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@
 
 import numpy as np
 
-from lowerline.jit import JitFunction, signature_of
-from lowerline.lowering import Lowerer
-from lowerline.stages import CpuOptions
+from lowerline.cpu.stages import CpuOptions
+from lowerline.driver.jit import JitFunction, signature_of
+from lowerline.driver.lowering import Lowerer
 
 N = 4096
 SOURCE = """

@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 
-from lowerline.jit import JitFunction, signature_of
-from lowerline.lowering import Lowerer
-from lowerline.stages import CpuOptions
+from lowerline.cpu.stages import CpuOptions
+from lowerline.driver.jit import JitFunction, signature_of
+from lowerline.driver.lowering import Lowerer
 
 SOURCE = """
 #id = affine_map<(i, j) -> (i, j)>

@@ -1,7 +1,7 @@
 """Reads what the stub CUDA driver (stub_driver.c) recorded.
 
 Use it in the process that loaded the stub, e.g.
-``StubDriver(lowerline.cuda.load_driver())`` with ``$LOWERLINE_CUDA_DRIVER``
+``StubDriver(lowerline.runtime.cuda.load_driver())`` with ``$LOWERLINE_CUDA_DRIVER``
 set to the stub; the ctypes structures mirror the C ones.
 """
 

@@ -26,7 +26,8 @@ from test_zoo_ops import CASES
 from zoo_support import Case, assert_matches, params
 
 import lowerline
-from lowerline import cuda, ptx
+from lowerline.gpu import ptx
+from lowerline.runtime.native import cuda
 
 
 def _bench_models() -> list[Case]:

@@ -1,0 +1,2 @@
+"""Passes of the bufferized stage: buffers per value, repeated results,
+strided copies."""

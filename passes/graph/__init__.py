@@ -1,0 +1,1 @@
+"""Graph-stage passes: rewrites of linalg on tensors before tiling."""

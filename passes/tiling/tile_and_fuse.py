@@ -1,0 +1,614 @@
+"""``lowerline-tile-and-fuse``: target-driven tiling and fusion on tensors.
+
+What it decides (the mechanisms are upstream's transform dialect):
+
+- **Fusion groups.** Each contraction (``linalg.matmul``,
+  ``linalg.batch_matmul``) is a root. Its ``linalg.fill`` init is fused as a
+  producer (a fill that CSE shared between roots is first cloned per root),
+  and the chain of elementwise consumers that read the root's result
+  element for element (bias, activations, residual adds) is fused into
+  the same nest, down to the register tile: the epilogue runs on the
+  accumulators before they are stored. A consumer is refused when fusing
+  would recompute or spill: it reads the result through a non-identity map
+  (transposed, broadcast, reduced across the tile), the result has other
+  users, or the shapes differ.
+- **Tile sizes per level** from the target description
+  (``lowerline.cpu.tile_plan``): a parallel ``scf.forall`` tile sized for the
+  caches and the cores, an ``mr x nr`` register tile sized for the vector
+  registers, and a k loop of rank-1 updates.
+- **Every other linalg op** (elementwise, reductions such as softmax and
+  layernorm rows, fills, transposes) is tiled to vector-sized rows.
+
+The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
+on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
+run in between.
+
+Each group is applied as its own transform sequence: a group the transform
+ops cannot handle stays as it was (it becomes loops later) and ``explain``
+says why, instead of failing the compile.
+
+``explain`` prints every fusion group with its tile sizes, estimated FLOPs
+and bytes moved, and every refused candidate with the reason, to stderr.
+
+Upstream has the mechanisms (``transform.structured.tile_using_forall``,
+``tile_using_for``, ``fuse_into_containing_op``) but no pass that picks
+roots, fusions and tile sizes for a target: that is this pass.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import linalg
+
+from lowerline.cpu.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
+from lowerline.passes.support.linalg_info import describe as _short
+from lowerline.passes.support.linalg_info import indexing_maps as _maps
+from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
+from lowerline.passes.support.linalg_info import static_loop_sizes
+from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
+from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import (
+    Pass,
+    defined_functions,
+    ops_matching,
+    resolve_target,
+)
+from lowerline.targets import CpuTarget, cpu_target
+
+TAG = "lowerline.op"
+LAST = "lowerline.last"  # the op a group's parallel loop is tiled from
+# Left on the tiled ops for lowerline-vectorize (tiling clones keep attributes):
+VECTOR = "lowerline.vector_sizes"  # the vector shape of one tile
+CONTRACT = "lowerline.contract"  # vectorize as a vector.contract (FMA outer products)
+_ELEMENT_BYTES = {"f32": 4, "f64": 8}
+_CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
+_CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
+_ROOTS = _CONTRACTIONS + _CONVOLUTIONS
+
+
+def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
+    if isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape:
+        return ir.RankedTensorType(value.type)
+    return None
+
+
+def is_linalg(op: ir.Operation) -> bool:
+    # tensor.pad is left to bufferization (a copy into a filled buffer): the
+    # vectorized pad (row tiles, masked reads) drops the low padding of the
+    # row (measured: wrong results; upstream 22 vectorizer).
+    return op.name.startswith("linalg.") and op.name != "linalg.yield"
+
+
+@dataclass
+class Group:
+    """One tiled nest: a root, its fused producers and consumers."""
+
+    name: str
+    kind: str  # "matmul" | "batch_matmul" | "vector"
+    root: ir.Operation
+    fill: ir.Operation | None = None
+    consumers: list[ir.Operation] = field(default_factory=list)
+    tiles: MatmulTiles | ConvTiles | None = None
+    # Tile sizes over the root's result dims (parallel tile, register tile) and
+    # over its whole iteration space for the reduction loops.
+    par: list[int] = field(default_factory=list)
+    reg: list[int] = field(default_factory=list)
+    red: list[int] = field(default_factory=list)
+    vector_tiles: list[int] = field(default_factory=list)
+    flops: int = 0
+    bytes_moved: int = 0
+    refused: list[str] = field(default_factory=list)
+    failure: str | None = None
+    # A and B are function arguments or constants (no producer to recompute).
+    inputs_are_leaves: bool = False
+    # Filled before the ops are transformed (and possibly erased): for explain.
+    root_text: str = ""
+    members_text: str = ""
+
+    def freeze_text(self) -> None:
+        self.root_text = _short(self.root)
+        members = (["fill"] if self.fill else []) + [c.name for c in self.consumers]
+        self.members_text = ", ".join(members) or "nothing"
+
+    @property
+    def last(self) -> ir.Operation:
+        return self.consumers[-1] if self.consumers else self.root
+
+
+@dataclass
+class Plan:
+    target: CpuTarget
+    groups: list[Group] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def explain(self) -> str:
+        t = self.target
+        lines = [
+            f"lowerline-tile-and-fuse: target {t.name} ({t.cpu}, {t.vector_bits}-bit vectors, "
+            f"L1 {t.l1d_bytes >> 10} KiB, L2 {t.l2_bytes >> 10} KiB, {t.cores} cores)"
+        ]
+        for g in self.groups:
+            head = f"  {g.name}: {g.kind} root {g.root_text}"
+            if g.kind == "vector":
+                threads = f", parallel tile {g.par}" if g.par else ""
+                lines.append(f"{head}; vector tile {g.vector_tiles}{threads}")
+            else:
+                lines.append(f"{head}; fused {g.members_text}")
+                lines.append(
+                    f"    tiles: {g.tiles.describe()}; {g.flops / 1e6:.2f} MFLOP, "
+                    f"{g.bytes_moved / 1e6:.2f} MB moved"
+                )
+            lines += [f"    refused: {r}" for r in g.refused]
+            if g.failure:
+                lines.append(f"    not transformed (left as loops): {g.failure}")
+        lines += [f"  skipped: {s}" for s in self.skipped]
+        return "\n".join(lines)
+
+
+def element_bytes(op: ir.Operation) -> int | None:
+    types = {
+        str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
+        for v in [*op.operands, *op.results]
+    }
+    if len(types) != 1:
+        return None
+    return _ELEMENT_BYTES.get(types.pop())
+
+
+def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
+    """Why ``user`` cannot join the nest of ``current``; None when it can."""
+    if user.name != "linalg.generic":
+        return f"{_short(user)} is not an elementwise linalg.generic"
+    if any(it != "parallel" for it in _iterators(user)):
+        return f"{_short(user)} reduces across the tile: fusing would need the whole row"
+    result_type = tensor_type(current.results[0])
+    if tensor_type(user.results[0]) != ir.RankedTensorType.get(
+        result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
+    ):
+        return f"{_short(user)} has another shape: it would recompute or spill"
+    maps = _maps(user)
+    rank = len(result_type.shape)
+    identity = ir.AffineMap.get_identity(rank)
+    for index, operand in enumerate(user.operands):
+        if operand == current.results[0] and maps[index] != identity:
+            return f"{_short(user)} reads the result through {maps[index]}: it would recompute"
+    if maps[-1] != identity:
+        return f"{_short(user)} writes through {maps[-1]}"
+    return None
+
+
+# Users that end a consumer chain without a refusal: the result leaves the
+# nest as it is (returned, reshaped, written into a padded buffer).
+_CHAIN_ENDS = ("func.return", "tensor.expand_shape", "tensor.collapse_shape", "tensor.insert_slice")
+
+
+def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation]:
+    chain: list[ir.Operation] = []
+    current = root
+    while True:
+        uses = list(current.results[0].uses)
+        if len(uses) != 1:
+            if len(uses) > 1:
+                refused.append(
+                    f"consumers of {_short(current)}: the result has {len(uses)} users and "
+                    "must be stored anyway"
+                )
+            return chain
+        user = uses[0].owner
+        if user.name in _CHAIN_ENDS:
+            return chain
+        reason = _consumer_refusal(current, user)
+        if reason:
+            refused.append(reason)
+            return chain
+        chain.append(user)
+        current = user
+
+
+def _is_leaf(value: ir.Value) -> bool:
+    """A function argument, a constant or the result of a loop that is
+    already tiled code (lowerline-winograd-conv's transforms): nothing
+    ``structured.fuse`` could pull in and recompute."""
+    owner = value.owner
+    return isinstance(owner, ir.Block) or owner.name in ("arith.constant", "scf.forall")
+
+
+def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    eb = element_bytes(op)
+    if eb is None:
+        return "mixed or unsupported element types"
+    out = tensor_type(op.results[0])
+    lhs = tensor_type(op.operands[0])
+    if out is None or lhs is None:
+        return "dynamic shapes"
+    dims = linalg.infer_contraction_dimensions(op)
+    if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1:
+        return "not a single m/n/k contraction"
+    *batch, m, n = out.shape
+    k = lhs.shape[-1]
+    group = Group(name, "batch_matmul" if batch else "matmul", op)
+    t = group.tiles = matmul_tiles(target, m, n, k, eb)
+    lead = [1] * len(batch)
+    group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
+    group.red = [0] * (len(batch) + 2) + [1]
+    group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
+    fused_producers_and_consumers(group)
+    b = 1
+    for d in batch:
+        b *= d
+    group.flops = 2 * b * m * n * k
+    group.bytes_moved = eb * b * (m * k + k * n + m * n)
+    return group
+
+
+def fused_producers_and_consumers(group: Group) -> None:
+    op = group.root
+    init = op.operands[-1]
+    if isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill":
+        if len(list(init.uses)) == 1:
+            group.fill = init.owner
+        else:
+            group.refused.append(f"{_short(init.owner)}: the fill has other users")
+    group.consumers = _consumer_chain(op, group.refused)
+
+
+def all_ones(op: ir.Operation, name: str) -> bool:
+    return name not in op.attributes or all(
+        int(v) == 1 for v in ir.DenseIntElementsAttr(op.attributes[name])
+    )
+
+
+def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    eb = element_bytes(op)
+    if eb is None:
+        return "mixed or unsupported element types"
+    out, inp, flt = (tensor_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
+    if out is None or inp is None or flt is None:
+        return "dynamic shapes"
+    if not (all_ones(op, "strides") and all_ones(op, "dilations")):
+        return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
+    n, f, oh, ow = out.shape
+    c, kh, kw = flt.shape[1:]
+    group = Group(name, "conv", op)
+    t = group.tiles = conv_tiles(target, f, oh, ow, eb)
+    group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
+    group.red = [0, 0, 0, 0, 1, 1, 1]
+    fused_producers_and_consumers(group)
+    group.flops = 2 * n * f * oh * ow * c * kh * kw
+    group.bytes_moved = eb * (int(np.prod(inp.shape)) + int(np.prod(flt.shape)) + n * f * oh * ow)
+    return group
+
+
+def _iteration_shape(op: ir.Operation) -> list[int] | None:
+    """Static loop bounds of a linalg op; None when some are unknown."""
+    if op.name != "linalg.generic":
+        ttype = tensor_type(op.results[0])
+        return list(ttype.shape) if ttype else None  # fill, copy, transpose: the result
+    if any(tensor_type(operand) is None for operand in op.operands):
+        return None  # a scalar or dynamic operand
+    shape = static_loop_sizes(op)
+    return shape if shape and all(shape) else None
+
+
+def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    if not op.results or any(tensor_type(r) is None for r in op.results):
+        return "no static tensor result"
+    eb = element_bytes(op) or 4
+    if op.name not in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.generic"):
+        return "not an elementwise, reduction, fill, copy or transpose op"
+    shape = _iteration_shape(op)
+    if not shape:
+        return "scalar, empty or dynamic"
+    iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
+    tiles = [1] * len(shape)
+    last = len(shape) - 1
+    if iterators[last] == "parallel":
+        tiles[last] = vector_tile(shape[last], target, eb)
+        # Reductions over outer dims stay whole vectors along the inner one.
+    else:
+        # Row reductions (softmax, layernorm): the whole row in one vector.
+        tiles = [1 if it == "parallel" else 0 for it in iterators]
+    group = Group(name, "vector", op, vector_tiles=tiles)
+    group.par = _parallel_rows(shape, iterators, target)
+    return group
+
+
+# Below this many elements a parallel loop costs more (waking threads) than it saves.
+_PARALLEL_MIN_ELEMENTS = 1 << 15
+
+
+def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
+    """forall tile sizes splitting the outermost parallel loop over the cores;
+    [] (no forall) for one core or a small op."""
+    if target.cores < 2 or int(np.prod(shape)) < _PARALLEL_MIN_ELEMENTS:
+        return []
+    for dim, (size, kind) in enumerate(zip(shape, iterators, strict=True)):
+        if kind == "parallel" and size >= target.cores:
+            sizes = [0] * len(shape)
+            sizes[dim] = -(-size // target.cores)
+            return sizes
+    return []
+
+
+def unshare_root_fills(func: ir.Operation) -> None:
+    """Give every root whose init is a fill shared with other ops (CSE merges
+    equal fills: the two convolutions of a ResNet block) a fill of its own,
+    so that each can fuse it into its register tiles (zero accumulators)
+    instead of reading back a zero-filled buffer. A fill left without users
+    is erased."""
+    fills = [
+        op.operation
+        for op in func.regions[0].blocks[0].operations
+        if op.operation.name == "linalg.fill" and len(list(op.operation.results[0].uses)) > 1
+    ]
+    for fill in fills:
+        for use in list(fill.results[0].uses):
+            root = use.owner
+            if root.name in _ROOTS and use.operand_number == len(root.operands) - 1:
+                dest = fill.operands[1]
+                with ir.InsertionPoint(root):
+                    if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
+                        # An empty of its own: the fill is fused into the register
+                        # tiles, where a destination shared with the epilogue's
+                        # would make bufferization copy every tile.
+                        dest = dest.owner.clone().results[0]
+                    clone = fill.clone()
+                clone.operands[1] = dest
+                root.operands[use.operand_number] = clone.results[0]
+        if not list(fill.results[0].uses):
+            fill.erase()
+
+
+def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
+    unshare_root_fills(func)
+    ops = [op.operation for op in func.regions[0].blocks[0].operations if is_linalg(op.operation)]
+    taken: list[ir.Operation] = []
+    for op in ops:
+        if op.name not in _ROOTS:
+            continue
+        build = _conv_group if op.name in _CONVOLUTIONS else _contraction_group
+        found = _add_group(plan, op, build(op, f"g{counter[0]}", target), counter)
+        if found:
+            taken.extend(x for x in [found.root, found.fill, *found.consumers] if x is not None)
+    for op in ops:
+        if op.name not in _ROOTS and not any(op == t for t in taken):
+            _add_group(plan, op, _vector_group(op, f"g{counter[0]}", target), counter)
+
+
+def _add_group(
+    plan: Plan, op: ir.Operation, found: Group | str, counter: list[int]
+) -> Group | None:
+    """Record a planned group, or why ``op`` gets none."""
+    if isinstance(found, str):
+        plan.skipped.append(f"{_short(op)}: {found}")
+        return None
+    counter[0] += 1
+    plan.groups.append(found)
+    return found
+
+
+def ints(values: list[int]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
+    return (
+        f'  {var} = transform.structured.match attributes{{{attr} = "{tag}"}} in {where}'
+        f" : ({ANY}) -> {ANY}\n"
+    )
+
+
+def _tile_for(
+    var: str, target: str, sizes: list[int], extra: str = "", op: str = "tile_using_for"
+) -> str:
+    """``tile_using_for`` (or ``fuse``: tiling that also fuses producers) of
+    ``target``; the loops are ``{var}_loop`` or ``{var}_loops#i``."""
+    loops = sum(1 for s in sizes if s)
+    outs = ", ".join([ANY] * (loops + 1))
+    names = f"{var}, {var}_loops:{loops}" if loops > 1 else f"{var}, {var}_loop"
+    if loops == 0:
+        return f"  {var} = transform.cast {target} : {ANY} to {ANY}\n"
+    return (
+        f"  {names} = transform.structured.{op} {target} "
+        f"tile_sizes {ints(sizes)}{extra} : ({ANY}) -> ({outs})\n"
+    )
+
+
+def fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) -> str:
+    """fuse_into_containing_op for each op (consumers first, then producers),
+    matched inside ``scope`` (the copies outside it are dead by then)."""
+    text = ""
+    for index, op in enumerate(ops):
+        var = f"%{prefix}{index}"
+        text += match(var, _tag_of(op), scope)
+        text += (
+            f"  {var}_fused, {var}_into = transform.structured."
+            f"fuse_into_containing_op {var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
+        )
+    return text
+
+
+def contraction_script(g: Group) -> str:
+    """forall over parallel tiles; in each, a loop nest over register tiles
+    holding the fill, the root (reduction loops of step 1: rank-1 updates) and
+    the consumers, so the epilogue runs on the accumulators before they are
+    stored."""
+    inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
+    if g.fill:
+        inner.append(g.fill)
+    text = match("%last", g.name, attr=LAST)
+    text += (
+        f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
+        f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
+    )
+    text += fuse_into(inner, "%forall", "p", "%root")
+    text += match("%inlast", g.name, "%forall", attr=LAST)
+    rank = len(g.reg)
+    sizes = g.reg if g.consumers else g.reg + [0] * (len(g.red) - rank)
+    fill_in_registers = g.fill and not g.consumers and g.inputs_are_leaves
+    if fill_in_registers:
+        # Tile and fuse the fill through the loops' destination: each register
+        # tile starts from zero vectors instead of reading back a zero-filled C
+        # (a memset pass over C per call). structured.fuse also pulls in the
+        # producers of A and B: only where those are arguments or constants.
+        text += _tile_for("%reg", "%inlast", sizes, op="fuse")
+    else:
+        text += _tile_for("%reg", "%inlast", sizes)
+    loops = sum(1 for s in sizes if s)
+    innermost = f"%reg_loops#{loops - 1}" if loops > 1 else "%reg_loop"
+    if g.consumers:
+        text += fuse_into(inner, innermost, "q", "%forall")
+    elif g.fill and not fill_in_registers:
+        # The fill is the register loops' init, not read inside them: tile it alone.
+        text += match("%fillin", f"{g.name}.fill", "%forall")
+        text += _tile_for("%fillreg", "%fillin", g.reg)
+    scope = innermost
+    if g.kind == "conv" and g.tiles.masked:
+        # Peel the partial column tile: the full tiles get static shapes, so
+        # their accumulators stay in registers (masked ones are not hoisted).
+        text += f"  %inner = transform.cast {innermost} : {ANY} to {ANY}\n"
+        text += peel("%inner", "%full", "%partial")
+        scope = "%forall"
+        # The copies fused into the register loops are dead: drop them first.
+        text += f"  transform.apply_dce to %forall : {ANY}\n"
+        # The full tile's one iteration is folded away and its tensor.cast to
+        # the loop's dynamic tile type folded into the convolution: else the
+        # k loops carry a dynamic tile and its accumulators are not hoisted
+        # (measured: a load and a store per FMA).
+        text += canonicalize("%forall")
+        text += _split_conv_tail(g)
+    text += match("%mm", f"{g.name}.root", scope)
+    text += _tile_for("%k", "%mm", g.red)
+    return text
+
+
+def _split_conv_tail(g: Group) -> str:
+    """Tile the peeled partial column tile into its power-of-two pieces
+    (``ConvTiles.tail``), each then peeled to a static width of its own."""
+    if not g.tiles.tail:
+        return ""
+    out = ir.RankedTensorType(g.root.results[0].type)
+    tail_type = f"tensor<1x{g.tiles.mr}x1x{sum(g.tiles.tail)}x{out.element_type}>"
+    text = (
+        f'  %tail0 = transform.structured.match ops{{["{g.root.name}"]}} '
+        f"filter_result_type = {tail_type} in %forall : ({ANY}) -> {ANY}\n"
+    )
+    for index, size in enumerate(g.tiles.tail[:-1]):
+        text += (
+            f"  %piece{index}, %pieces{index} = transform.structured.tile_using_for "
+            f"%tail{index} tile_sizes [0, 0, 0, {size}] : ({ANY}) -> ({ANY}, {ANY})\n"
+        )
+        text += peel(f"%pieces{index}", f"%first{index}", f"%rest{index}")
+        text += (
+            f'  %tail{index + 1} = transform.structured.match ops{{["{g.root.name}"]}} '
+            f"in %rest{index} : ({ANY}) -> {ANY}\n"
+        )
+    # The pieces' one-iteration loops folded, their widths static.
+    return text + canonicalize("%forall")
+
+
+def vector_script(g: Group) -> str:
+    """Rows of vector tiles; for a large op, a forall over the cores first."""
+    text = match("%op", f"{g.name}.root")
+    if g.par:
+        text += (
+            f"  %rows, %forall = transform.structured.tile_using_forall %op tile_sizes "
+            f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
+        )
+        text += _tile_for("%t", "%rows", g.vector_tiles)
+    else:
+        text += _tile_for("%t", "%op", g.vector_tiles)
+    return text
+
+
+def _tag_of(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes[TAG]).value
+
+
+def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
+    if group.kind == "vector":
+        shape = _iteration_shape(op)
+        tiles = zip(group.vector_tiles, shape, strict=True)
+        return [size if tile == 0 else tile for tile, size in tiles]
+    if op == group.root:
+        return group.reg + [1] * (len(group.red) - len(group.reg))
+    return list(group.reg)
+
+
+def _tag(group: Group) -> None:
+    for op in [group.root, group.fill, *group.consumers]:
+        if op is not None:
+            op.attributes[VECTOR] = ir.DenseI64ArrayAttr.get(_vector_sizes(group, op))
+    if group.kind != "vector":
+        group.root.attributes[CONTRACT] = ir.UnitAttr.get()
+    group.root.attributes[TAG] = ir.StringAttr.get(f"{group.name}.root")
+    if group.fill is not None:
+        group.fill.attributes[TAG] = ir.StringAttr.get(f"{group.name}.fill")
+    for index, consumer in enumerate(group.consumers):
+        consumer.attributes[TAG] = ir.StringAttr.get(f"{group.name}.c{index}")
+    if group.kind != "vector":
+        group.last.attributes[LAST] = ir.StringAttr.get(group.name)
+
+
+def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
+    """The group's conv register tiles as matmul tiles (lowerline.passes.tiling.conv_tiles)."""
+    tag = f"{group.name}.root"
+
+    def live_tile(op: ir.Operation) -> bool:
+        # Fused copies left behind have no uses.
+        tagged = op.name in _CONVOLUTIONS and TAG in op.attributes and _tag_of(op) == tag
+        return tagged and bool(list(op.results[0].uses))
+
+    tiles = ops_matching(module, live_tile)
+    t = group.tiles
+    attrs = {
+        VECTOR: ir.DenseI64ArrayAttr.get([t.mr, t.nr, 1]),
+        CONTRACT: ir.UnitAttr.get(),
+    }
+    left = [c for c in tiles if not unit_window_conv_to_matmul(c, attrs)]
+    if left:
+        return f"{len(left)} convolution tile(s) did not have a unit window"
+    return None
+
+
+def strip_tags(module: ir.Operation) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for name in (TAG, LAST):  # the vector tags stay for lowerline-vectorize
+            if name in op.attributes:
+                del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+
+
+@dataclass(frozen=True)
+class TileAndFuse(Pass):
+    flag = "lowerline-tile-and-fuse"
+    summary = "Tile, fuse and vectorize linalg ops on tensors with tile sizes from the target"
+    anchor = "builtin.module"
+
+    target: str = opt("host", "target description: 'host' or a name of CPU_TARGETS")
+    explain: bool = opt(False, "print the fusion groups, tile sizes and refusals to stderr")
+
+    def run(self, op: ir.Operation) -> None:
+        target = resolve_target(cpu_target, self.target, op)
+        plan = Plan(target)
+        counter = [0]
+        for func in defined_functions(op):
+            plan_function(func, target, plan, counter)
+        for group in plan.groups:
+            group.freeze_text()
+            _tag(group)
+        for group in plan.groups:
+            body = vector_script(group) if group.kind == "vector" else contraction_script(group)
+            group.failure = apply_script(op, body)
+            if group.kind == "conv" and not group.failure:
+                group.failure = _convs_to_matmuls(op, group)
+        strip_tags(op)
+        if self.explain:
+            print(plan.explain(), file=sys.stderr, flush=True)

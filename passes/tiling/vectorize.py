@@ -1,0 +1,136 @@
+"""``lowerline-vectorize``: vectorize the tiles lowerline-tile-and-fuse planned.
+
+Every linalg op carrying ``lowerline.vector_sizes`` is vectorized at that
+shape with ``transform.structured.vectorize`` (masked where a tile is
+partial). Ops with ``lowerline.contract`` become ``vector.contract`` (the
+named-contraction form: plain vectorization would give broadcast + reduce)
+and are lowered to outer products, i.e. one broadcast and ``nr / lanes``
+FMAs per row of the register tile. The accumulators are then hoisted out of
+the k loop (``hoist_loop_invariant_subsets``) and everything is lowered to
+1-D vector ops that ``convert-vector-to-llvm`` takes: transfers of rank 1,
+transposes, broadcasts, multi-reductions (inner-reduction strategy) and
+shape casts (alone: with canonicalization in the same pattern set they loop
+forever).
+
+An op that does not vectorize (a gather, an unsupported body) is left as it
+is and becomes scalar loops; ``explain`` lists those. Upstream has the
+mechanisms but no pass that vectorizes chosen ops at chosen sizes: the
+transform dialect needs a script, which this pass writes.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from mlir import ir
+
+from lowerline.passes.support.linalg_info import describe, static_loop_sizes
+from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
+
+VECTOR = "lowerline.vector_sizes"
+CONTRACT = "lowerline.contract"
+_MARK = "lowerline.vectorize_me"
+
+_FUNCS = f"""  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
+"""
+_CONTRACTIONS = f"""  transform.apply_patterns to %f {{
+    transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+    transform.apply_patterns.vector.transfer_permutation_patterns
+    transform.apply_patterns.vector.lower_masked_transfers
+  }} : {ANY}
+"""
+# Accumulators out of the k loops (CPU: they stay in registers).
+_HOIST = f"""  transform.apply_patterns to %f {{
+    transform.apply_patterns.canonicalization
+    transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+  }} : {ANY}
+  %loops = transform.structured.match ops{{["scf.for"]}} in %root : ({ANY}) -> {ANY}
+  transform.foreach %loops : {ANY} {{
+  ^bb0(%loop: {ANY}):
+    transform.apply_licm to %loop : {ANY}
+    transform.loop.hoist_loop_invariant_subsets %loop : {ANY}
+  }}
+  transform.apply_patterns to %f {{
+    transform.apply_patterns.canonicalization
+  }} : {ANY}
+"""
+_TO_RANK_1 = f"""  transform.apply_patterns to %f {{
+    transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+  }} : {ANY}
+  transform.apply_patterns to %f {{
+    transform.apply_patterns.vector.lower_masks
+    transform.apply_patterns.vector.lower_outerproduct
+    transform.apply_patterns.vector.transfer_permutation_patterns
+    transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+    transform.apply_patterns.vector.lower_transpose
+    transform.apply_patterns.vector.lower_broadcast
+    transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
+  }} : {ANY}
+  transform.apply_patterns to %f {{
+    transform.apply_patterns.vector.lower_shape_cast
+  }} : {ANY}
+"""
+LOWERING = _FUNCS + _CONTRACTIONS + _HOIST + _TO_RANK_1
+# Without hoisting (GPU threads: their accumulator tiles live in shared memory).
+LOWERING_IN_PLACE = _FUNCS + _CONTRACTIONS + _TO_RANK_1
+
+
+def _tagged(module: ir.Operation) -> list[ir.Operation]:
+    # Fused ops leave dead copies behind (removed by the next canonicalize).
+    return ops_matching(
+        module, lambda op: VECTOR in op.attributes and any(list(r.uses) for r in op.results)
+    )
+
+
+def _script(op: ir.Operation, index: int) -> str:
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes[VECTOR]))
+    static = static_loop_sizes(op)
+    if static is not None and len(static) == len(sizes):
+        # A peeled piece of a tile whose width is a power of two (a
+        # convolution's 16 + 8 tail columns) is vectorized at that width,
+        # unmasked; other widths keep the planned size with a mask (LLVM
+        # splits a 24-lane vector across loop iterations lane by lane: 10x
+        # slower, measured).
+        sizes = [s if s < v and s & (s - 1) == 0 else v for v, s in zip(sizes, static, strict=True)]
+    op.attributes[_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
+    contract = " {create_named_contraction}" if CONTRACT in op.attributes else ""
+    return (
+        f"  %op = transform.structured.match attributes{{{_MARK} = {index} : i64}} in %root"
+        f" : ({ANY}) -> {ANY}\n"
+        f"  transform.structured.vectorize %op vector_sizes {sizes}{contract} : {ANY}\n"
+    )
+
+
+@dataclass(frozen=True)
+class Vectorize(Pass):
+    flag = "lowerline-vectorize"
+    summary = "Vectorize the tiles planned by lowerline-tile-and-fuse; contractions to FMAs"
+    anchor = "builtin.module"
+
+    explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr")
+
+    def run(self, op: ir.Operation) -> None:
+        left: list[str] = []
+        for index, target in enumerate(_tagged(op)):
+            where = describe(target)
+            failure = apply_script(op, _script(target, index))
+            if failure:
+                left.append(f"  {where}: {failure}")
+        # Whatever did not vectorize keeps no tags; the rest were replaced.
+        for target in _tagged(op):
+            for name in (VECTOR, CONTRACT, _MARK):
+                if name in target.attributes:
+                    del target.attributes[name]
+        failure = apply_script(op, LOWERING)
+        if failure:
+            op.location.emit_error(f"lowering the vector ops failed: {failure}")
+            raise PassFailed()
+        # Accumulators that start from a fused fill: constants, not a tile read back.
+        fold_reads_of_splat_writes(op)
+        if self.explain:
+            print(f"lowerline-vectorize: {len(left)} op(s) left as loops", file=sys.stderr)
+            print("\n".join(left), file=sys.stderr, flush=True)

@@ -1,0 +1,607 @@
+"""``lowerline-winograd-conv``: 3x3 stride-1 convolutions as Winograd F(4x4, 3x3).
+
+Why: a direct 3x3 convolution does 9 multiply-adds per output per input
+channel, and lowerline's direct kernels already run near the FMA rate (a
+ResNet basic block at 2 threads on the AMD EPYC host: 92% of the time in the
+convolution register tiles, at ~117 GFLOP/s per core). Winograd's minimal
+filtering algorithm F(4x4, 3x3) computes a 4x4 output tile from a 6x6 input
+tile with 36 multiplies per input channel instead of 144: the multiplies
+become 36 independent ``F x C`` by ``C x tiles`` matmuls, 4x fewer FLOPs,
+plus two cheap linear transforms of the input and the output.
+
+For ``out = conv_2d_nchw_fchw(in, w)`` this pass emits::
+
+    U = G w G^T        36 x F x C   computed now (the filter is a constant)
+    V = B^T d B        36 x C x T   scf.forall over (batch, tile row)
+    M = U @ V          36 x F x T   a linalg.batch_matmul, tiled and vectorized
+                                    by lowerline-tile-and-fuse like any matmul
+    out = A^T M A      N x F x H x W  scf.forall over (batch, tile row),
+                                    added to the init unless it is a zero fill
+                                    (a bias broadcast), then the epilogue
+
+with T = N x ceil(H/4) x S tiles, S = ceil(W/4) rounded up to whole vectors
+(the extra columns are never read back; an N of whole vectors keeps the
+matmul's register tiles unmasked). Where 4 does not divide an output side,
+the last tiles hang over the edge: they read zeros past the input's edge
+(an out-of-bounds read past the right, a select below the bottom) and store
+only the rows and columns that exist (a guarded row, a masked write).
+
+The two transforms are vector code that works along NCHW rows, vectorized
+across the tiles of a tile row: a row of the input is read whole and
+combined with the rows below it (B^T), then split into its six phases (every
+4th column, ``vector.shuffle``) and combined again (B); the output transform
+interleaves the four columns of its tiles back into rows. No transposes, no
+gathers. When the convolution's only user is an elementwise
+``linalg.generic`` that reads it element for element (batch norm, ReLU, a
+residual add), its body is applied to each output row, cloned on vectors,
+before the row is stored: the result is written once, into the epilogue's
+destination (which lowerline-decompose-pad may have made the next
+convolution's padded input).
+
+Upstream has ``linalg.winograd_{filter,input,output}_transform`` and
+``transform.structured.winograd_conv2d``, but only for NHWC/FHWC
+convolutions (lowerline's come from torch as NCHW/FCHW), and their
+decomposition computes each tile as 6x6 matmuls with constant matrices for
+one channel at a time: vectors 6 wide at most. The filter transform there runs
+on every call; here it is folded into the weights at compile time.
+
+Rounding differs from the direct convolution (the transforms scale by up to
+8 and 1/24): about 1e-6 relative on the ResNet block, well inside float32
+model tolerances; ``CpuOptions.winograd=False`` keeps the direct kernels.
+
+Candidates are refused (and keep the direct kernels) when the convolution is
+not f32, strided, dilated, not 3x3, has dynamic shapes, weights whose bytes
+are unknown, or fewer than
+``min-channels`` input or output channels: with few channels the transforms
+cost more than the multiplies they save (one 3x3 convolution, 56x56, 2
+threads, measured: 8 channels 59 us with Winograd against 40 us direct, 16
+channels 105 against 134 us, 64 channels 500 against 1263 us).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, scf, tensor, vector
+
+from lowerline import weights
+from lowerline.cpu.tile_plan import lanes as vector_lanes
+from lowerline.passes.support.ir_constants import constant_attr
+from lowerline.passes.support.linalg_info import all_parallel, describe, indexing_maps
+from lowerline.passes.tiling.tile_and_fuse import all_ones
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
+from lowerline.targets import CpuTarget, cpu_target
+
+# F(4x4, 3x3) with interpolation points 0, 1, -1, 2, -2 and infinity (Lavin & Gray).
+BT = np.array(
+    [
+        [4, 0, -5, 0, 1, 0],
+        [0, -4, -4, 1, 1, 0],
+        [0, 4, -4, -1, 1, 0],
+        [0, -2, -1, 2, 1, 0],
+        [0, 2, -1, -2, 1, 0],
+        [0, 4, 0, -5, 0, 1],
+    ],
+    dtype=np.float64,
+)
+G = np.array(
+    [
+        [1 / 4, 0, 0],
+        [-1 / 6, -1 / 6, -1 / 6],
+        [-1 / 6, 1 / 6, -1 / 6],
+        [1 / 24, 1 / 12, 1 / 6],
+        [1 / 24, -1 / 12, 1 / 6],
+        [0, 0, 1],
+    ]
+)
+AT = np.array(
+    [
+        [1, 1, 1, 1, 1, 0],
+        [0, 1, -1, 2, -2, 0],
+        [0, 1, 1, 4, 4, 0],
+        [0, 1, -1, 8, -8, 1],
+    ],
+    dtype=np.float64,
+)
+TILE = 4  # output tile side (m)
+ALPHA = 6  # input tile side (m + r - 1)
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+@dataclass
+class _Epilogue:
+    """The convolution's only user, an elementwise ``linalg.generic`` (batch
+    norm, ReLU, residual add) that the output transform applies to each row
+    before storing it, instead of a pass of its own over the result."""
+
+    op: ir.Operation
+    kinds: list[str]  # per input: "conv" (the result), "row" (same shape), "channel" ([f])
+
+
+_ELEMENTWISE_DIALECTS = ("arith", "math")
+
+
+def _epilogue(conv: ir.Operation) -> _Epilogue | None:
+    uses = list(conv.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != "linalg.generic":
+        return None
+    op = uses[0].owner
+    out = ir.RankedTensorType(conv.results[0].type)
+    if len(op.results) != 1 or op.results[0].type != out or not all_parallel(op):
+        return None
+    maps = indexing_maps(op)
+    identity = ir.AffineMap.get_identity(out.rank)
+    channel = ir.AffineMap.get(out.rank, 0, [ir.AffineDimExpr.get(1)])
+    kinds = []
+    for value, amap in zip(op.operands[:-1], maps, strict=False):
+        if value == conv.results[0] and amap == identity:
+            kinds.append("conv")
+        elif value.type == out and amap == identity:
+            kinds.append("row")
+        elif value.type == ir.RankedTensorType.get([out.shape[1]], out.element_type) and (
+            amap == channel
+        ):
+            kinds.append("channel")
+        else:
+            return None
+    body = op.regions[0].blocks[0]
+    if maps[-1] != identity or list(body.arguments[len(kinds)].uses):
+        return None  # writes elsewhere, or reads its destination
+    for inner in list(body.operations)[:-1]:
+        if inner.name.split(".")[0] not in _ELEMENTWISE_DIALECTS or len(inner.regions):
+            return None
+    return _Epilogue(op, kinds)
+
+
+@dataclass
+class _Conv:
+    op: ir.Operation
+    filter: np.ndarray  # F x C x 3 x 3
+    batch: int
+    height: int  # of the output
+    width: int
+    lanes: int  # f32 lanes of the target's vectors: tiles of a tile row per vector
+    accumulate: bool  # the init is not a zero fill (a bias): add the result to it
+    epilogue: _Epilogue | None = None  # elementwise consumer applied to each output row
+
+    @property
+    def tile_rows(self) -> int:
+        """Tiles down the output; the last may hang over its bottom edge."""
+        return -(-self.height // TILE)
+
+    @property
+    def tile_cols(self) -> int:
+        """Tiles across the output; the last may hang over its right edge."""
+        return -(-self.width // TILE)
+
+    @property
+    def channels(self) -> int:
+        return self.filter.shape[1]
+
+    @property
+    def filters(self) -> int:
+        return self.filter.shape[0]
+
+    @property
+    def row_stride(self) -> int:
+        """Columns of T per tile row: the tiles of a row, rounded up to whole
+        vectors (a matmul N of 14 x 14 = 196 has no tile of whole vectors; with
+        rows of 16 it has 7 of 32). The extra columns hold copies of real
+        tiles, never read back."""
+        cols = self.tile_cols
+        if cols >= self.lanes:
+            return -(-cols // self.lanes) * self.lanes
+        return 1 << (cols - 1).bit_length()
+
+    @property
+    def tiles(self) -> int:
+        """The N dimension of the matmuls: every tile row, padded."""
+        return self.batch * self.tile_rows * self.row_stride
+
+
+def _zero_init(init: ir.Value) -> bool:
+    """``init`` is a ``linalg.fill`` of the constant 0.0."""
+    if not isinstance(init, ir.OpResult) or init.owner.name != "linalg.fill":
+        return False
+    attr = constant_attr(init.owner.operands[0])
+    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0
+
+
+def _filter(op: ir.Operation) -> np.ndarray | None:
+    """The filter's elements when it is a constant whose bytes are known."""
+    attr = constant_attr(op.operands[1])
+    if attr is None:
+        return None
+    return weights.value_of(attr, ir.RankedTensorType(op.operands[1].type))
+
+
+def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str:
+    """The convolution to rewrite, or why it keeps the direct kernels."""
+    types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
+    if not all(t.has_static_shape for t in types):
+        return "dynamic shapes"
+    if any(str(t.element_type) != "f32" for t in types):
+        return "not f32"
+    if not (all_ones(op, "strides") and all_ones(op, "dilations")):
+        return "strided or dilated"
+    _, flt, init, _ = types
+    n, f, oh, ow = init.shape
+    if list(flt.shape[2:]) != [3, 3]:
+        return f"a {flt.shape[2]}x{flt.shape[3]} window (F(4x4, 3x3) needs 3x3)"
+    if min(f, flt.shape[1]) < min_channels:
+        return f"{flt.shape[1]} -> {f} channels: below min-channels={min_channels}"
+    array = _filter(op)
+    if array is None:
+        return "the filter is not a constant with known bytes"
+    accumulate = not _zero_init(op.operands[2])
+    lanes = vector_lanes(target, 4)
+    return _Conv(op, array, n, oh, ow, lanes, accumulate, _epilogue(op))
+
+
+# -- vector code ------------------------------------------------------------------
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _splat(value: float, vtype: ir.VectorType) -> ir.Value:
+    attr = ir.DenseElementsAttr.get_splat(vtype, ir.FloatAttr.get(vtype.element_type, value))
+    return arith.ConstantOp(vtype, attr).result
+
+
+def _combine(coefficients: np.ndarray, vectors: list[ir.Value]) -> ir.Value:
+    """sum(k * v), with the small integer coefficients of the transforms:
+    zeros skipped, +-1 as additions, the others as FMAs."""
+    result = None
+    for k, v in zip(coefficients.tolist(), vectors, strict=True):
+        if k == 0:
+            continue
+        vtype = ir.VectorType(v.type)
+        if result is None:
+            result = v if k == 1 else arith.negf(v) if k == -1 else arith.mulf(_splat(k, vtype), v)
+        elif k == 1:
+            result = arith.addf(result, v)
+        elif k == -1:
+            result = arith.subf(result, v)
+        else:
+            result = vector.fma(_splat(k, vtype), v, result)
+    return result
+
+
+def _in_bounds(inside: bool) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.BoolAttr.get(inside)])
+
+
+def _read(source: ir.Value, indices: list[ir.Value], count: int, inside: bool = True) -> ir.Value:
+    """``count`` contiguous elements along the innermost dim of ``source``;
+    zeros past its end unless ``inside`` (statically within bounds)."""
+    stype = ir.RankedTensorType(source.type)
+    vtype = ir.VectorType.get([count], stype.element_type)
+    row = ir.AffineMap.get_minor_identity(stype.rank, 1)
+    pad = arith.ConstantOp(stype.element_type, 0.0).result
+    return vector.transfer_read(vtype, source, indices, row, pad, _in_bounds(inside))
+
+
+def _write(
+    value: ir.Value, dest: ir.Value, indices: list[ir.Value], inside: bool = True
+) -> ir.Value:
+    """``value`` along the innermost dim of ``dest``; the lanes past its end
+    dropped unless ``inside``."""
+    row = ir.AffineMap.get_minor_identity(ir.RankedTensorType(dest.type).rank, 1)
+    return vector.transfer_write(dest.type, value, dest, indices, row, _in_bounds(inside))
+
+
+def _phase(row: ir.Value, phase: int, tiles: int, lanes: int) -> ir.Value:
+    """Elements ``phase``, ``phase + 4``, ... of ``row``: one column of each of
+    ``tiles`` tiles, then copies of the first tile's, ``lanes`` in all."""
+    which = [t if t < tiles else 0 for t in range(lanes)]
+    return vector.shuffle(row, row, [phase + TILE * t for t in which])
+
+
+def _interleave(columns: list[ir.Value], tiles: int) -> ir.Value:
+    """The row ``c0[0] c1[0] c2[0] c3[0] c0[1] ...`` of the first ``tiles``
+    lanes of four column vectors."""
+    lanes = ir.VectorType(columns[0].type).shape[0]
+    pairs = [
+        vector.shuffle(a, b, [i for t in range(tiles) for i in (t, lanes + t)])
+        for a, b in (columns[:2], columns[2:])
+    ]
+    mask = [k + 2 * t for t in range(tiles) for k in (0, 1, 2 * tiles, 2 * tiles + 1)]
+    return vector.shuffle(*pairs, mask)
+
+
+def _chunks(conv: _Conv) -> list[tuple[int, int, int]]:
+    """(first tile, tiles, lanes) of each vector along a tile row; only the
+    last can have fewer tiles than lanes."""
+    stride = conv.row_stride
+    width = min(conv.lanes, stride)
+    return [(x, min(width, conv.tile_cols - x), width) for x in range(0, conv.tile_cols, width)]
+
+
+def _first_tile(conv: _Conv, n: ir.Value, ty: ir.Value) -> ir.Value:
+    """Index of tile (n, ty, 0) in the T dimension: (n * rows + ty) * stride."""
+    row = arith.addi(arith.muli(n, _index(conv.tile_rows)), ty)
+    return arith.muli(row, _index(conv.row_stride))
+
+
+def _mixed(values: list[int | ir.Value]) -> tuple[list[int], list[ir.Value]]:
+    """Static offsets or sizes (dynamic ones marked) and the dynamic values."""
+    static = [_DYNAMIC if isinstance(v, ir.Value) else v for v in values]
+    return static, [v for v in values if isinstance(v, ir.Value)]
+
+
+def _forall(conv: _Conv, dest: ir.Value, count: int, slice_at, body) -> ir.Value:
+    """``scf.forall (n, ty)`` over the tile rows of ``conv``. Each iteration
+    takes the slice ``slice_at(n, top, t0)`` = (offsets, sizes) of ``dest``
+    (``top`` = 4 ty, the first output row; ``t0`` the first tile), updates it
+    in an ``scf.for`` over ``count`` channels with
+    ``body(n, top, t0, channel, slice) -> slice`` and writes it back."""
+    loop = scf.ForallOp([0, 0], [conv.batch, conv.tile_rows], [1, 1], shared_outs=[dest])
+    with ir.InsertionPoint(loop.body):
+        n, ty = loop.induction_variables
+        shared = loop.inner_iter_args[0]
+        t0 = _first_tile(conv, n, ty)
+        top = arith.muli(ty, _index(TILE))
+        offsets, sizes = slice_at(n, top, t0)
+        static, dynamic = _mixed(offsets)
+        static_sizes, dynamic_sizes = _mixed(sizes)
+        ones = [1] * len(sizes)
+        element = ir.RankedTensorType(dest.type).element_type
+        part_type = ir.RankedTensorType.get(static_sizes, element)
+        part = tensor.ExtractSliceOp(
+            part_type, shared, dynamic, dynamic_sizes, [], static, static_sizes, ones
+        )
+        channels = scf.ForOp(_index(0), _index(count), _index(1), iter_args=[part.result])
+        with ir.InsertionPoint(channels.body):
+            updated = body(n, top, t0, channels.induction_variable, channels.inner_iter_args[0])
+            scf.YieldOp([updated])
+        with ir.InsertionPoint(loop.terminator().block):
+            tensor.parallel_insert_slice(
+                channels.results[0], shared, dynamic, dynamic_sizes, [], static, static_sizes, ones
+            )
+    return loop.results[0]
+
+
+def _input_row(
+    conv: _Conv, padded: ir.Value, nc: list[ir.Value], top: ir.Value, i: int, col: int, width: int
+) -> ir.Value:
+    """``width`` elements of input row ``top + i`` from column ``col``. A last
+    tile that hangs over the output's right or bottom edge reads zeros past the
+    input's: those lanes feed only outputs that are not stored, but must be
+    finite (and small: the transforms would round the valid outputs worse)."""
+    rows, cols = conv.height + 2, conv.width + 2  # the input's sides
+    inside = col + width <= cols
+    row = arith.addi(top, _index(i))
+    if TILE * (conv.tile_rows - 1) + i < rows:  # within the input in every tile row
+        return _read(padded, [*nc, row, _index(col)], width, inside)
+    last = _index(rows - 1)
+    value = _read(padded, [*nc, arith.minui(row, last), _index(col)], width, inside)
+    below = arith.cmpi(arith.CmpIPredicate.ugt, row, last)
+    return arith.select(below, _splat(0.0, ir.VectorType(value.type)), value)
+
+
+def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
+    """V[6 xi + nu, c, t] = (B^T d_t B)[xi, nu] for every tile t and channel c."""
+    empty = tensor.empty([ALPHA * ALPHA, conv.channels, conv.tiles], ir.F32Type.get())
+
+    def slice_at(n, top, t0):
+        return [0, 0, t0], [ALPHA * ALPHA, conv.channels, conv.row_stride]
+
+    def body(n, top, t0, c, part):
+        for x0, tiles, lanes in _chunks(conv):
+            width = TILE * tiles + 2
+            rows = [
+                _input_row(conv, padded, [n, c], top, i, TILE * x0, width) for i in range(ALPHA)
+            ]
+            for xi in range(ALPHA):
+                mixed = _combine(BT[xi], rows)  # B^T along the height, whole rows
+                phases = [_phase(mixed, j, tiles, lanes) for j in range(ALPHA)]
+                for nu in range(ALPHA):
+                    value = _combine(BT[nu], phases)  # B along the width, per tile
+                    part = _write(value, part, [_index(xi * ALPHA + nu), c, _index(x0)])
+        return part
+
+    return _forall(conv, empty, conv.channels, slice_at, body)
+
+
+def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Value:
+    """out[n, f, 4 ty + a, 4 tx + b] = (A^T M_t A)[a, b] for tile t = (n, ty, tx),
+    added to ``init`` where it is not a zero fill (a bias broadcast), then the
+    fused epilogue, if any, applied to each row; written into the epilogue's
+    destination, else into ``init`` or a new tensor."""
+    epilogue = conv.epilogue
+    if epilogue is not None:
+        dest = epilogue.op.operands[len(epilogue.op.operands) - 1]
+    elif conv.accumulate:
+        dest = init
+    else:
+        shape = [conv.batch, conv.filters, conv.height, conv.width]
+        dest = tensor.empty(shape, ir.F32Type.get())
+    # Output rows of the last tile row (all 4 unless it hangs over the bottom).
+    last_rows = conv.height - TILE * (conv.tile_rows - 1)
+
+    def slice_at(n, top, t0):
+        rows = TILE
+        if last_rows < TILE:
+            rows = arith.minui(_index(TILE), arith.subi(_index(conv.height), top))
+        return [n, 0, top, 0], [1, conv.filters, rows, conv.width]
+
+    def body(n, top, t0, f, part):
+        for x0, tiles, lanes in _chunks(conv):
+            t = arith.addi(t0, _index(x0))
+            inside = TILE * (x0 + tiles) <= conv.width  # else lanes past the edge are dropped
+            m = [
+                [_read(products, [_index(xi * ALPHA + nu), f, t], lanes) for nu in range(ALPHA)]
+                for xi in range(ALPHA)
+            ]
+            for a in range(TILE):
+                mixed = [_combine(AT[a], [m[xi][nu] for xi in range(ALPHA)]) for nu in range(ALPHA)]
+                columns = [_combine(AT[b], mixed) for b in range(TILE)]
+                row = _interleave(columns, tiles)
+                at = [_index(0), f, _index(a), _index(TILE * x0)]  # in this tile row's slice
+                where = [n, f, arith.addi(top, _index(a)), _index(TILE * x0)]  # in the tensor
+                store = functools.partial(
+                    _store, conv, init, f, row=row, at=at, where=where, inside=inside
+                )
+                if a < last_rows:
+                    part = store(part)
+                else:  # a row past the bottom edge in the last tile row
+                    below = arith.cmpi(arith.CmpIPredicate.ult, where[2], _index(conv.height))
+                    part = _if(below, part, store)
+        return part
+
+    return _forall(conv, dest, conv.filters, slice_at, body)
+
+
+def _store(
+    conv: _Conv,
+    init: ir.Value,
+    f: ir.Value,
+    part: ir.Value,
+    *,
+    row: ir.Value,
+    at: list[ir.Value],
+    where: list[ir.Value],
+    inside: bool,
+) -> ir.Value:
+    """Write output ``row`` at ``at`` of the tile row's slice ``part`` (``where``
+    in the whole output), after adding the init and applying the epilogue."""
+    count = ir.VectorType(row.type).shape[0]
+    if conv.accumulate:
+        # The destination holds the init, unless an epilogue brought its own.
+        if conv.epilogue is None:
+            previous = _read(part, at, count, inside)
+        else:
+            previous = _read(init, where, count, inside)
+        row = arith.addf(previous, row)
+    if conv.epilogue is not None:
+        row = _apply(conv.epilogue, row, where, f, inside)
+    return _write(row, part, at, inside)
+
+
+def _if(condition: ir.Value, part: ir.Value, then) -> ir.Value:
+    """``then(part)`` where ``condition`` holds, else ``part``."""
+    branch = scf.IfOp(condition, [part.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([then(part)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([part])
+    return branch.results[0]
+
+
+def _apply(
+    epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value, inside: bool
+) -> ir.Value:
+    """The epilogue's body on one output row: its scalar ops cloned on vectors
+    of the row's length; per-channel operands broadcast, same-shape ones read
+    at the row."""
+    op = epilogue.op
+    count = ir.VectorType(row.type).shape[0]
+    body = op.regions[0].blocks[0]
+
+    def vectors_of(scalar: ir.Type) -> ir.VectorType:
+        return ir.VectorType.get([count], scalar)
+
+    values: dict[ir.Value, ir.Value] = {}
+    for arg, kind, operand in zip(body.arguments, epilogue.kinds, op.operands, strict=False):
+        if kind == "conv":
+            values[arg] = row
+        elif kind == "row":
+            values[arg] = _read(operand, where, count, inside)
+        else:
+            values[arg] = vector.broadcast(vectors_of(arg.type), tensor.extract(operand, [f]))
+
+    def vectorized(value: ir.Value) -> ir.Value:
+        if value in values:
+            return values[value]
+        # Defined outside the region (a constant): the same scalar in every lane.
+        return vector.broadcast(vectors_of(value.type), value)
+
+    for inner in list(body.operations)[:-1]:
+        if inner.name == "arith.constant":
+            scalar = inner.operation.clone()
+            values[inner.results[0]] = vector.broadcast(
+                vectors_of(inner.results[0].type), scalar.results[0]
+            )
+            continue
+        clone = ir.Operation.create(
+            inner.name,
+            results=[vectors_of(r.type) for r in inner.results],
+            operands=[vectorized(v) for v in inner.operands],
+            attributes={name: inner.attributes[name] for name in inner.attributes},
+        )
+        for old, new in zip(inner.results, clone.results, strict=True):
+            values[old] = new
+    return vectorized(list(body.operations)[-1].operands[0])
+
+
+def _filter_transform(conv: _Conv) -> ir.Value:
+    """U[6 xi + nu, f, c] = (G w[f, c] G^T)[xi, nu], as a constant."""
+    u = np.einsum("xi,fcij,yj->xyfc", G, conv.filter.astype(np.float64), G)
+    u = u.reshape(ALPHA * ALPHA, conv.filters, conv.channels).astype(np.float32)
+    utype = ir.RankedTensorType.get(list(u.shape), ir.F32Type.get())
+    name = weights.derived_name(constant_attr(conv.op.operands[1]), "winograd")
+    return arith.ConstantOp(utype, weights.constant_attr(u, utype, name)).result
+
+
+def _rewrite(conv: _Conv) -> None:
+    op = conv.op
+    init = op.operands[2].owner  # a zero fill: erased below when no longer used
+    with ir.InsertionPoint(op), op.location:
+        transformed = _input_transform(conv, op.operands[0])
+        shape = [ALPHA * ALPHA, conv.filters, conv.tiles]
+        zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
+        acc = linalg.fill(zero, outs=[tensor.empty(shape, ir.F32Type.get())])
+        products = linalg.batch_matmul(_filter_transform(conv), transformed, outs=[acc])
+    # A fused epilogue's operands (a batch-norm scale computed after the
+    # convolution) are all defined before the epilogue: build the output there.
+    last = conv.epilogue.op if conv.epilogue is not None else op
+    with ir.InsertionPoint(last), op.location:
+        result = _output_transform(conv, products, op.operands[2])
+    last.results[0].replace_all_uses_with(result)
+    if conv.epilogue is not None:
+        last.erase()
+    op.erase()
+    if not conv.accumulate and not list(init.results[0].uses):
+        init.erase()
+
+
+def _explanation(conv: ir.Operation, plan: _Conv | str) -> str:
+    if isinstance(plan, str):
+        return f"winograd: {describe(conv)} refused: {plan}"
+    flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * plan.tiles
+    fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
+    return (
+        f"winograd: {describe(conv)} as F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
+        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}"
+    )
+
+
+@dataclass(frozen=True)
+class WinogradConv(Pass):
+    flag = "lowerline-winograd-conv"
+    summary = "3x3 stride-1 NCHW convolutions as Winograd F(4x4, 3x3): transforms + batch_matmul"
+    anchor = "func.func"
+
+    target: str = opt("host", "target description: 'host' or a name of CPU_TARGETS")
+    min_channels: int = opt(
+        16, "smallest input and output channel count rewritten (fewer: the transforms cost more)"
+    )
+    explain: bool = opt(False, "print each convolution rewritten or refused, and why, to stderr")
+
+    def run(self, op: ir.Operation) -> None:
+        convs = ops_matching(op, lambda o: o.name == "linalg.conv_2d_nchw_fchw")
+        target = resolve_target(cpu_target, self.target, op)
+        plans = [(conv, _plan(conv, self.min_channels, target)) for conv in convs]
+        if self.explain:
+            for conv, plan in plans:
+                print(_explanation(conv, plan), file=sys.stderr, flush=True)
+        for _, plan in plans:
+            if not isinstance(plan, str):
+                _rewrite(plan)

@@ -1,0 +1,267 @@
+"""The lowering stages of DESIGN.md as textual pipelines, and their names.
+
+Each stage is a function of a frozen options dataclass that returns the
+pipeline text taking IR from the previous stage to this one; the text is the
+canonical form that lowerline-opt accepts, the tests use and reproducers
+print. Each is also registered as a named pipeline usable as a pass name.
+
+    linalg --graph--> graph --tiled--> tiled --bufferized--> bufferized
+           --loops--> loops --llvm--> llvm
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import NamedPipeline
+from lowerline.targets import cpu_target
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    target: str = opt(
+        "host",
+        "CPU the code is for: 'host' (this machine, detected) or a name of "
+        "lowerline.targets.CPU_TARGETS; tile sizes, vector widths and the "
+        "object's triple and CPU come from it",
+    )
+    tile: bool = opt(
+        True,
+        "run the tiled stage (tile and fuse, vectorize); without it every op becomes naive loops",
+    )
+    num_threads: int = opt(0, "threads the code may use; 0: the target's cores")
+    parallel: str = opt(
+        "openmp",
+        "runtime for the parallel tiles: 'openmp' (Intel's OpenMP runtime) or "
+        "'async' (MLIR's async runtime); bench/threads.md compares them",
+    )
+    buffer_reuse: bool = opt(
+        True,
+        "bufferized stage: a buffer per value (lowerline-split-empty-tensors), freed "
+        "right after its last use (optimize-allocation-liveness) so that later ones reuse "
+        "its memory; False: shared empty tensors, everything freed at the end",
+    )
+    winograd: bool = opt(
+        True,
+        "tiled stage: 3x3 stride-1 convolutions with enough channels as Winograd "
+        "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
+        "by ~1e-6 relative); False: direct convolution kernels",
+    )
+    widen_i1: bool = opt(
+        True,
+        "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
+        "aborts on loads and stores of i1 memrefs",
+    )
+
+
+def graph(o: CpuOptions) -> str:
+    """linalg on tensors -> graph: fuse elementwise chains, fold, dedupe.
+
+    ``convert-elementwise-to-linalg`` first: arith/math ops on whole tensors
+    (the ``i8 -> i1`` truncation of bool weights) become ``linalg.generic``s,
+    which elementwise fusion can merge into their consumers.
+    """
+    return "func.func(convert-elementwise-to-linalg,lowerline-fuse-elementwise),canonicalize,cse"
+
+
+def tiled(o: CpuOptions) -> str:
+    """graph -> tiled: weights in the layout the kernels read, padding as fills
+    and in-place writes, 3x3 convolutions as Winograd transforms + batch matmuls
+    (``winograd``), then target-driven tile and fuse with vectorization
+    (lowerline-tile-and-fuse)."""
+    if not o.tile:
+        return "func.func(lowerline-fold-constant-transposes)"
+    winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
+    return (
+        f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
+        f"lowerline-tile-and-fuse{{target={o.target}}},"
+        "func.func(lowerline-pack-weights),lowerline-vectorize,canonicalize,cse"
+    )
+
+
+def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
+    """tensors -> memrefs. Results become out-params so callers own all outputs.
+
+    With ``buffer_reuse``, values get allocations as short-lived as they are:
+    unrelated uses of one ``tensor.empty`` (CSE merges them) get their own
+    (lowerline-split-empty-tensors; one shared buffer would stay alive from
+    the first use to the last), and each buffer is freed right after its last
+    use (optimize-allocation-liveness; the deallocation pipeline frees at the
+    end of the function), so that later allocations reuse the memory. The
+    measured peak of an encoder layer drops to about a quarter (README "Memory").
+    """
+    split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
+    early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
+    return ",".join(
+        [
+            *split,
+            "one-shot-bufferize{bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map}",
+            # buffer-results-to-out-params crashes on an allocation returned twice.
+            "func.func(lowerline-copy-repeated-results)",
+            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            "func.func(buffer-hoisting,buffer-loop-hoisting)",
+            "buffer-deallocation-pipeline",
+            "convert-bufferization-to-memref",
+            # Strided copies as loops of vector rows (the GPU path maps
+            # linalg.copy to threads instead).
+            "func.func(lowerline-strided-copies-to-linalg)"
+            if vector_rows
+            else "func.func(lowerline-strided-copies-to-linalg{vector-rows=0})",
+            *early_free,
+            "canonicalize",
+            "cse",
+        ]
+    )
+
+
+def threads(o: CpuOptions) -> int:
+    """The thread count the code is built for: the option, else the target's cores."""
+    return o.num_threads or cpu_target(o.target).cores
+
+
+def loops(o: CpuOptions) -> str:
+    """linalg on memrefs -> scf loops; vector transfers of rank > 1 unrolled.
+
+    The parallel tiles (``scf.forall``) run on OpenMP threads (Intel's
+    runtime, pip-installed; bench/threads.md has the measurements behind
+    the choice), or as plain loops for one thread.
+    """
+    n = threads(o)
+    if n == 1:
+        parallel = "func.func(scf-forall-to-for)"
+    elif o.parallel == "async":
+        parallel = (
+            f"func.func(scf-forall-to-parallel),async-parallel-for{{num-workers={n}}},"
+            "async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt"
+        )
+    else:
+        parallel = (
+            f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}},"
+            "lowerline-dynamic-omp-schedule"
+        )
+    return (
+        f"{parallel},"
+        "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
+        "canonicalize,cse"
+    )
+
+
+# bf16 arithmetic (scalar and vector) in f32, each result truncated back to
+# bf16 by an arith.truncf that lowerline-expand-bf16-truncf then expands.
+# Left to LLVM, every bf16 op is promoted with a truncation that becomes a
+# libcall (__truncsfbf2) where the CPU name lacks AVX512-BF16: x86-64-v4 on an
+# AMD Zen 4 host, measured: a bf16 MLP's library did not load.
+_BF16_IN_F32 = (
+    "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32},"
+    "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})"
+)
+
+
+def llvm(o: CpuOptions) -> str:
+    """loops -> LLVM dialect, with C wrappers so every function can be called."""
+    passes = ["lowerline-widen-i1-memrefs"] if o.widen_i1 else []
+    passes += [
+        # bf16 truncations in integer ops: LLVM would call __truncdfbf2 or
+        # __truncsfbf2 (libgcc before GCC 13 has neither), or use
+        # vcvtneps2bf16, which flushes subnormals to zero.
+        _BF16_IN_F32,
+        "lowerline-expand-bf16-truncf",
+        # Before any pass creates functions: only the user's get a wrapper.
+        "func.func(llvm-request-c-wrappers)",
+        # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
+        "lowerline-approximate-exp",
+        # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
+        "convert-math-to-funcs",
+        "expand-strided-metadata",
+        "lower-affine",
+        "convert-scf-to-cf",
+        # Math with an LLVM intrinsic first (sqrt, fabs, rsqrt as 1/sqrt, ...):
+        # convert-math-to-libm would call `rsqrtf`, which libm does not have.
+        # log1p is left to libm's log1pf; the LLVM pattern computes log(1 + x).
+        "convert-math-to-llvm{approximate-log1p=false}",
+        "convert-math-to-libm",
+        *(["convert-async-to-llvm"] if o.parallel == "async" else []),
+        # Before finalize-memref-to-llvm: transfers become plain or masked loads.
+        "convert-vector-to-llvm",
+        # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
+        # library's runtime_support.c counts (CompiledModule.memory()).
+        "finalize-memref-to-llvm{use-generic-functions=true}",
+        "convert-to-llvm",
+        "reconcile-unrealized-casts",
+        # Fold the per-access constants and descriptor reads the lowering repeats.
+        "canonicalize",
+        "cse",
+    ]
+    return ",".join(passes)
+
+
+# Stage name -> the pipeline that produces it from the previous stage.
+CPU_STAGES: tuple[tuple[str, Callable[[CpuOptions], str]], ...] = (
+    ("graph", graph),
+    ("tiled", tiled),
+    ("bufferized", bufferized),
+    ("loops", loops),
+    ("llvm", llvm),
+)
+
+
+def cpu(o: CpuOptions) -> str:
+    """The whole CPU pipeline: linalg on tensors -> LLVM dialect."""
+    return ",".join(build(o) for _, build in CPU_STAGES)
+
+
+def module_pipeline(body: str) -> str:
+    return f"builtin.module({body})"
+
+
+_LLVM_OPTIONS = ("widen_i1",)
+_ALL_OPTIONS = (
+    "target",
+    "tile",
+    "winograd",
+    "num_threads",
+    "parallel",
+    "buffer_reuse",
+    "widen_i1",
+)
+# The named pipelines of these stages, as data: lowerline.pipeline.registry
+# reads this tuple; this module never imports the registry.
+PIPELINES: tuple[NamedPipeline, ...] = tuple(
+    NamedPipeline(flag, summary, CpuOptions, build, uses)
+    for flag, summary, build, uses in (
+        (
+            "lowerline-to-graph",
+            "linalg on tensors -> graph (elementwise fusion, folding)",
+            graph,
+            (),
+        ),
+        (
+            "lowerline-to-tiled",
+            "graph -> tiled (weights folded, tile and fuse, vectorize)",
+            tiled,
+            ("target", "tile", "winograd"),
+        ),
+        (
+            "lowerline-to-bufferized",
+            "graph -> bufferized (memrefs, results as out-params)",
+            bufferized,
+            ("buffer_reuse",),
+        ),
+        (
+            "lowerline-to-loops",
+            "bufferized -> loops (scf, OpenMP)",
+            loops,
+            ("target", "num_threads", "parallel"),
+        ),
+        ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
+        (
+            "lowerline-cpu-pipeline",
+            "linalg on tensors -> LLVM dialect: every CPU stage",
+            cpu,
+            _ALL_OPTIONS,
+        ),
+    )
+)

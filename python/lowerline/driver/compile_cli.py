@@ -1,0 +1,135 @@
+"""``lowerline compile FILE.py``: compile a model file, compare with eager, report.
+
+The file defines ``model`` and ``example_inputs`` (see
+``examples/classifier.py``). The command compiles the model, writes every
+stage's IR and the shared library to the output folder, runs both the
+compiled module and eager PyTorch on the example inputs, and reports the
+stage timings, both latencies, the largest difference and the peak
+intermediate memory of a call (``CompiledModule.memory()``).
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lowerline.errors import UsageError
+
+if TYPE_CHECKING:  # lowerline.runtime.native imports torch, which the CLI imports late
+    from lowerline.runtime.native import MemoryStats
+
+EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
+
+
+@dataclass
+class GpuReport:
+    """``lowerline compile --target cuda:...``: what was built and checked here."""
+
+    out_dir: str
+    stage_seconds: dict[str, float]
+    cache_hit: bool
+    kernels: list[dict]
+    emulation_max_abs_diff: float  # the mapped IR run on this CPU vs eager
+    device: str | None  # None: ran on the GPU; else why not
+    device_max_abs_diff: float | None
+
+
+@dataclass
+class CompileReport:
+    out_dir: str
+    stage_seconds: dict[str, float]
+    cache_hit: bool
+    eager_seconds: float
+    compiled_seconds: float
+    max_abs_diff: float
+    memory: MemoryStats
+
+
+def load_model_file(path: str) -> tuple[Any, tuple]:
+    if not os.path.exists(path):
+        raise UsageError(f"cannot open model file '{path}': No such file or directory")
+    namespace = runpy.run_path(path, run_name="__lowerline_model__")
+    missing = [name for name in ("model", "example_inputs") if name not in namespace]
+    if missing:
+        raise UsageError(
+            f"{path} must define {' and '.join(missing)} "
+            "(an nn.Module and a tuple of its example inputs)"
+        )
+    inputs = namespace["example_inputs"]
+    return namespace["model"], inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def median_seconds(function: Callable[[], Any], runs: int) -> float:
+    function()  # warm up
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _max_abs_diff(expected: Any, actual: Any) -> float:
+    import torch
+    from torch.utils import _pytree as pytree
+
+    worst = 0.0
+    for e, a in zip(pytree.tree_leaves(expected), pytree.tree_leaves(actual), strict=True):
+        if isinstance(e, torch.Tensor):
+            diff = (e.double() - a.double()).abs().max() if e.numel() else torch.tensor(0.0)
+            worst = max(worst, float(diff))
+        else:
+            worst = max(worst, abs(float(e) - float(a)))
+    return worst
+
+
+def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> CompileReport:
+    import torch
+
+    import lowerline
+
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, dump_dir=out_dir, **options)
+    with torch.inference_mode():
+        expected = model(*inputs)
+        eager = median_seconds(lambda: model(*inputs), runs)
+    actual = compiled(*inputs)
+    return CompileReport(
+        out_dir=out_dir,
+        stage_seconds=compiled.stage_seconds,
+        cache_hit=compiled.cache_hit,
+        eager_seconds=eager,
+        compiled_seconds=median_seconds(lambda: compiled(*inputs), runs),
+        max_abs_diff=_max_abs_diff(expected, actual),
+        memory=compiled.memory(),  # of the last timed call
+    )
+
+
+def compile_file_gpu(path: str, out_dir: str, target: str, **options: Any) -> GpuReport:
+    """Compile for a GPU; check the mapped IR on the CPU; run on the GPU if there is one."""
+    import torch
+
+    import lowerline
+    from lowerline.runtime.native import cuda
+
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, target=target, dump_dir=out_dir, **options)
+    with torch.inference_mode():
+        expected = model(*inputs)
+    emulated = compiled.run_on_cpu(*inputs)
+    reason = cuda.device_status()
+    on_device = None if reason else _max_abs_diff(expected, compiled(*inputs))
+    return GpuReport(
+        out_dir=out_dir,
+        stage_seconds=compiled.stage_seconds,
+        cache_hit=compiled.cache_hit,
+        kernels=compiled.kernels,
+        emulation_max_abs_diff=_max_abs_diff(expected, emulated),
+        device=reason,
+        device_max_abs_diff=on_device,
+    )

@@ -1,0 +1,126 @@
+"""Run functions of a module lowered to the LLVM dialect with MLIR's ExecutionEngine.
+
+The CPU pipeline turns every tensor result into an out-parameter
+(``buffer-results-to-out-params``) and requests C wrappers, so a function
+``@f(tensor<AxB>, ...) -> tensor<CxD>`` is called as
+``_mlir_ciface_f(memref*, ..., memref* out)``. ``Signature`` records the
+tensor types before lowering so numpy arrays can be checked and outputs
+allocated.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import execution_engine, ir
+from mlir import runtime as mlir_runtime
+
+from lowerline.errors import LowerlineError
+from lowerline.runtime.libraries import openmp_library, runtime_library
+from lowerline.weights import NUMPY_DTYPES
+
+_LIBC = ctypes.CDLL(None)
+_ALLOCATION_FUNCTIONS = {
+    "_mlir_memref_to_llvm_alloc": ctypes.cast(_LIBC.malloc, ctypes.c_void_p).value,
+    "_mlir_memref_to_llvm_aligned_alloc": ctypes.cast(_LIBC.aligned_alloc, ctypes.c_void_p).value,
+    "_mlir_memref_to_llvm_free": ctypes.cast(_LIBC.free, ctypes.c_void_p).value,
+}
+
+
+class RunError(LowerlineError):
+    """A function cannot be called as asked (signature, shapes, dtypes)."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __str__(self) -> str:
+        return f"{'x'.join(map(str, self.shape)) or 'scalar'} {np.dtype(self.dtype).name}"
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+
+def _spec(t: ir.Type, where: str) -> TensorSpec:
+    if not isinstance(t, ir.RankedTensorType):
+        raise RunError(f"{where} has type {t}; only ranked tensors can be passed")
+    if not t.has_static_shape:
+        raise RunError(f"{where} has dynamic shape {t}; give it a static shape")
+    key = str(t.element_type)
+    if key not in NUMPY_DTYPES:
+        raise RunError(f"{where} has element type {key}, which numpy cannot hold")
+    return TensorSpec(tuple(t.shape), np.dtype(NUMPY_DTYPES[key]))
+
+
+def public_functions(module: ir.Module) -> list[ir.Operation]:
+    funcs = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "func.func" or len(op.regions[0].blocks) == 0:
+            continue
+        visibility = op.attributes.get("sym_visibility", None)
+        if visibility is None or ir.StringAttr(visibility).value == "public":
+            funcs.append(op)
+    return funcs
+
+
+def signature_of(module: ir.Module, entry: str | None) -> Signature:
+    """The tensor signature of ``entry`` (default: the only public function)."""
+    funcs = public_functions(module)
+    names = [ir.StringAttr(f.attributes["sym_name"]).value for f in funcs]
+    if entry is None:
+        if len(funcs) != 1:
+            found = ", ".join(names) or "none"
+            raise RunError(f"name the function to run with --entry (public functions: {found})")
+        entry = names[0]
+    if entry not in names:
+        raise RunError(f"no public function '@{entry}' (found: {', '.join(names) or 'none'})")
+    func = funcs[names.index(entry)]
+    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    inputs = tuple(_spec(t, f"argument #{i} of @{entry}") for i, t in enumerate(ftype.inputs))
+    outputs = tuple(_spec(t, f"result #{i} of @{entry}") for i, t in enumerate(ftype.results))
+    return Signature(entry, inputs, outputs)
+
+
+class JitFunction:
+    """A function of an LLVM-dialect module, compiled once, callable on numpy arrays."""
+
+    def __init__(self, llvm_module: ir.Module, signature: Signature, opt_level: int = 3):
+        self.signature = signature
+        self._engine = execution_engine.ExecutionEngine(
+            llvm_module,
+            opt_level=opt_level,
+            # A strided memref.copy calls into this library (DESIGN.md).
+            shared_libs=[runtime_library("libmlir_c_runner_utils.so")]
+            + ([openmp_library()] if openmp_library() else []),
+        )
+        # The llvm stage's allocation functions (finalize-memref-to-llvm
+        # {use-generic-functions}) are plain malloc and free here: only
+        # compiled libraries count allocations (runtime_support.c).
+        for name, address in _ALLOCATION_FUNCTIONS.items():
+            self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
+
+    def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        sig = self.signature
+        if len(arrays) != len(sig.inputs):
+            raise RunError(f"@{sig.name} takes {len(sig.inputs)} arrays, got {len(arrays)}")
+        for i, (array, spec) in enumerate(zip(arrays, sig.inputs, strict=True)):
+            if array.shape != spec.shape or array.dtype != spec.dtype:
+                got = TensorSpec(tuple(array.shape), array.dtype)
+                raise RunError(f"argument #{i} of @{sig.name}: expected {spec}, got {got}")
+        inputs = [np.ascontiguousarray(a) for a in arrays]
+        outputs = [np.zeros(spec.shape, spec.dtype) for spec in sig.outputs]
+        pointers = [
+            ctypes.pointer(ctypes.pointer(mlir_runtime.get_ranked_memref_descriptor(a)))
+            for a in [*inputs, *outputs]
+        ]
+        self._engine.invoke(sig.name, *pointers)
+        return outputs

@@ -1,0 +1,80 @@
+"""``lowerline run``: lower a ``.mlir`` file through the CPU pipeline and run it.
+
+The function's tensor arguments are filled with seeded random values, the
+function is lowered stage by stage (optionally dumping each stage), JIT
+compiled and called; inputs and results are returned for printing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lowerline.cpu.stages import CpuOptions
+from lowerline.driver.jit import JitFunction, Signature, TensorSpec, signature_of
+from lowerline.driver.lowering import Lowerer
+from lowerline.errors import UsageError
+
+EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
+
+
+@dataclass
+class RunResult:
+    signature: Signature
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def random_input(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
+    if spec.dtype == np.bool_:
+        return rng.random(spec.shape) < 0.5
+    if np.issubdtype(spec.dtype, np.integer):
+        return rng.integers(-8, 8, spec.shape).astype(spec.dtype)
+    return rng.standard_normal(spec.shape).astype(spec.dtype)
+
+
+def read_source(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as err:
+        raise UsageError(f"cannot open input file '{path}': {err.strerror}") from None
+
+
+def _dump(dump_dir: str | None, index: int, stage: str, text: str) -> str | None:
+    if dump_dir is None:
+        return None
+    os.makedirs(dump_dir, exist_ok=True)
+    path = os.path.join(dump_dir, f"{index}-{stage}.mlir")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def run_file(
+    path: str,
+    entry: str | None = None,
+    seed: int = 0,
+    dump_dir: str | None = None,
+    options: CpuOptions | None = None,
+) -> RunResult:
+    lowerer = Lowerer()
+    module = lowerer.parse(read_source(path), source_name=path)
+    signature = signature_of(module, entry)
+    timings: dict[str, float] = {}
+    previous = _dump(dump_dir, 0, "linalg", module.operation.get_asm()) or path
+    start = time.perf_counter()
+    for index, stage in enumerate(lowerer.cpu_stages(module, options or CpuOptions(), previous)):
+        timings[stage] = time.perf_counter() - start
+        previous = _dump(dump_dir, index + 1, stage, module.operation.get_asm()) or previous
+        start = time.perf_counter()
+    function = JitFunction(module, signature)
+    timings["jit"] = time.perf_counter() - start
+    rng = np.random.default_rng(seed)
+    inputs = [random_input(spec, rng) for spec in signature.inputs]
+    outputs = function(*inputs)
+    return RunResult(signature, inputs, outputs, timings)

@@ -1,0 +1,280 @@
+"""The two worker processes behind ``lowerline.compile``.
+
+* The import worker (torch + torch_mlir) is started once and reused: its
+  start-up costs seconds. If it dies, the next compile starts a new one.
+* The compile worker (the ``mlir`` bindings, LLVM with assertions on) runs
+  once per compile, so that an abort inside a pass kills only it; its exit
+  status, ``progress.log`` and stderr become a ``CompileError``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from typing import Any
+
+from lowerline.errors import LowerlineError
+
+# Worker processes started by this process, by kind ("import", "compile"): an
+# honest observable of whether a compile was served from the cache.
+launches: Counter[str] = Counter()
+
+
+class CompileError(LowerlineError):
+    """A compile failed. Names the stage and pass, carries MLIR's diagnostics,
+    a reproducer file and the ``lowerline-opt`` command that reproduces it."""
+
+    def __init__(
+        self,
+        stage: str,
+        message: str,
+        pass_name: str | None = None,
+        diagnostics: list[str] | None = None,
+        reproducer: str | None = None,
+        command: str | None = None,
+    ):
+        self.stage = stage
+        self.pass_name = pass_name
+        self.diagnostics = diagnostics or []
+        self.reproducer = reproducer
+        self.command = command
+        where = f"stage '{stage}'" + (f", pass '{pass_name}'" if pass_name else "")
+        lines = [f"lowerline.compile failed in {where}: {message}", *self.diagnostics]
+        if reproducer:
+            lines.append(f"reproducer: {reproducer}")
+        if command:
+            lines.append(f"reproduce with: {command}")
+        super().__init__("\n".join(lines))
+
+
+class UnsupportedOpsError(CompileError):
+    """The model uses ops that cannot be lowered; lists all of them at once.
+
+    ``ops``: one dict per op with ``op`` (the ATen op of the user's program
+    where it is known, else the MLIR op), ``count``, ``where`` (``file:line``
+    of the user's source) and ``mlir_op`` (what torch-mlir made of it).
+    """
+
+    def __init__(self, ops: list[dict[str, Any]]):
+        self.ops = ops
+        lines = []
+        for op in ops:
+            line = f"  {op['op']} (x{op['count']})"
+            if op.get("where"):
+                line += f" at {', '.join(op['where'][:5])}"
+                if len(op["where"]) > 5:
+                    line += f" and {len(op['where']) - 5} more places"
+            mlir_op = op.get("mlir_op") or ""
+            if mlir_op.startswith("torch."):
+                line += " [torch-mlir has no lowering of it to linalg]"
+            elif mlir_op and mlir_op != op["op"]:
+                line += f" [torch-mlir makes it {mlir_op}, which upstream MLIR cannot take]"
+            lines.append(line)
+        total = len(ops)
+        super().__init__(
+            "import",
+            f"the model uses {total} op{'s' if total != 1 else ''} that lowerline cannot "
+            "compile (yet):\n" + "\n".join(lines),
+        )
+
+
+DEFAULT_TIMEOUT = 1800.0
+
+
+def timeout_seconds() -> float:
+    """How long one worker step may take (``LOWERLINE_COMPILE_TIMEOUT``, seconds)."""
+    raw = os.environ.get("LOWERLINE_COMPILE_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        message = f"LOWERLINE_COMPILE_TIMEOUT must be a number of seconds, got {raw!r}"
+        raise ValueError(message) from None
+    if value <= 0:
+        raise ValueError(f"LOWERLINE_COMPILE_TIMEOUT must be positive, got {raw!r}")
+    return value
+
+
+class ImportWorker:
+    """A long-lived ``python -m lowerline.frontend.import_worker``."""
+
+    _lock = threading.Lock()
+    _process: subprocess.Popen | None = None
+    _owner: int | None = None  # the pid that started it: a forked child starts its own
+    _log: str | None = None
+
+    @classmethod
+    def _start(cls) -> subprocess.Popen:
+        launches["import"] += 1
+        cls._owner = os.getpid()
+        log_fd, cls._log = tempfile.mkstemp(prefix="lowerline-import-", suffix=".log")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lowerline.frontend.import_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log_fd,
+            text=True,
+        )
+        os.close(log_fd)
+        return process
+
+    @classmethod
+    def run(cls, job: str) -> dict[str, Any]:
+        with cls._lock:
+            if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
+                cls._process = None
+            if cls._process is None or cls._process.poll() is not None:
+                cls._process = cls._start()
+            process = cls._process
+            limit = timeout_seconds()
+            try:
+                process.stdin.write(json.dumps({"job": job}) + "\n")
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], limit)
+                line = process.stdout.readline() if ready else None
+            except BrokenPipeError:
+                line = ""
+            if line is None:  # a hang inside torch-mlir must not hang the caller
+                process.kill()
+                cls._process = None
+                raise CompileError(
+                    "import",
+                    f"the import worker did not answer within {limit:g} s "
+                    f"(LOWERLINE_COMPILE_TIMEOUT); it was stopped",
+                )
+            if not line:
+                cls._process = None
+                raise CompileError("import", f"the import worker died{cls._log_tail()}")
+        return json.loads(line)
+
+    @classmethod
+    def _log_tail(cls) -> str:
+        if not cls._log or not os.path.exists(cls._log):
+            return ""
+        with open(cls._log, encoding="utf-8", errors="replace") as handle:
+            tail = handle.read()[-2000:].strip()
+        return f":\n{tail}" if tail else ""
+
+    @classmethod
+    def stop(cls) -> None:
+        process, cls._process = cls._process, None
+        if process is None or cls._owner != os.getpid():
+            return
+        if process.poll() is None:
+            process.stdin.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if cls._log:
+            with contextlib.suppress(OSError):
+                os.remove(cls._log)
+
+
+atexit.register(ImportWorker.stop)
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _last_progress(job: str) -> tuple[str, str | None]:
+    stage, pass_name = "linalg", None
+    path = os.path.join(job, "progress.log")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                kind, _, what = line.rstrip("\n").partition(" ")
+                if kind == "stage":
+                    stage, pass_name = what, None
+                elif kind == "pass":
+                    pass_name = what
+    return stage, pass_name
+
+
+def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
+    """Run the compile worker on ``job``; raise CompileError on any failure."""
+    launches["compile"] += 1
+    limit = timeout_seconds()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lowerline.driver.compile_worker", job],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=limit,  # subprocess.run kills the worker when it expires
+        )
+    except subprocess.TimeoutExpired:
+        stage, pass_name = _last_progress(job)
+        raise CompileError(
+            stage,
+            f"the compile worker did not finish within {limit:g} s "
+            "(LOWERLINE_COMPILE_TIMEOUT); it was stopped",
+            pass_name,
+        ) from None
+    if done.returncode == 0:
+        return _read_json(os.path.join(job, "result.json"))
+    if os.environ.get("LOWERLINE_DEBUG"):
+        sys.stderr.write(done.stderr)
+    stage, pass_name = _last_progress(job)
+    error_path = os.path.join(job, "error.json")
+    current_path = os.path.join(job, "current-stage.json")
+    if done.returncode > 0 and os.path.exists(error_path):
+        error = _read_json(error_path)
+        message, diagnostics = error["summary"], error["diagnostics"]
+    else:
+        message = _death(done.returncode)
+        diagnostics = [line for line in done.stderr.splitlines() if line.strip()][-12:]
+    reproducer = command = None
+    current = _read_json(current_path) if os.path.exists(current_path) else None
+    # current-stage.json names the step that was running and its input: a
+    # pipeline replays with lowerline-opt, object emission with lowerline object.
+    if current is not None and current.get("stage") == stage:
+        reproducer = _keep_reproducer(current["input"], failures_dir, stage)
+        if current["pipeline"] is None:
+            command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
+            if current.get("target") not in (None, "host"):
+                command += f" --target {shlex.quote(current['target'])}"
+        else:
+            pipeline = shlex.quote(current["pipeline"])
+            command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"
+    raise CompileError(stage, message, pass_name, diagnostics, reproducer, command)
+
+
+def _death(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the compiler crashed ({name}); the calling process is unaffected"
+    return f"the compile worker exited with status {returncode}"
+
+
+MAX_REPRODUCERS = 32
+
+
+def _keep_reproducer(stage_input: str, failures_dir: str, stage: str) -> str:
+    """Copy the failing stage's input to ``failures_dir``, keeping the newest few."""
+    os.makedirs(failures_dir, exist_ok=True)
+    kept = []
+    for entry in os.scandir(failures_dir):
+        with contextlib.suppress(OSError):  # removed meanwhile by another process
+            kept.append((entry.stat().st_mtime, entry.path))
+    for _, old in sorted(kept)[: max(0, len(kept) - MAX_REPRODUCERS + 1)]:
+        with contextlib.suppress(OSError):
+            os.remove(old)
+    fd, path = tempfile.mkstemp(prefix=f"{stage}-", suffix=".mlir", dir=failures_dir)
+    with os.fdopen(fd, "w", encoding="utf-8") as out, open(stage_input, encoding="utf-8") as src:
+        out.write(src.read())
+    return path

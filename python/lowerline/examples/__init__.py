@@ -1,0 +1,1 @@
+"""Bundled examples: `classifier.py` for `lowerline compile`, `mlp.mlir` for `lowerline run`."""

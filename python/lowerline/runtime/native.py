@@ -1,0 +1,194 @@
+"""Call a compiled shared library on torch tensors, without copies.
+
+The CPU pipeline gives every function a C wrapper ``_mlir_ciface_<name>``
+taking one pointer per memref argument, tensor results turned into trailing
+out-parameters. A memref descriptor is ``{allocated, aligned, offset,
+sizes[rank], strides[rank]}`` (no sizes or strides at rank 0); the
+descriptors here point straight at the tensors' storage.
+
+Every library also holds ``runtime_support.c``, whose counters see each
+allocation the code makes; ``NativeFunction.memory()`` reads them.
+
+Multithreaded code runs one OpenMP parallel region per parallel loop nest,
+back to back within a call. Waking sleeping workers for each region costs
+about 100 us here (measured: the encoder took 7.2 ms a call with
+``KMP_BLOCKTIME=0`` and 1.5 ms with 1 ms), so each calling thread sets its
+team's block time to ``LOWERLINE_OMP_BLOCKTIME`` milliseconds (default 1):
+workers spin between the regions of a call and sleep soon after it.
+``LOWERLINE_OMP_BLOCKTIME=env`` leaves ``KMP_BLOCKTIME`` / ``OMP_WAIT_POLICY``
+in charge.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+
+
+@cache
+def _descriptor_class(rank: int) -> type[ctypes.Structure]:
+    fields = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+    ]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def descriptor(tensor: torch.Tensor) -> ctypes.Structure:
+    """A memref descriptor viewing ``tensor`` (which must be contiguous)."""
+    rank = tensor.dim()
+    pointer = tensor.data_ptr()
+    if rank == 0:
+        return _descriptor_class(0)(pointer, pointer, 0)
+    cls = _descriptor_class(rank)
+    return cls(
+        pointer,
+        pointer,
+        0,
+        (ctypes.c_int64 * rank)(*tensor.shape),
+        (ctypes.c_int64 * rank)(*tensor.stride()),
+    )
+
+
+BLOCKTIME_ENV = "LOWERLINE_OMP_BLOCKTIME"
+
+
+def omp_blocktime_ms() -> int | None:
+    """The block time the runtime sets (ms), or None to leave OpenMP's own."""
+    value = os.environ.get(BLOCKTIME_ENV, "1")
+    if value == "env":
+        return None
+    if not value.isdigit():
+        raise ValueError(f"{BLOCKTIME_ENV} takes milliseconds (an integer >= 0) or 'env'")
+    return int(value)
+
+
+class _BlockTime:
+    """``kmp_set_blocktime`` for each thread that calls into a library, once:
+    the setting belongs to the calling thread's team."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        # dlsym on the library's handle also searches its dependencies: the
+        # OpenMP runtime is there only if the code is multithreaded.
+        self._set = getattr(lib, "kmp_set_blocktime", None)
+        self._ms = omp_blocktime_ms() if self._set is not None else None
+        self._done = threading.local()
+
+    def ensure(self) -> None:
+        if self._ms is None or getattr(self._done, "set", False):
+            return
+        self._set(ctypes.c_int(self._ms))
+        self._done.set = True
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """What the code allocated during a call (its outputs are the caller's)."""
+
+    peak_bytes: int  # largest total of intermediate buffers live at once
+    allocations: int  # buffers allocated
+    live_bytes: int  # still allocated after the call: 0 unless the code leaks
+
+    def __str__(self) -> str:
+        return f"{self.peak_bytes / 1024:.1f} KiB in {self.allocations} allocations"
+
+
+class _CallFrame:
+    """The descriptors of one calling thread, built once and re-pointed at
+    each call's tensors: a function's shapes are fixed, and contiguous
+    tensors of one shape differ only in their data pointers. (Building them
+    per call made enough Python garbage for the collector to take ~7% of an
+    encoder call.)"""
+
+    def __init__(self, tensors: Sequence[torch.Tensor]):
+        self.descriptors = [descriptor(t) for t in tensors]
+        self.arguments = tuple(ctypes.byref(d) for d in self.descriptors)
+
+    def point_at(self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]) -> None:
+        descriptors = iter(self.descriptors)
+        for tensor in (*inputs, *outputs):
+            d = next(descriptors)
+            d.allocated = d.aligned = tensor.data_ptr()
+
+
+class NativeFunction:
+    """``_mlir_ciface_<entry>`` of a shared library, called on torch tensors."""
+
+    def __init__(
+        self, library: str, entry: str, outputs: Sequence[tuple[tuple[int, ...], torch.dtype]]
+    ):
+        self.library = library
+        self._lib = ctypes.CDLL(library)
+        self._function = getattr(self._lib, f"_mlir_ciface_{entry}")
+        self._function.restype = None
+        self._outputs = list(outputs)
+        # Missing from libraries linked before runtime_support.c existed.
+        self._reset = getattr(self._lib, "lowerline_memory_reset", None)
+        self._stats = getattr(self._lib, "lowerline_memory_stats", None)
+        if self._reset is not None:
+            self._reset.restype = None
+            self._reset.argtypes = []
+        self._blocktime = _BlockTime(self._lib)
+        self._frames = threading.local()
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._outputs]
+        self._blocktime.ensure()
+        if self._reset is not None:
+            self._reset()  # memory() is about this call
+        frame = getattr(self._frames, "frame", None)
+        if frame is None:
+            frame = self._frames.frame = _CallFrame([*inputs, *outputs])
+        frame.point_at(inputs, outputs)
+        self._function(*frame.arguments)
+        return outputs
+
+    def memory(self) -> MemoryStats:
+        """The allocations of the last call (of any thread) into this library.
+
+        The counters belong to the library: calls running at the same time,
+        or other functions loaded from the same file, count together.
+        """
+        if self._stats is None:
+            raise RuntimeError(f"{self.library} does not count its allocations: compile again")
+        values = (ctypes.c_int64 * 3)()
+        self._stats(values)
+        live, peak, count = values
+        return MemoryStats(peak_bytes=peak, allocations=count, live_bytes=live)
+
+
+class GpuFunction:
+    """The host entry of a GPU library: loaded on the first call, after the
+    CUDA driver (``lowerline.runtime.cuda``), because loading it loads the kernels
+    onto the device; without a driver and device the call raises
+    ``NoCudaDevice`` (a RuntimeError) and the process goes on."""
+
+    def __init__(
+        self, library: str, entry: str, outputs: Sequence[tuple[tuple[int, ...], torch.dtype]]
+    ):
+        self.library = library
+        self._entry = entry
+        self._outputs = outputs
+        self._native: NativeFunction | None = None
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._native is None:
+            from lowerline.runtime.native import cuda
+
+            cuda.require_device()
+            self._native = NativeFunction(self.library, self._entry, self._outputs)
+        return self._native(inputs)
+
+    def memory(self) -> MemoryStats:
+        raise RuntimeError(
+            "memory() counts host allocations of CPU code; GPU buffers are device memory"
+        )

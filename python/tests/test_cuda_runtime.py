@@ -59,7 +59,7 @@ def run_python(code: str, driver: str | os.PathLike | None, **env: str) -> dict:
 
 
 STATUS = """
-from lowerline.runtime.native import cuda
+from lowerline.runtime import cuda
 status = cuda.device_status()
 try:
     cuda.require_device()
@@ -117,7 +117,7 @@ def test_stub_driver_is_a_usable_device(stub_driver):
 def test_second_driver_cannot_replace_the_first(stub_driver, tmp_path):
     code = f"""
     import os
-    from lowerline.runtime.native import cuda
+    from lowerline.runtime import cuda
     cuda.load_driver()
     os.environ[cuda.DRIVER_ENV] = {str(tmp_path / "other.so")!r}
     print(json.dumps({{"status": cuda.device_status()}}))
@@ -153,7 +153,7 @@ PTX = r"""
 
 PTX_LAUNCH = f"""
 import ctypes, dataclasses
-from lowerline.runtime.native import cuda
+from lowerline.runtime import cuda
 from cuda_stub.stub import StubDriver
 driver = cuda.load_driver()
 stub = StubDriver(driver)
@@ -342,7 +342,7 @@ CALL = """
 import ctypes
 import dataclasses
 import torch
-from lowerline.runtime.native import cuda
+from lowerline.runtime import cuda
 from lowerline.runtime.native import descriptor
 from cuda_stub.stub import StubDriver
 stub = StubDriver(cuda.load_driver())

@@ -47,7 +47,7 @@ inputs = (torch.randn(2, 4, 16, 16),)
 CALL = """
 import dataclasses, json, sys
 import lowerline
-from lowerline.runtime.native import cuda
+from lowerline.runtime import cuda
 from cuda_stub.stub import StubDriver
 compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=CACHE, binary=BINARY)
 assert compiled.cache_hit

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lowerline.errors import UsageError
 
-if TYPE_CHECKING:  # lowerline.runtime.native imports torch, which the CLI imports late
+if TYPE_CHECKING:  # lowerline.runtime imports torch, which the CLI imports late
     from lowerline.runtime.native import MemoryStats
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
@@ -115,7 +115,7 @@ def compile_file_gpu(path: str, out_dir: str, target: str, **options: Any) -> Gp
     import torch
 
     import lowerline
-    from lowerline.runtime.native import cuda
+    from lowerline.runtime import cuda
 
     model, inputs = load_model_file(path)
     compiled = lowerline.compile(model, *inputs, target=target, dump_dir=out_dir, **options)

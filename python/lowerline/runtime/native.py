@@ -182,7 +182,7 @@ class GpuFunction:
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if self._native is None:
-            from lowerline.runtime.native import cuda
+            from lowerline.runtime import cuda
 
             cuda.require_device()
             self._native = NativeFunction(self.library, self._entry, self._outputs)

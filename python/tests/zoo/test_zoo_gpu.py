@@ -27,7 +27,7 @@ from zoo_support import Case, assert_matches, params
 
 import lowerline
 from lowerline.gpu import ptx
-from lowerline.runtime.native import cuda
+from lowerline.runtime import cuda
 
 
 def _bench_models() -> list[Case]:

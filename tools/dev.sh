@@ -2,7 +2,7 @@
 # The README's two commands go through here. On first use (or when
 # pyproject.toml changed) it creates the virtual environment and installs
 # lowerline into it, then:
-#   bash tools/dev.sh test          ruff, the lit suite and pytest
+#   bash tools/dev.sh test          ruff, mypy, the lit suite and pytest (2 workers)
 #   bash tools/dev.sh ARGS...       the `lowerline` command, e.g. `run FILE.mlir`
 # LOWERLINE_VENV chooses where the environment lives (default: .venv here).
 set -euo pipefail
@@ -19,10 +19,18 @@ setup() {
   fi
   echo "setting up $venv (first run only; takes a minute or two)" >&2
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --upgrade pip
-  # torch==2.13.0 is pinned in pyproject.toml: that exact CPU wheel installs
-  # without a large download.
-  "$venv/bin/python" -m pip install -q -e "$root[test]"
+  # pip's and setuptools' notes go to a log, shown only if the install fails.
+  local log="$venv/install.log"
+  if ! {
+    "$venv/bin/python" -m pip install -q --upgrade pip &&
+      # torch==2.13.0 is pinned in pyproject.toml: that exact CPU wheel
+      # installs without a large download.
+      "$venv/bin/python" -m pip install -q -e "$root[test]"
+  } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "installing lowerline into $venv failed (log: $log)" >&2
+    exit 1
+  fi
   touch "$stamp"
 }
 
@@ -35,8 +43,9 @@ if [ "${1:-}" = "test" ]; then
   cd "$root"
   "$venv/bin/ruff" check python passes tools dialects test bench
   "$venv/bin/ruff" format --check python passes tools dialects test bench
+  "$venv/bin/python" -m lowerline.tools.typecheck
   "$venv/bin/lit" -sv test "$@"
-  "$venv/bin/python" -m pytest -q python/tests
+  "$venv/bin/python" -m pytest -q -n 2 python/tests
 else
   exec "$venv/bin/lowerline" "$@"
 fi

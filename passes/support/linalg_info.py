@@ -49,7 +49,8 @@ def static_loop_sizes(op: ir.Operation) -> list[int] | None:
         for expr, size in zip(amap.results, shaped.shape, strict=True):
             if isinstance(expr, ir.AffineDimExpr):
                 sizes[expr.position] = size
-    return None if None in sizes else sizes
+    static = [size for size in sizes if size is not None]
+    return static if len(static) == len(sizes) else None
 
 
 def describe(op: ir.Operation) -> str:

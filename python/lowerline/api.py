@@ -282,6 +282,7 @@ class CompiledModule:
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
+        flat: tuple | list
         if self._flat_call:
             flat = args
             if len(args) != len(self._specs):
@@ -302,7 +303,7 @@ class CompiledModule:
 
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's key."""
-        key = []
+        key: list[Any] = []
         for spec, value in zip(self._specs, flat, strict=True):
             if spec.is_tensor:
                 if (
@@ -332,7 +333,8 @@ class CompiledModule:
             f"expected {len(names)} inputs ({', '.join(names)}), got {count}: {detail}"
         )
 
-    def _structure_error(self, args: tuple, flat: list) -> TypeError:
+    def _structure_error(self, args: tuple, flat: tuple | list) -> TypeError:
+        assert self._in_spec is not None  # set by the first specialization
         if len(args) != self._in_spec.num_children:
             names = ", ".join(spec.name for spec in self._specs)
             return TypeError(
@@ -353,7 +355,7 @@ class CompiledModule:
             if len(self.specializations) >= self.max_specializations:
                 compiled = [
                     ", ".join(
-                        f"{spec.name}={list(spec.shape) if spec.is_tensor else spec.value!r}"
+                        f"{spec.name}={list(spec.shape or ()) if spec.is_tensor else spec.value!r}"
                         for spec in sp.inputs
                     )
                     for sp in self.specializations
@@ -417,7 +419,7 @@ class CompiledModule:
             function=function,
         )
 
-    def _load(self, key: str, program: Program) -> tuple[dict, bool, NativeFunction]:
+    def _load(self, key: str, program: Program) -> tuple[dict, bool, NativeFunction | GpuFunction]:
         """The entry for ``key``, compiled on a miss, and its loaded library."""
         outputs = [(rest[0], rest[1]) for kind, *rest in program.outputs if kind == "tensor"]
         for attempt in range(2):

@@ -136,6 +136,8 @@ class ImportWorker:
                 cls._process = cls._start()
             process = cls._process
             limit = timeout_seconds()
+            # Started with stdin and stdout as pipes (_start).
+            assert process.stdin is not None and process.stdout is not None
             try:
                 process.stdin.write(json.dumps({"job": job}) + "\n")
                 process.stdin.flush()
@@ -169,7 +171,7 @@ class ImportWorker:
         process, cls._process = cls._process, None
         if process is None or cls._owner != os.getpid():
             return
-        if process.poll() is None:
+        if process.poll() is None and process.stdin is not None:
             process.stdin.close()
             try:
                 process.wait(timeout=5)

@@ -51,7 +51,7 @@ class Program:
     inputs: list[InputSpec]
     out_spec: pytree.TreeSpec
     # Flattened outputs: ("tensor", shape, dtype) or ("constant", value).
-    outputs: list[tuple] = field(default_factory=list)
+    outputs: list[tuple[Any, ...]] = field(default_factory=list)
 
     @cached_property
     def weights_digest(self) -> str:
@@ -82,7 +82,8 @@ def input_names(module: torch.nn.Module, args: tuple) -> list[str]:
     """One name per flattened input: ``x``, or ``pair[1]`` / ``batch['ids']`` inside containers."""
     leaves, _ = pytree.tree_flatten_with_path(args)
     names = _argument_names(module, len(args))
-    return [names[path[0].idx] + pytree.keystr(path[1:]) for path, _ in leaves]
+    # The first key of each path is the positional index (a SequenceKey).
+    return [names[path[0].idx] + pytree.keystr(path[1:]) for path, _ in leaves]  # type: ignore[attr-defined]
 
 
 def describe_inputs(
@@ -119,7 +120,7 @@ def export_program(module: torch.nn.Module, args: tuple) -> Program:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ExportError(f"torch.export could not capture the model: {first}") from err
     output_node = next(n for n in exported.graph.nodes if n.op == "output")
-    outputs = []
+    outputs: list[tuple[Any, ...]] = []
     for result in output_node.args[0]:
         if isinstance(result, torch.fx.Node):
             val = result.meta.get("val")
@@ -189,7 +190,7 @@ def _hash_tensor(digest, tensor: torch.Tensor) -> None:
     digest.update(f"{tuple(tensor.shape)}{tensor.dtype}".encode())
     flat = tensor.detach().contiguous().reshape(-1)
     if flat.numel():
-        digest.update(memoryview(flat.view(torch.uint8).numpy()))
+        digest.update(flat.view(torch.uint8).numpy().data)
 
 
 def cache_key(program: Program, options: str, target: str) -> str:

@@ -90,6 +90,15 @@ def _kernel_funcs(module: ir.Operation) -> dict[str, ir.Operation]:
     return found
 
 
+def _launch_size(value: ir.Value, kernel: str) -> int:
+    """A launch's grid, block or shared size: constants by construction
+    (static shapes, lowerline.gpu.plan), so anything else is a bug to report."""
+    size = int_constant(value)
+    if size is None:
+        raise ValueError(f"the launch of kernel '{kernel}' has a size that is not a constant")
+    return size
+
+
 def kernel_plan(module: ir.Module) -> list[Kernel]:
     """Every ``gpu.launch_func`` of the host code, in program order."""
     funcs = _kernel_funcs(module.operation)
@@ -98,13 +107,13 @@ def kernel_plan(module: ir.Module) -> list[Kernel]:
         view = launch.opview
         name = str(view.kernel).replace("@", "")
         sizes = [
-            int_constant(v)
+            _launch_size(v, name)
             for v in (view.gridSizeX, view.gridSizeY, view.gridSizeZ,
                       view.blockSizeX, view.blockSizeY, view.blockSizeZ)
         ]  # fmt: skip
         params = [b for a in view.kernelOperands for b in param_bytes(a.type)]
         dynamic = view.dynamicSharedMemorySize
-        dynamic_bytes = 0 if dynamic is None else int_constant(dynamic)
+        dynamic_bytes = 0 if dynamic is None else _launch_size(dynamic, name)
         func = funcs.get(name)
         kernels.append(
             Kernel(

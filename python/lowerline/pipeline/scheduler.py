@@ -184,8 +184,9 @@ class Planner:
     def _expand(self, anchor: str, element: PassElement | NestedPipeline) -> list[str | Step]:
         if isinstance(element, NestedPipeline):
             nested = self._plan_elements(element.anchor, element.elements)
-            if not self.fine and all(isinstance(s, UpstreamStep) for s in nested):
-                return [f"{element.anchor}({','.join(s.text for s in nested)})"] if nested else []
+            upstream = [s for s in nested if isinstance(s, UpstreamStep)]
+            if not self.fine and len(upstream) == len(nested):
+                return [f"{element.anchor}({','.join(s.text for s in upstream)})"] if nested else []
             return [NestStep(element.anchor, nested)]
         pass_cls = registry.get_pass(element.name)
         if pass_cls is not None:

@@ -84,7 +84,7 @@ class _BlockTime:
         self._done = threading.local()
 
     def ensure(self) -> None:
-        if self._ms is None or getattr(self._done, "set", False):
+        if self._set is None or self._ms is None or getattr(self._done, "set", False):
             return
         self._set(ctypes.c_int(self._ms))
         self._done.set = True

@@ -30,7 +30,16 @@ if TYPE_CHECKING:  # the registry itself must not load MLIR: the user's process 
 
 
 class PassFailed(Exception):
-    """Raised by ``Pass.run`` after it emitted its diagnostics; the IR is unchanged."""
+    """Raised by ``Pass.run`` after it emitted its diagnostics.
+
+    The contract is MLIR's for a failed pass: the pipeline stops and the IR is
+    discarded. A pass may fail after rewriting part of the IR (GPU distribution
+    finds unmappable ops while it maps the others), so nothing downstream may
+    use it: ``lowerline-opt`` writes no output (test/opt/output-file-on-failure),
+    the compile worker reports an error, and every reproducer is the failed
+    stage's *input*, not the IR the pass left. A pass that can decide before
+    rewriting should (most do).
+    """
 
 
 def resolve_target(lookup: Callable[[str], Any], name: str, op: ir.Operation) -> Any:

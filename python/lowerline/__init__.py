@@ -6,7 +6,7 @@ cheap and pulls in neither torch nor MLIR.
 
 __version__ = "0.1.0"
 
-__all__ = ["CompileError", "CompiledModule", "UnsupportedOpsError", "compile"]
+__all__ = ["CompileError", "CompiledModule", "NoCudaDevice", "UnsupportedOpsError", "compile"]
 
 
 def __getattr__(name: str):
@@ -18,4 +18,8 @@ def __getattr__(name: str):
         from lowerline.driver import workers
 
         return getattr(workers, name)
+    if name == "NoCudaDevice":
+        from lowerline.runtime import cuda
+
+        return cuda.NoCudaDevice
     raise AttributeError(f"module 'lowerline' has no attribute '{name}'")

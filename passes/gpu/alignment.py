@@ -115,6 +115,8 @@ def aligned_vector(value: ir.Value, elements: int) -> bool:
 def _subview_offsets_aligned(subview: ir.Operation, elements: int) -> bool:
     source = ir.MemRefType(subview.operands[0].type)
     strides = _strides(source)
+    if strides is None:
+        return False
     static = ir.DenseI64ArrayAttr(subview.attributes["static_offsets"])
     dynamic = iter(subview.operands[1 : 1 + sum(1 for o in static if o < -(1 << 62))])
     for offset, stride in zip(static, strides, strict=True):

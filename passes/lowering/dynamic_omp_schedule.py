@@ -38,8 +38,9 @@ MIN_TILES = 8
 def trip_count(wsloop: ir.Operation) -> int | None:
     """Iterations of the loop nest in ``wsloop`` when its bounds are constants."""
     nest = wsloop.regions[0].blocks[0].operations[0]
-    values = [int_constant(v) for v in nest.operands]
-    if nest.name != "omp.loop_nest" or None in values or len(values) % 3:
+    constants = [int_constant(v) for v in nest.operands]
+    values = [v for v in constants if v is not None]
+    if nest.name != "omp.loop_nest" or len(values) != len(constants) or len(values) % 3:
         return None
     rank = len(values) // 3
     lows, highs, steps = values[:rank], values[rank : 2 * rank], values[2 * rank :]

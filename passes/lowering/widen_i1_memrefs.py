@@ -234,6 +234,7 @@ class WidenI1Memrefs(Pass):
     def _widen_global(self, glob: ir.Operation) -> None:
         memref_type = ir.TypeAttr(glob.attributes["type"]).value
         widened = _i8_like(memref_type)
+        assert widened is not None, "the plan lists i1 globals only"
         glob.attributes["type"] = ir.TypeAttr.get(widened)
         if "initial_value" not in glob.attributes:
             return

@@ -169,10 +169,10 @@ def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:
 
 
 def _object(args: argparse.Namespace) -> int:
-    from lowerline.driver.lowering import Lowerer
     from lowerline.driver.objects import emit_object, link_shared_library
     from lowerline.driver.runner import read_source
     from lowerline.errors import UsageError
+    from lowerline.pipeline.lowerer import Lowerer
     from lowerline.targets import cpu_target
 
     try:

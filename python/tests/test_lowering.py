@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
-from lowerline.cpu.stages import CpuOptions, cpu, module_pipeline
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions, cpu, module_pipeline
 from lowerline.driver.jit import JitFunction, RunError, signature_of
-from lowerline.driver.lowering import Lowerer, LoweringError
 from lowerline.driver.runner import EXAMPLES_DIR, run_file
+from lowerline.pipeline.lowerer import Lowerer, LoweringError
+from lowerline.pipeline.stage_runner import StageRunner, stages_of
 
 ADD = """
 func.func @add(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
@@ -53,7 +54,7 @@ def test_call_checks_count_shape_and_dtype():
     lowerer = Lowerer()
     module = lowerer.parse(ADD, "add.mlir")
     signature = signature_of(module, None)
-    list(lowerer.cpu_stages(module, CpuOptions()))
+    StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
     function = JitFunction(module, signature)
     ones = np.ones(3, np.float32)
     with pytest.raises(RunError, match="takes 2 arrays, got 1"):

@@ -7,9 +7,10 @@
 
 import numpy as np
 
-from lowerline.cpu.stages import CpuOptions
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.jit import JitFunction, signature_of
-from lowerline.driver.lowering import Lowerer
+from lowerline.pipeline.lowerer import Lowerer
+from lowerline.pipeline.stage_runner import StageRunner, stages_of
 
 N = 4096
 SOURCE = """
@@ -71,8 +72,7 @@ singles[3] = 3.4e38
 lowerer = Lowerer()
 module = lowerer.parse(SOURCE, "to_bf16_bits.mlir")
 signature = signature_of(module, None)
-for _ in lowerer.cpu_stages(module, CpuOptions()):
-    pass
+StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
 # No truncation to bf16 is left for LLVM (it would call __truncdfbf2).
 # CHECK: fptrunc to bf16 left: False
 print("fptrunc to bf16 left:", "llvm.fptrunc" in str(module) and "to bf16" in str(module))

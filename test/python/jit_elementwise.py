@@ -8,9 +8,10 @@ import re
 
 import numpy as np
 
-from lowerline.cpu.stages import CpuOptions
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.jit import JitFunction, signature_of
-from lowerline.driver.lowering import Lowerer
+from lowerline.pipeline.lowerer import Lowerer
+from lowerline.pipeline.stage_runner import StageRunner, stages_of
 
 SOURCE = """
 #id = affine_map<(i, j) -> (i, j)>
@@ -36,8 +37,7 @@ func.func @elementwise(%a: tensor<5x11xf32>, %b: tensor<5x11xf32>)
 lowerer = Lowerer()
 module = lowerer.parse(SOURCE, "elementwise.mlir")
 signature = signature_of(module, None)
-for _ in lowerer.cpu_stages(module, CpuOptions()):
-    pass
+StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
 # The boolean result is stored one byte per element (scalars or vectors of i8).
 # CHECK: i8 stores: True
 print("i8 stores:", bool(re.search(r"llvm.store .*: (i8|vector<\d+xi8>), !llvm.ptr", str(module))))

@@ -6,9 +6,10 @@
 
 import numpy as np
 
-from lowerline.cpu.stages import CpuOptions
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.jit import JitFunction, signature_of
-from lowerline.driver.lowering import Lowerer
+from lowerline.pipeline.lowerer import Lowerer
+from lowerline.pipeline.stage_runner import StageRunner, stages_of
 
 SOURCE = """
 #id = affine_map<(i, j) -> (i, j)>
@@ -34,7 +35,7 @@ func.func @matmul_bias_relu(%x: tensor<7x13xf32>, %w: tensor<13x29xf32>,
 lowerer = Lowerer()
 module = lowerer.parse(SOURCE, "matmul_bias_relu.mlir")
 signature = signature_of(module, None)
-stages = list(lowerer.cpu_stages(module, CpuOptions()))
+stages = StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions()).seconds
 # CHECK: stages: graph, tiled, bufferized, loops, llvm
 print("stages:", ", ".join(stages))
 

@@ -18,6 +18,7 @@ built zero-copy from memory-mapped files, so passes can fold and pack them
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -29,17 +30,22 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lowerline import weights
-from lowerline.cpu.stages import CPU_STAGES, CpuOptions, module_pipeline
-from lowerline.driver.lowering import Lowerer, LoweringError
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
+from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.scheduler import Instrumentation
+from lowerline.pipeline.stage_runner import (
+    DumpPolicy,
+    Stage,
+    StageRunner,
+    StagesResult,
+    StageStart,
+    stages_of,
+)
 from lowerline.targets import cpu_target, gpu_target, host_cpu
-
-# Printing options for stage dumps: readable, and never megabytes of weights.
-DUMP_LIMITS = {"large_elements_limit": 64, "large_resource_limit": 64}
 
 
 class Progress:
@@ -118,12 +124,10 @@ def _record_step(
         json.dump(step, handle)
 
 
-def _dump(job: str, index: int, stage: str, module: ir.Module) -> str:
-    os.makedirs(os.path.join(job, "ir"), exist_ok=True)
-    path = os.path.join(job, "ir", f"{index}-{stage}.mlir")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(module.operation.get_asm(enable_debug_info=True, **DUMP_LIMITS))
-    return path
+def _dumps(job: str) -> DumpPolicy:
+    """``ir/<n>-<stage>.mlir``, with locations: readable, and never megabytes
+    of weights."""
+    return DumpPolicy(os.path.join(job, "ir"), debug_info=True, elide_above=64)
 
 
 def _clone(module: ir.Module) -> ir.Module:
@@ -140,24 +144,27 @@ def _clone(module: ir.Module) -> ir.Module:
     return copy
 
 
-def _lower(
-    job: str, lowerer: Lowerer, module: ir.Module, stages, options, seconds: dict, after=None
-) -> str:
-    """Run ``stages`` on ``module``, dumping each; returns the last dump."""
+def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
+    """A runner that dumps every stage to ``ir/`` and, before each stage and
+    each pass, says what runs on what (``progress.log``,
+    ``current-stage.json``): the parent's account of a worker that died."""
     progress = Progress(os.path.join(job, "progress.log"))
+
+    def on_stage(start: StageStart) -> None:
+        progress.log("stage", start.stage)
+        _record_step(job, start.stage, start.input_path, start.pipeline)
+
     inst = Instrumentation(before=lambda label: progress.log("pass", label))
-    previous = os.path.join(job, "ir", "0-linalg.mlir")
-    for index, (stage, build) in enumerate(stages, start=1):
-        start = time.perf_counter()
-        progress.log("stage", stage)
-        pipeline = module_pipeline(build(options))
-        _record_step(job, stage, previous, pipeline)
-        lowerer.run(module, pipeline, previous, inst)
-        seconds[stage] = time.perf_counter() - start
-        previous = _dump(job, index, stage, module)
-        if after is not None:
-            after(stage, module)
-    return previous
+    return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)
+
+
+def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dict) -> StagesResult:
+    """Run ``stages`` (``(name, build)`` pairs) on ``module``, whose dump
+    ``ir/0-linalg.mlir`` is the first stage's input."""
+    first_input = runner.dumps.path(0, "linalg")
+    result = runner.run(module, stages_of(stages), options, first_input)
+    seconds.update(result.seconds)
+    return result
 
 
 def _link(
@@ -188,7 +195,7 @@ def _parse_input(job: str, request: dict, lowerer: Lowerer, seconds: dict) -> ir
         module = lowerer.parse(handle.read(), "linalg.mlir")
     with lowerer.context:
         bind_weights(module, request["args"])
-    _dump(job, 0, "linalg", module)
+    _dumps(job).write(module, 0, "linalg")
     seconds["linalg"] = time.perf_counter() - start
     return module
 
@@ -198,8 +205,8 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module = _parse_input(job, request, lowerer, seconds)
-    last = _lower(job, lowerer, module, CPU_STAGES, options, seconds)
-    _link(module, job, "lib", cpu_target(options.target), seconds, last)
+    lowered = _lower(_stage_runner(job, lowerer), module, CPU_STAGES, options, seconds)
+    _link(module, job, "lib", cpu_target(options.target), seconds, lowered.last_dump)
     return {"entry": "main", "stage_seconds": seconds}
 
 
@@ -220,7 +227,8 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
-    last = _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
+    runner = _stage_runner(job, lowerer, after)
+    lowered = _lower(runner, module, GPU_STAGES, options, seconds)
     start = time.perf_counter()
     try:
         with lowerer.context:
@@ -229,18 +237,25 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         raise LoweringError(str(err), []) from None
     gpu_artifacts.write_plan(kept["kernels"], os.path.join(job, "kernels.json"))
     seconds["ptxas"] = time.perf_counter() - start
-    _link(module, job, "lib", host_cpu(), seconds, last, cuda=True)
+    _link(module, job, "lib", host_cpu(), seconds, lowered.last_dump, cuda=True)
     if "mapped" in kept:
-        start = time.perf_counter()
-        mapped = os.path.join(job, "ir", "3-bufferized.mlir")
-        emulation = module_pipeline(cpu_emulation(options))
-        Progress(os.path.join(job, "progress.log")).log("stage", "cpu-emulation")
-        _record_step(job, "cpu-emulation", mapped, emulation)
-        lowerer.run(kept["mapped"], emulation, mapped)
-        seconds["cpu-emulation"] = time.perf_counter() - start
-        emulated = _dump(job, len(GPU_STAGES) + 1, "cpu-emulation", kept["mapped"])
+        emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
     return {"entry": "main", "stage_seconds": seconds}
+
+
+def _emulate_on_cpu(
+    runner: StageRunner, mapped: ir.Module, lowered: StagesResult, options, seconds: dict
+) -> str:
+    """Lower ``mapped`` (a copy of the bufferized GPU IR) for the CPU as one
+    more stage, ``cpu-emulation``, numbered after the GPU stages; its input
+    is the bufferized stage's dump. Returns its dump."""
+    stage = Stage("cpu-emulation", cpu_emulation)
+    after_gpu = dataclasses.replace(runner.dumps, first=len(GPU_STAGES) + 1)
+    emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None)
+    result = emulation.run(mapped, (stage,), options, lowered.dumps["bufferized"])
+    seconds.update(result.seconds)
+    return result.last_dump
 
 
 def compile_job(job: str) -> dict[str, Any]:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lowerline.cpu.stages import CpuOptions
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.jit import JitFunction, Signature, TensorSpec, signature_of
-from lowerline.driver.lowering import Lowerer
 from lowerline.errors import UsageError
+from lowerline.pipeline.lowerer import Lowerer
+from lowerline.pipeline.stage_runner import DumpPolicy, StageRunner, stages_of
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 
@@ -45,16 +46,6 @@ def read_source(path: str) -> str:
         raise UsageError(f"cannot open input file '{path}': {err.strerror}") from None
 
 
-def _dump(dump_dir: str | None, index: int, stage: str, text: str) -> str | None:
-    if dump_dir is None:
-        return None
-    os.makedirs(dump_dir, exist_ok=True)
-    path = os.path.join(dump_dir, f"{index}-{stage}.mlir")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
-
-
 def run_file(
     path: str,
     entry: str | None = None,
@@ -62,16 +53,19 @@ def run_file(
     dump_dir: str | None = None,
     options: CpuOptions | None = None,
 ) -> RunResult:
+    """Lower the function ``entry`` of the file ``path`` through the CPU
+    stages (dumping each to ``dump_dir``), JIT it and call it on seeded random
+    inputs. A failing stage raises ``StageError`` with that stage's input as
+    the reproducer (a temporary file without ``dump_dir``)."""
     lowerer = Lowerer()
     module = lowerer.parse(read_source(path), source_name=path)
     signature = signature_of(module, entry)
-    timings: dict[str, float] = {}
-    previous = _dump(dump_dir, 0, "linalg", module.operation.get_asm()) or path
+    dumps = DumpPolicy(dump_dir) if dump_dir is not None else None
+    stage_input = dumps.write(module, 0, "linalg") if dumps is not None else path
+    runner = StageRunner(lowerer, dumps)
+    lowered = runner.run(module, stages_of(CPU_STAGES), options or CpuOptions(), stage_input)
+    timings = dict(lowered.seconds)
     start = time.perf_counter()
-    for index, stage in enumerate(lowerer.cpu_stages(module, options or CpuOptions(), previous)):
-        timings[stage] = time.perf_counter() - start
-        previous = _dump(dump_dir, index + 1, stage, module.operation.get_asm()) or previous
-        start = time.perf_counter()
     function = JitFunction(module, signature)
     timings["jit"] = time.perf_counter() - start
     rng = np.random.default_rng(seed)

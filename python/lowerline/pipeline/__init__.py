@@ -1,7 +1,9 @@
 """Pipeline machinery: the pass API, pass options, the textual pipeline parser,
 the scheduler that runs upstream and lowerline passes together, the lazy
-registry of passes and named pipelines, MLIR contexts, source splitting and
-diagnostics.
+registry of passes and named pipelines, MLIR contexts, source splitting,
+diagnostics, the lowerer (parse and run a pipeline, failures as
+``LoweringError``) and the stage runner (named stages in order: progress,
+timing, dumps, a reproducer for the stage that failed).
 
 May import: ``lowerline.errors``, ``lowerline.weights``, MLIR; the registry
 alone imports ``lowerline.passes`` and the stage modules (lazily). Never the

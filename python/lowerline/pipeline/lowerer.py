@@ -1,19 +1,18 @@
-"""Lower MLIR text through textual pipelines from Python, stage by stage.
+"""Lower MLIR text through textual pipelines from Python.
 
 This is the library form of what ``lowerline-opt`` does on files: parse,
 run a pipeline that may mix upstream and lowerline passes, and turn every
 failure into a ``LoweringError`` carrying MLIR's diagnostics and the exact
-``lowerline-opt`` command that reproduces it.
+``lowerline-opt`` command that reproduces it. Running named stages one after
+the other (dumps, timing, progress) is ``stage_runner``'s job.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 
 from mlir import ir
 
-from lowerline.cpu.stages import CPU_STAGES, CpuOptions, module_pipeline
 from lowerline.errors import LowerlineError
 from lowerline.pipeline.context import make_context
 from lowerline.pipeline.diagnostics import Diag, DiagnosticCollector
@@ -41,6 +40,7 @@ class LoweringError(LowerlineError):
 
 
 def reproducer_command(input_path: str, pipeline: str) -> str:
+    """The shell command that runs ``pipeline`` on the file ``input_path``."""
     return f"lowerline-opt {shlex.quote(input_path)} --pass-pipeline={shlex.quote(pipeline)}"
 
 
@@ -79,16 +79,3 @@ class Lowerer:
         except PipelineFailed as err:
             reproducer = reproducer_command(input_path, pipeline) if input_path else None
             raise LoweringError(str(err), self.collector.take(), reproducer) from None
-
-    def cpu_stages(
-        self, module: ir.Module, options: CpuOptions, input_path: str | None = None
-    ) -> Iterator[str]:
-        """Lower ``module`` in place through every CPU stage, yielding each stage's name.
-
-        ``input_path`` should hold the IR of the previous stage when a stage
-        fails, so that the reproducer command is exact; callers that dump
-        stages pass the dump of the previous one.
-        """
-        for stage, build in CPU_STAGES:
-            self.run(module, module_pipeline(build(options)), input_path)
-            yield stage

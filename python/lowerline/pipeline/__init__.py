@@ -1,9 +1,10 @@
 """Pipeline machinery: the pass API, pass options, the textual pipeline parser,
 the scheduler that runs upstream and lowerline passes together, the lazy
-registry of passes and named pipelines, MLIR contexts, source splitting and
-diagnostics.
+registry of passes and named pipelines, the attribute protocol between
+passes, MLIR contexts, source splitting and diagnostics.
 
-May import: ``lowerline.errors``, ``lowerline.weights``, MLIR; the registry
-alone imports ``lowerline.passes`` and the stage modules (lazily). Never the
-driver, the runtime, the frontend or the API.
+May import: ``lowerline.errors``, ``lowerline.weights``, ``lowerline.dialects``
+(contexts load lowerline's dialect), MLIR; the registry alone imports
+``lowerline.passes`` and the stage modules (lazily). Never the driver, the
+runtime, the frontend or the API.
 """

@@ -1,5 +1,39 @@
-"""lowerline's own dialects, declared in IRDL (``*.irdl.mlir``) with Python builders.
+"""lowerline's own dialect, declared in IRDL (``lowerline.irdl.mlir``).
 
-None exists yet: every stage so far is expressed in upstream dialects. The
-quantization work on the roadmap is expected to add the first one here.
+It holds what upstream MLIR lacks and the quantization work will build on: a
+per-tensor quantization attribute (``#lowerline.per_tensor<scale,
+zero_point>``) and ``lowerline.quantize`` / ``lowerline.dequantize`` ops.
+IRDL verifies their operands, results and attribute values when IR is
+parsed or verified; they are written in generic syntax (IRDL gives them no
+custom assembly). The discardable attributes passes exchange are declared in
+``lowerline.pipeline.protocol`` instead: IRDL does not see attributes on
+upstream ops.
+
+May import MLIR only.
 """
+
+from __future__ import annotations
+
+import os
+from functools import cache
+
+from mlir import ir
+from mlir.dialects import irdl
+
+_SOURCE = os.path.join(os.path.dirname(__file__), "lowerline.irdl.mlir")
+
+
+@cache
+def _source() -> str:
+    with open(_SOURCE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def load(context: ir.Context) -> None:
+    """Register lowerline's dialect in ``context``; a no-op when it is there
+    already (IRDL registering it twice aborts the process: measured)."""
+    if context.is_registered_operation("lowerline.quantize"):
+        return
+    with context, ir.Location.unknown():
+        module = ir.Module.parse(_source())
+        irdl.load_dialects(module)

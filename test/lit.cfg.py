@@ -45,3 +45,6 @@ config.environment["PYTHONUNBUFFERED"] = "1"
 for _key in list(os.environ):
     if _key.startswith("LOWERLINE_"):
         config.environment.pop(_key, None)
+# Every lowerline pass's output is checked against the attribute protocol
+# (lowerline.pipeline.protocol): an undeclared or mistyped lowerline.* fails.
+config.environment["LOWERLINE_CHECK_PROTOCOL"] = "1"

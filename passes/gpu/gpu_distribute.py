@@ -36,18 +36,17 @@ from mlir.dialects import memref, scf
 from lowerline.gpu.plan import THREADS, point_tiles, thread_split
 from lowerline.passes.bufferization.strided_copies_to_linalg import copies_to_linalg
 from lowerline.passes.gpu.alignment import aligned_vector
-from lowerline.passes.gpu.gpu_tile_and_fuse import THREADS_ATTR
+from lowerline.passes.gpu.mapping import WORKGROUP_SPACE, mapped_to
 from lowerline.passes.support.linalg_info import describe, indexing_maps, iterator_kinds
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize
 from lowerline.passes.tiling.vectorize import LOWERING_IN_PLACE
 from lowerline.pipeline.pass_api import Pass, PassFailed, defined_functions, ops_matching
+from lowerline.pipeline.protocol import GPU_BLOCK_THREADS, GPU_TAG, GPU_THREADS
 
-TAG = "lowerline.gpu"
-BLOCK_THREADS = "lowerline.gpu_block_threads"  # on block foralls: threads per block
 # Shared memory as NVVM's address space 3 (what #gpu.address_space<workgroup>
 # maps to): convert-vector-to-llvm, which lowers the kernels' vector accesses
 # with their alignment, knows integer spaces only.
-WORKGROUP = "3 : i64"
+WORKGROUP = f"{WORKGROUP_SPACE} : i64"
 VECTOR_BYTES = 16  # the widest GPU load: ld.global.v4.b32
 _VIEW_OPS = (
     "memref.subview",
@@ -88,11 +87,11 @@ def _ints(values: list[int]) -> str:
 
 
 def _is_block_forall(op: ir.Operation) -> bool:
-    return op.name == "scf.forall" and "gpu.block" in str(op.attributes.get("mapping", ""))
+    return mapped_to(op, "block")
 
 
 def _is_thread_forall(op: ir.Operation) -> bool:
-    return op.name == "scf.forall" and "gpu.thread" in str(op.attributes.get("mapping", ""))
+    return mapped_to(op, "thread")
 
 
 def _inside_thread_forall(op: ir.Operation) -> bool:
@@ -140,13 +139,13 @@ def iteration_shape(op: ir.Operation) -> list[int] | None:
 
 
 def _tag(op: ir.Operation, tag: str) -> str:
-    op.attributes[TAG] = ir.StringAttr.get(tag)
+    GPU_TAG.set(op, tag)
     return tag
 
 
 def _match(var: str, tag: str) -> str:
     return (
-        f'  {var} = transform.structured.match attributes{{{TAG} = "{tag}"}} in %root'
+        f"  {var} = transform.structured.match attributes{{{GPU_TAG.entry(tag)}}} in %root"
         f" : ({ANY}) -> {ANY}\n"
     )
 
@@ -198,7 +197,7 @@ def _ensure_subviews(root: ir.Operation) -> None:
 
 
 def _promote_root(block: _Block, root: ir.Operation) -> str:
-    counts = [int(c) for c in ir.DenseI64ArrayAttr(block.forall.attributes[THREADS_ATTR])]
+    counts = GPU_THREADS.get(block.forall)
     block.threads = 1
     for c in counts:
         block.threads *= max(c, 1)
@@ -259,7 +258,7 @@ def _thread_ops(block: _Block) -> list[ir.Operation]:
     """The block's linalg ops not yet in a thread forall (after promotion)."""
     return ops_matching(
         block.forall,
-        lambda o: _is_linalg(o) and not _inside_thread_forall(o) and TAG not in o.attributes,
+        lambda o: _is_linalg(o) and not _inside_thread_forall(o) and not GPU_TAG.has(o),
     )
 
 
@@ -299,7 +298,7 @@ def _tile_rest(block: _Block, module: ir.Operation, problems: list[str]) -> None
 def _map_block(block: _Block, module: ir.Operation, problems: list[str]) -> None:
     roots = ops_matching(block.forall, _is_root)
     _allocs_to_workgroup(block.forall)
-    if len(roots) == 1 and THREADS_ATTR in block.forall.attributes:
+    if len(roots) == 1 and GPU_THREADS.has(block.forall):
         _ensure_subviews(roots[0])
         if failure := apply_script(module, _promote_root(block, roots[0])):
             problems.append(f"{describe(roots[0])}: {failure}")
@@ -308,9 +307,7 @@ def _map_block(block: _Block, module: ir.Operation, problems: list[str]) -> None
         block.threads = THREADS
     _tile_rest(block, module, problems)
     _vectorize_threads(block, module, problems)
-    block.forall.attributes[BLOCK_THREADS] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), block.threads
-    )
+    GPU_BLOCK_THREADS.set(block.forall, block.threads)
 
 
 def _vector_ready(op: ir.Operation) -> bool:
@@ -364,7 +361,7 @@ def _wrap_in(op: ir.Operation, kind: str) -> ir.Operation:
 def _wrap_single(op: ir.Operation) -> None:
     """``op`` (no parallel loop: a full reduction) in one block of one thread."""
     outer = _wrap_in(_wrap_in(op, "thread"), "block")
-    outer.attributes[BLOCK_THREADS] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
+    GPU_BLOCK_THREADS.set(outer, 1)
 
 
 def _point_script(op: ir.Operation, name: str) -> str | None:
@@ -405,10 +402,8 @@ def _map_host_op(op: ir.Operation, name: str, module: ir.Operation, problems: li
         problems.append(f"{describe(op)}: {failure}")
         return
     for forall in block_foralls(module):
-        if BLOCK_THREADS not in forall.attributes:
-            forall.attributes[BLOCK_THREADS] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), threads
-            )
+        if not GPU_BLOCK_THREADS.has(forall):
+            GPU_BLOCK_THREADS.set(forall, threads)
 
 
 def block_foralls(module: ir.Operation) -> list[ir.Operation]:
@@ -461,9 +456,8 @@ class GpuDistribute(Pass):
 
 def _strip(module: ir.Operation) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in (TAG, THREADS_ATTR):
-            if name in op.attributes:
-                del op.attributes[name]
+        GPU_TAG.remove(op)
+        GPU_THREADS.remove(op)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import gpu, memref
 
-from lowerline.passes.gpu.gpu_tile_and_fuse import RESULTS_ATTR
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
+from lowerline.pipeline.protocol import NUM_RESULTS
 
 
 def _device_copy(value: ir.Value, copy_in: bool) -> ir.Value:
@@ -53,9 +53,7 @@ class _Unsupported(Exception):
 
 
 def _move_arguments(func: ir.Operation, entry: ir.Block, device: list[ir.Value]) -> None:
-    results = 0
-    if RESULTS_ATTR in func.attributes:
-        results = ir.IntegerAttr(func.attributes[RESULTS_ATTR]).value
+    results = NUM_RESULTS.get(func, 0)
     args = [a for a in entry.arguments if isinstance(a.type, ir.MemRefType)]
     outputs = args[len(args) - results :] if results else []
     returns = ops_matching(func, lambda o: o.name == "func.return")

@@ -19,16 +19,16 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lowerline.passes.gpu.gpu_distribute import BLOCK_THREADS, block_foralls
+from lowerline.passes.gpu.gpu_distribute import block_foralls
+from lowerline.passes.gpu.mapping import is_workgroup
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
-
-TAG = "lowerline.gpu_launch"
+from lowerline.pipeline.protocol import GPU_BLOCK_THREADS, GPU_LAUNCH
 
 
 def _script(tag: str, threads: int) -> str:
     return (
-        f'  %f = transform.structured.match attributes{{{TAG} = "{tag}"}} in %root'
+        f"  %f = transform.structured.match attributes{{{GPU_LAUNCH.entry(tag)}}} in %root"
         f" : ({ANY}) -> {ANY}\n"
         f"  %l = transform.gpu.map_forall_to_blocks %f {{generate_gpu_launch}}"
         f" : ({ANY}) -> {ANY}\n"
@@ -45,11 +45,7 @@ def _is_workgroup_alloc(op: ir.Operation) -> bool:
 
 def is_shared(t: ir.MemRefType) -> bool:
     """Workgroup memory: NVVM's address space 3, or the GPU dialect's name for it."""
-    space = t.memory_space
-    return space is not None and (
-        "workgroup" in str(space)
-        or (isinstance(space, ir.IntegerAttr) and ir.IntegerAttr(space).value == 3)
-    )
+    return is_workgroup(t.memory_space)
 
 
 def hoist_workgroup_allocs(launch: ir.Operation) -> int:
@@ -86,11 +82,11 @@ class GpuMapToLaunch(Pass):
     def run(self, op: ir.Operation) -> None:
         failures = []
         for index, forall in enumerate(block_foralls(op)):
-            if BLOCK_THREADS not in forall.attributes:
+            threads = GPU_BLOCK_THREADS.get(forall)
+            if threads is None:
                 continue
-            threads = ir.IntegerAttr(forall.attributes[BLOCK_THREADS]).value
             tag = f"l{index}"
-            forall.attributes[TAG] = ir.StringAttr.get(tag)
+            GPU_LAUNCH.set(forall, tag)
             location = forall.location
             if failure := apply_script(op, _script(tag, threads)):
                 failures.append(f"{location}: {failure}")

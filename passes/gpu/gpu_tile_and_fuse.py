@@ -42,8 +42,6 @@ from lowerline.gpu.plan import (
 from lowerline.passes.support.linalg_info import describe, indexing_maps
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.tile_and_fuse import (
-    LAST,
-    TAG,
     Group,
     element_bytes,
     fuse_into,
@@ -52,16 +50,14 @@ from lowerline.passes.tiling.tile_and_fuse import (
     is_linalg,
     match,
     strip_tags,
+    tag_members,
     tensor_type,
 )
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, defined_functions, resolve_target
+from lowerline.pipeline.protocol import GPU_THREADS, LAST, NUM_RESULTS
 from lowerline.targets import GpuTarget, gpu_target
 
-# On block foralls: threads per dim of the block tile (0: not split), for
-# lowerline-gpu-distribute (bufferization keeps a forall's attributes).
-THREADS_ATTR = "lowerline.gpu_threads"
-RESULTS_ATTR = "lowerline.num_results"  # on functions: results before out-params
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
 
@@ -154,7 +150,8 @@ def group_script(g: Group) -> str:
     threads = ", ".join(str(t) for t in g.tiles.thread_counts)
     text += (
         f"  %threads = transform.param.constant array<i64: {threads}> -> !transform.any_param\n"
-        f'  transform.annotate %forall "{THREADS_ATTR}" = %threads : {ANY}, !transform.any_param\n'
+        f'  transform.annotate %forall "{GPU_THREADS.name}" = %threads'
+        f" : {ANY}, !transform.any_param\n"
     )
     text += fuse_into(inner, "%forall", "p", "%root")
     text += match("%mm", f"{g.name}.root", "%forall")
@@ -222,12 +219,8 @@ def _accumulate_in_place(group: Group) -> bool:
 
 
 def _tag(group: Group) -> None:
-    group.root.attributes[TAG] = ir.StringAttr.get(f"{group.name}.root")
-    if group.fill is not None:
-        group.fill.attributes[TAG] = ir.StringAttr.get(f"{group.name}.fill")
-    for index, consumer in enumerate(group.consumers):
-        consumer.attributes[TAG] = ir.StringAttr.get(f"{group.name}.c{index}")
-    group.last.attributes[LAST] = ir.StringAttr.get(group.name)
+    tag_members(group)
+    LAST.set(group.last, group.name)
 
 
 def _plan(func: ir.Operation, target: GpuTarget, counter: list[int], lines: list[str]) -> list:
@@ -271,9 +264,7 @@ def _explain(g: Group) -> list[str]:
 def _record_results(func: ir.Operation) -> None:
     """The host-buffer pass must know which arguments become outputs."""
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    func.attributes[RESULTS_ATTR] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), len(ftype.results)
-    )
+    NUM_RESULTS.set(func, len(ftype.results))
 
 
 @dataclass(frozen=True)

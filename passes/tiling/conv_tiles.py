@@ -15,6 +15,8 @@ unit-window convolution into a matmul; this is it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
@@ -44,8 +46,9 @@ def _reduce(value: ir.Value, keep: list[int]) -> ir.Value:
     ).result
 
 
-def unit_window_conv_to_matmul(conv: ir.Operation, vector_attrs: dict[str, ir.Attribute]) -> bool:
-    """Rewrite one tiled conv (n = 1, oh = 1, c = kh = kw = 1) as a matmul.
+def unit_window_conv_to_matmul(conv: ir.Operation, mark: Callable[[ir.Operation], None]) -> bool:
+    """Rewrite one tiled conv (n = 1, oh = 1, c = kh = kw = 1) as a matmul;
+    ``mark`` leaves the caller's vectorization plan on the new matmul.
 
     Returns False (and changes nothing) when the tile does not have that shape.
     """
@@ -61,8 +64,7 @@ def unit_window_conv_to_matmul(conv: ir.Operation, vector_attrs: dict[str, ir.At
         acc = _reduce(conv.operands[2], [1, 3])  # f x ow
         product = linalg.matmul(weights, row, outs=[acc])
         matmul = product.owner
-        for name, attr in vector_attrs.items():
-            matmul.attributes[name] = attr
+        mark(matmul)
         rank = 4
         shape, dynamic = _sizes(conv.operands[2])
         merged = tensor.InsertSliceOp(

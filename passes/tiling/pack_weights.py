@@ -37,8 +37,8 @@ from mlir.dialects import affine, arith, tensor
 
 from lowerline import weights
 from lowerline.pipeline.pass_api import Pass, ops_matching
+from lowerline.pipeline.protocol import CONTRACT
 
-CONTRACT = "lowerline.contract"
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 
@@ -92,7 +92,7 @@ class PackWeights(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        tiles = ops_matching(op, lambda c: c.name == "linalg.matmul" and CONTRACT in c.attributes)
+        tiles = ops_matching(op, lambda c: c.name == "linalg.matmul" and CONTRACT.has(c))
         packed: list[tuple[ir.Operation, int, ir.Value]] = []
         for tile in tiles:
             self._repoint(tile, packed, op)

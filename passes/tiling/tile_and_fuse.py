@@ -58,13 +58,9 @@ from lowerline.pipeline.pass_api import (
     ops_matching,
     resolve_target,
 )
+from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.targets import CpuTarget, cpu_target
 
-TAG = "lowerline.op"
-LAST = "lowerline.last"  # the op a group's parallel loop is tiled from
-# Left on the tiled ops for lowerline-vectorize (tiling clones keep attributes):
-VECTOR = "lowerline.vector_sizes"  # the vector shape of one tile
-CONTRACT = "lowerline.contract"  # vectorize as a vector.contract (FMA outer products)
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
@@ -396,9 +392,9 @@ def ints(values: list[int]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
-def match(var: str, tag: str, where: str = "%root", attr: str = TAG) -> str:
+def match(var: str, tag: str, where: str = "%root", attr: Attr[str] = OP_TAG) -> str:
     return (
-        f'  {var} = transform.structured.match attributes{{{attr} = "{tag}"}} in {where}'
+        f"  {var} = transform.structured.match attributes{{{attr.entry(tag)}}} in {where}"
         f" : ({ANY}) -> {ANY}\n"
     )
 
@@ -527,7 +523,7 @@ def vector_script(g: Group) -> str:
 
 
 def _tag_of(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes[TAG]).value
+    return OP_TAG.get(op)
 
 
 def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
@@ -543,16 +539,21 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
 def _tag(group: Group) -> None:
     for op in [group.root, group.fill, *group.consumers]:
         if op is not None:
-            op.attributes[VECTOR] = ir.DenseI64ArrayAttr.get(_vector_sizes(group, op))
+            VECTOR_SIZES.set(op, _vector_sizes(group, op))
     if group.kind != "vector":
-        group.root.attributes[CONTRACT] = ir.UnitAttr.get()
-    group.root.attributes[TAG] = ir.StringAttr.get(f"{group.name}.root")
+        CONTRACT.set(group.root, True)
+    tag_members(group)
+    if group.kind != "vector":
+        LAST.set(group.last, group.name)
+
+
+def tag_members(group: Group) -> None:
+    """Name the root, fill and consumers for the group's script (OP_TAG)."""
+    OP_TAG.set(group.root, f"{group.name}.root")
     if group.fill is not None:
-        group.fill.attributes[TAG] = ir.StringAttr.get(f"{group.name}.fill")
+        OP_TAG.set(group.fill, f"{group.name}.fill")
     for index, consumer in enumerate(group.consumers):
-        consumer.attributes[TAG] = ir.StringAttr.get(f"{group.name}.c{index}")
-    if group.kind != "vector":
-        group.last.attributes[LAST] = ir.StringAttr.get(group.name)
+        OP_TAG.set(consumer, f"{group.name}.c{index}")
 
 
 def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
@@ -561,16 +562,17 @@ def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
 
     def live_tile(op: ir.Operation) -> bool:
         # Fused copies left behind have no uses.
-        tagged = op.name in _CONVOLUTIONS and TAG in op.attributes and _tag_of(op) == tag
+        tagged = op.name in _CONVOLUTIONS and OP_TAG.get(op) == tag
         return tagged and bool(list(op.results[0].uses))
 
     tiles = ops_matching(module, live_tile)
     t = group.tiles
-    attrs = {
-        VECTOR: ir.DenseI64ArrayAttr.get([t.mr, t.nr, 1]),
-        CONTRACT: ir.UnitAttr.get(),
-    }
-    left = [c for c in tiles if not unit_window_conv_to_matmul(c, attrs)]
+
+    def mark(matmul: ir.Operation) -> None:
+        VECTOR_SIZES.set(matmul, [t.mr, t.nr, 1])
+        CONTRACT.set(matmul, True)
+
+    left = [c for c in tiles if not unit_window_conv_to_matmul(c, mark)]
     if left:
         return f"{len(left)} convolution tile(s) did not have a unit window"
     return None
@@ -578,9 +580,8 @@ def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
 
 def strip_tags(module: ir.Operation) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in (TAG, LAST):  # the vector tags stay for lowerline-vectorize
-            if name in op.attributes:
-                del op.attributes[name]
+        OP_TAG.remove(op)  # the vector tags stay for lowerline-vectorize
+        LAST.remove(op)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

@@ -30,10 +30,7 @@ from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
-
-VECTOR = "lowerline.vector_sizes"
-CONTRACT = "lowerline.contract"
-_MARK = "lowerline.vectorize_me"
+from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES, VECTORIZE_ME
 
 _FUNCS = f"""  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
 """
@@ -82,12 +79,12 @@ LOWERING_IN_PLACE = _FUNCS + _CONTRACTIONS + _TO_RANK_1
 def _tagged(module: ir.Operation) -> list[ir.Operation]:
     # Fused ops leave dead copies behind (removed by the next canonicalize).
     return ops_matching(
-        module, lambda op: VECTOR in op.attributes and any(list(r.uses) for r in op.results)
+        module, lambda op: VECTOR_SIZES.has(op) and any(list(r.uses) for r in op.results)
     )
 
 
 def _script(op: ir.Operation, index: int) -> str:
-    sizes = list(ir.DenseI64ArrayAttr(op.attributes[VECTOR]))
+    sizes = VECTOR_SIZES.get(op)
     static = static_loop_sizes(op)
     if static is not None and len(static) == len(sizes):
         # A peeled piece of a tile whose width is a power of two (a
@@ -96,10 +93,10 @@ def _script(op: ir.Operation, index: int) -> str:
         # splits a 24-lane vector across loop iterations lane by lane: 10x
         # slower, measured).
         sizes = [s if s < v and s & (s - 1) == 0 else v for v, s in zip(sizes, static, strict=True)]
-    op.attributes[_MARK] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
-    contract = " {create_named_contraction}" if CONTRACT in op.attributes else ""
+    VECTORIZE_ME.set(op, index)
+    contract = " {create_named_contraction}" if CONTRACT.has(op) else ""
     return (
-        f"  %op = transform.structured.match attributes{{{_MARK} = {index} : i64}} in %root"
+        f"  %op = transform.structured.match attributes{{{VECTORIZE_ME.entry(index)}}} in %root"
         f" : ({ANY}) -> {ANY}\n"
         f"  transform.structured.vectorize %op vector_sizes {sizes}{contract} : {ANY}\n"
     )
@@ -122,9 +119,8 @@ class Vectorize(Pass):
                 left.append(f"  {where}: {failure}")
         # Whatever did not vectorize keeps no tags; the rest were replaced.
         for target in _tagged(op):
-            for name in (VECTOR, CONTRACT, _MARK):
-                if name in target.attributes:
-                    del target.attributes[name]
+            for attr in (VECTOR_SIZES, CONTRACT, VECTORIZE_ME):
+                attr.remove(target)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")

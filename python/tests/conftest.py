@@ -1,6 +1,12 @@
-"""Fixtures for every test: nothing a test compiles lands in ~/.cache."""
+"""Fixtures for every test: nothing a test compiles lands in ~/.cache, and
+every lowerline pass's output is checked against the attribute protocol."""
+
+import os
 
 import pytest
+
+# Set at import, before any compile worker starts: workers inherit it.
+os.environ["LOWERLINE_CHECK_PROTOCOL"] = "1"
 
 
 @pytest.fixture(scope="module")

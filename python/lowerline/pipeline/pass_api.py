@@ -11,7 +11,9 @@ A pass is a frozen dataclass whose fields are its textual options::
         def run(self, op): ...
 
 ``run`` raises ``PassFailed`` after emitting its errors on the offending ops'
-locations. It is the only module that calls ``PassManager.add(callable)``.
+locations. It is the only module that calls ``PassManager.add(callable)``;
+with ``LOWERLINE_CHECK_PROTOCOL=1`` (the test suites set it) it also checks
+the attributes each pass leaves against ``lowerline.pipeline.protocol``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from lowerline.pipeline.options import format_options
 if TYPE_CHECKING:  # the registry itself must not load MLIR: the user's process imports it
     from mlir import ir
     from mlir import passmanager as mlir_pm
+
+
+# Set to 1 to check every lowerline pass's output against the protocol.
+CHECK_PROTOCOL_ENV = "LOWERLINE_CHECK_PROTOCOL"
 
 
 class PassFailed(Exception):
@@ -108,6 +114,19 @@ def ops_matching(root: ir.Operation, predicate: Callable[[ir.Operation], bool]) 
     return found
 
 
+def check_protocol(p: Pass, op: ir.Operation) -> None:
+    """After ``p`` ran on ``op``: with ``LOWERLINE_CHECK_PROTOCOL=1``, an error
+    on each op carrying an undeclared or mistyped ``lowerline.*`` attribute
+    and ``PassFailed``. Off by default: it walks the whole IR after every pass,
+    a cost the tests pay and compiles do not."""
+    if os.environ.get(CHECK_PROTOCOL_ENV, "") in ("", "0"):
+        return
+    from lowerline.pipeline import protocol
+
+    if not protocol.check(op, p.flag):
+        raise PassFailed()
+
+
 def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.PassManager:
     """A PassManager on ``anchor`` ops that runs the Python pass ``p``.
 
@@ -116,7 +135,8 @@ def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.Pa
     pass manager aborts (measured on the 22.1 bindings), so scheduling is done
     by lowerline's own scheduler and this manager only ever sees anchor ops.
     Running through a PassManager (rather than calling ``run`` directly) keeps
-    MLIR's verifier after the pass.
+    MLIR's verifier after the pass; the protocol check (when enabled) runs
+    before it.
     """
 
     from mlir import passmanager as mlir_pm
@@ -125,6 +145,7 @@ def python_pass_manager(p: Pass, anchor: str, context: ir.Context) -> mlir_pm.Pa
         try:
             with op.context, op.location:
                 p.run(op)
+                check_protocol(p, op)
         except PassFailed:
             handle.signal_pass_failure()
         except Exception as err:  # a bug in the pass must not cross into C++

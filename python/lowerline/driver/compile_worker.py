@@ -161,6 +161,7 @@ def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
 def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dict) -> StagesResult:
     """Run ``stages`` (``(name, build)`` pairs) on ``module``, whose dump
     ``ir/0-linalg.mlir`` is the first stage's input."""
+    assert runner.dumps is not None  # the worker's runner always dumps (_stage_runner)
     first_input = runner.dumps.path(0, "linalg")
     result = runner.run(module, stages_of(stages), options, first_input)
     seconds.update(result.seconds)
@@ -206,7 +207,7 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     lowerer = Lowerer()
     module = _parse_input(job, request, lowerer, seconds)
     lowered = _lower(_stage_runner(job, lowerer), module, CPU_STAGES, options, seconds)
-    _link(module, job, "lib", cpu_target(options.target), seconds, lowered.last_dump)
+    _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
     return {"entry": "main", "stage_seconds": seconds}
 
 
@@ -237,7 +238,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         raise LoweringError(str(err), []) from None
     gpu_artifacts.write_plan(kept["kernels"], os.path.join(job, "kernels.json"))
     seconds["ptxas"] = time.perf_counter() - start
-    _link(module, job, "lib", host_cpu(), seconds, lowered.last_dump, cuda=True)
+    _link(module, job, "lib", host_cpu(), seconds, lowered.require_last_dump(), cuda=True)
     if "mapped" in kept:
         emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
@@ -251,11 +252,12 @@ def _emulate_on_cpu(
     more stage, ``cpu-emulation``, numbered after the GPU stages; its input
     is the bufferized stage's dump. Returns its dump."""
     stage = Stage("cpu-emulation", cpu_emulation)
+    assert runner.dumps is not None  # the worker's runner always dumps (_stage_runner)
     after_gpu = dataclasses.replace(runner.dumps, first=len(GPU_STAGES) + 1)
     emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None)
     result = emulation.run(mapped, (stage,), options, lowered.dumps["bufferized"])
     seconds.update(result.seconds)
-    return result.last_dump
+    return result.require_last_dump()
 
 
 def compile_job(job: str) -> dict[str, Any]:

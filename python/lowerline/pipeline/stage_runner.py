@@ -105,6 +105,12 @@ class StagesResult:
     def last_dump(self) -> str | None:
         return next(reversed(self.dumps.values()), None)
 
+    def require_last_dump(self) -> str:
+        """The last stage's dump, for runners that always dump."""
+        if self.last_dump is None:
+            raise ValueError("the stages ran without a dump policy: no dump to name")
+        return self.last_dump
+
 
 class StageError(LoweringError):
     """Stage ``stage`` failed with ``failure``'s summary and diagnostics (the
@@ -169,19 +175,18 @@ class StageRunner:
         """Run one stage; returns the file holding its output, if any."""
         pipeline = stage.pipeline(options)
         scratch = input_path is None
-        if scratch:
-            input_path = self._write_input(module, stage.name)
+        source = self._write_input(module, stage.name) if input_path is None else input_path
         if self.on_stage is not None:
-            self.on_stage(StageStart(stage.name, pipeline, input_path))
+            self.on_stage(StageStart(stage.name, pipeline, source))
         start = time.perf_counter()
         try:
-            self.lowerer.run(module, pipeline, input_path, self.inst)
+            self.lowerer.run(module, pipeline, source, self.inst)
         except LoweringError as err:
             # The scratch input stays: it is the reproducer.
-            raise StageError(stage.name, err, input_path, pipeline) from None
+            raise StageError(stage.name, err, source, pipeline) from None
         result.seconds[stage.name] = time.perf_counter() - start
         if scratch:
-            os.remove(input_path)
+            os.remove(source)
         output = None
         if self.dumps is not None:
             output = self.dumps.write(module, index, stage.name)

@@ -30,6 +30,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",
     "lowerline-strided-copies-to-linalg": "bufferization.strided_copies_to_linalg",
     "lowerline-approximate-exp": "lowering.approximate_exp",
+    "lowerline-approximate-math": "lowering.approximate_math",
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
     "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",

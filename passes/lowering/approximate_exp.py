@@ -56,7 +56,9 @@ def _power_of_two(n: ir.Value, f32: ir.Type) -> ir.Value:
     return arith.BitcastOp(f32, arith.ShLIOp(biased, constant(i32, 23)).result).result
 
 
-def _exp(x: ir.Value) -> ir.Value:
+def build_exp(x: ir.Value) -> ir.Value:
+    """f32 ``exp(x)`` (scalar or vector ``x``) as the polynomial above;
+    ``lowerline-approximate-math`` builds tanh and erf on it."""
     t = x.type
     i32 = like(t, ir.IntegerType.get_signless(32))
     below_high = arith.MinimumFOp(x, constant(t, _HIGH)).result
@@ -87,4 +89,4 @@ class ApproximateExp(Pass):
 
     def run(self, op: ir.Operation) -> None:
         for exp in ops_matching(op, _is_f32_exp):
-            expand(exp, _exp)
+            expand(exp, build_exp)

@@ -40,7 +40,11 @@ def test_named_pipelines_expand_in_place(context):
     assert steps[0].pass_.flag == "lowerline-widen-i1-memrefs"
     steps = plan_pipeline("builtin.module(lowerline-to-llvm{widen-i1=false})", context)
     python_flags = [s.pass_.flag for s in steps if isinstance(s, PythonStep)]
-    assert python_flags == ["lowerline-expand-bf16-truncf", "lowerline-approximate-exp"]
+    assert python_flags == [
+        "lowerline-expand-bf16-truncf",
+        "lowerline-approximate-exp",
+        "lowerline-approximate-math",
+    ]
     assert not any("lowerline-widen-i1-memrefs" in s.text for s in steps if hasattr(s, "text"))
 
 

@@ -26,19 +26,38 @@ func.func @intrinsics(%x: f32) -> f32 {
 
 // -----
 
-// Ops without one call libm. log1p keeps its accuracy near 0: log1pf, not
-// log(1 + x).
-// CHECK-DAG:   llvm.func @erff(f32) -> f32
-// CHECK-DAG:   llvm.func @log1pf(f32) -> f32
+// Ops without one call libm (f64 here; f32 erf and log1p are expanded, below).
+// log1p keeps its accuracy near 0: log1p, not log(1 + x).
+// CHECK-DAG:   llvm.func @erf(f64) -> f64
+// CHECK-DAG:   llvm.func @log1p(f64) -> f64
 // CHECK-LABEL: llvm.func @libm_calls(
-// CHECK-SAME:      %[[X:[^:]+]]: f32
-// CHECK:         %[[E:.+]] = llvm.call @erff(%[[X]]) : (f32) -> f32
-// CHECK:         %[[L:.+]] = llvm.call @log1pf(%[[E]]) : (f32) -> f32
+// CHECK-SAME:      %[[X:[^:]+]]: f64
+// CHECK:         %[[E:.+]] = llvm.call @erf(%[[X]]) : (f64) -> f64
+// CHECK:         %[[L:.+]] = llvm.call @log1p(%[[E]]) : (f64) -> f64
 // CHECK:         llvm.return %[[L]]
-func.func @libm_calls(%x: f32) -> f32 {
-  %0 = math.erf %x : f32
-  %1 = math.log1p %0 : f32
-  return %1 : f32
+func.func @libm_calls(%x: f64) -> f64 {
+  %0 = math.erf %x : f64
+  %1 = math.log1p %0 : f64
+  return %1 : f64
+}
+
+// -----
+
+// f32 tanh, erf, log and log1p become polynomials in vector registers
+// (lowerline-approximate-math): no libm call is left.
+// CHECK-LABEL: llvm.func @f32_polynomials(
+// CHECK-NOT:     llvm.call
+// CHECK-NOT:     llvm.intr.tanh
+// CHECK-NOT:     llvm.intr.log
+// CHECK:         llvm.intr.fma(%{{.+}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT:     llvm.call
+// CHECK:         llvm.return
+func.func @f32_polynomials(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.tanh %x : vector<8xf32>
+  %1 = math.erf %0 : vector<8xf32>
+  %2 = math.log %1 : vector<8xf32>
+  %3 = math.log1p %2 : vector<8xf32>
+  return %3 : vector<8xf32>
 }
 
 // -----

@@ -173,6 +173,8 @@ def llvm(o: CpuOptions) -> str:
         "func.func(llvm-request-c-wrappers)",
         # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
         "lowerline-approximate-exp",
+        # f32 tanh, erf, log, log1p likewise (tanhf/erff/logf/log1pf per lane).
+        "lowerline-approximate-math",
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",
         "expand-strided-metadata",

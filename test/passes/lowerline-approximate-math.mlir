@@ -1,0 +1,95 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-approximate-math)" \
+// RUN:   --split-input-file | FileCheck %s
+
+// A vector tanh becomes an odd polynomial near 0 and 1 - 2 / (exp(2|x|) + 1)
+// (the exp expanded inline) beyond, chosen by a select; the sign is copied.
+// CHECK-LABEL: func.func @expands_vector_tanh(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<16xf32>)
+// CHECK-NOT:     math.tanh
+// CHECK-NOT:     math.exp
+// CHECK:         math.fma
+// CHECK:         math.floor %{{.+}} : vector<16xf32>
+// CHECK:         arith.divf
+// CHECK:         %[[S:.+]] = arith.select %{{.+}} : vector<16xi1>, vector<16xf32>
+// CHECK:         %[[R:.+]] = math.copysign %[[S]], %[[X]] : vector<16xf32>
+// CHECK-NOT:     math.tanh
+// CHECK:         return %[[R]]
+func.func @expands_vector_tanh(%x: vector<16xf32>) -> vector<16xf32> {
+  %r = math.tanh %x : vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+// erf: a polynomial below 1, 1 - exp(-x^2) R(|x|) above (x^2 split by an fma).
+// CHECK-LABEL: func.func @expands_vector_erf(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<8xf32>)
+// CHECK-NOT:     math.erf
+// CHECK:         %[[A:.+]] = arith.minimumf
+// CHECK:         %[[SQ:.+]] = arith.mulf %[[A]], %[[A]] : vector<8xf32>
+// CHECK:         %[[NSQ:.+]] = arith.negf %[[SQ]]
+// CHECK:         math.fma %[[A]], %[[A]], %[[NSQ]] : vector<8xf32>
+// CHECK:         math.floor
+// CHECK:         %[[R:.+]] = math.copysign %{{.+}}, %[[X]] : vector<8xf32>
+// CHECK-NOT:     math.erf
+// CHECK:         return %[[R]]
+func.func @expands_vector_erf(%x: vector<8xf32>) -> vector<8xf32> {
+  %r = math.erf %x : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// log: the exponent and mantissa split in integer bits (subnormals scaled
+// first), then -inf at 0, NaN below 0, x itself at +inf and NaN.
+// CHECK-LABEL: func.func @expands_scalar_log(
+// CHECK-SAME:      %[[X:[^:]+]]: f32)
+// CHECK-NOT:     math.log
+// CHECK:         arith.bitcast %{{.+}} : f32 to i32
+// CHECK:         arith.shrsi
+// CHECK:         arith.divf
+// CHECK:         arith.cmpf oeq, %[[X]]
+// CHECK:         arith.cmpf olt, %[[X]]
+// CHECK:         %[[INF:.+]] = arith.cmpf ueq, %[[X]]
+// CHECK:         %[[R:.+]] = arith.select %[[INF]], %[[X]], %{{.+}} : f32
+// CHECK-NOT:     math.log
+// CHECK:         return %[[R]]
+func.func @expands_scalar_log(%x: f32) -> f32 {
+  %r = math.log %x : f32
+  return %r : f32
+}
+
+// -----
+
+// log1p reduces 1 + x and adds back the rounding error of the sum; below
+// 2^-24 the result is x itself.
+// CHECK-LABEL: func.func @expands_vector_log1p(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<4xf32>)
+// CHECK-NOT:     math.log1p
+// CHECK:         %[[U:.+]] = arith.addf %{{.+}}, %[[X]] : vector<4xf32>
+// CHECK:         arith.bitcast %[[U]] : vector<4xf32> to vector<4xi32>
+// CHECK:         arith.cmpi sge
+// CHECK:         %[[ABS:.+]] = math.absf %[[X]]
+// CHECK:         %[[TINY:.+]] = arith.cmpf olt, %[[ABS]]
+// CHECK:         %[[R:.+]] = arith.select %[[TINY]], %[[X]], %{{.+}} : vector<4xi1>, vector<4xf32>
+// CHECK-NOT:     math.log1p
+// CHECK:         return %[[R]]
+func.func @expands_vector_log1p(%x: vector<4xf32>) -> vector<4xf32> {
+  %r = math.log1p %x : vector<4xf32>
+  return %r : vector<4xf32>
+}
+
+// -----
+
+// f64 keeps libm, and so do the functions the pass does not know (sin).
+// CHECK-LABEL: func.func @keeps_f64_and_unknown_functions(
+// CHECK-NEXT:    math.tanh %{{.+}} : vector<4xf64>
+// CHECK-NEXT:    math.log %{{.+}} : f64
+// CHECK-NEXT:    math.sin %{{.+}} : f32
+// CHECK-NEXT:    return
+func.func @keeps_f64_and_unknown_functions(%x: vector<4xf64>, %y: f64, %z: f32) -> (vector<4xf64>, f64, f32) {
+  %a = math.tanh %x : vector<4xf64>
+  %b = math.log %y : f64
+  %c = math.sin %z : f32
+  return %a, %b, %c : vector<4xf64>, f64, f32
+}

@@ -8,8 +8,9 @@ and writes:
 * ``progress.log``: one line before every stage and every pass, so that an
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
-* ``lib.so`` and ``result.json`` on success, ``error.json`` when a pass fails
-  with diagnostics.
+* ``lib.so`` and ``result.json`` on success (with the ops left as plain
+  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``), ``error.json`` when a
+  pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
 built zero-copy from memory-mapped files, so passes can fold and pack them
@@ -29,6 +30,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lowerline import weights
+from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions, module_pipeline
 from lowerline.driver.lowering import Lowerer, LoweringError
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
@@ -198,9 +200,10 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module = _parse_input(job, request, lowerer, seconds)
-    last = _lower(job, lowerer, module, CPU_STAGES, options, seconds)
+    with Watch(tiled=options.tile) as watch:
+        last = _lower(job, lowerer, module, CPU_STAGES, options, seconds, watch.after_stage)
     _link(module, job, "lib", cpu_target(options.target), seconds, last)
-    return {"entry": "main", "stage_seconds": seconds}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
@@ -220,7 +223,8 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
-    last = _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
+    with Watch(tiled=None) as watch:
+        last = _lower(job, lowerer, module, GPU_STAGES, options, seconds, after)
     start = time.perf_counter()
     try:
         with lowerer.context:
@@ -240,7 +244,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         seconds["cpu-emulation"] = time.perf_counter() - start
         emulated = _dump(job, len(GPU_STAGES) + 1, "cpu-emulation", kept["mapped"])
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
-    return {"entry": "main", "stage_seconds": seconds}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
 
 
 def compile_job(job: str) -> dict[str, Any]:

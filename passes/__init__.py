@@ -19,6 +19,7 @@ looked up.
 """
 
 PASS_MODULES: dict[str, str] = {
+    "lowerline-drop-dead-results": "graph.drop_dead_results",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",

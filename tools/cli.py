@@ -135,8 +135,28 @@ def _compile(args: argparse.Namespace) -> int:
         f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)"
     )
     print(f"peak intermediate memory: {report.memory}")
+    _print_fallbacks(report.fallbacks)
+    print(f"tolerance: {report.tolerance}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
+    if report.mismatch is not None:
+        from lowerline.errors import LowerlineError
+
+        raise LowerlineError(f"outside the tolerance: {report.mismatch.describe()}")
     return 0
+
+
+def _print_fallbacks(fallbacks: list) -> None:
+    """The ops left as plain loops (``CompiledModule.fallbacks``), one a line."""
+    if not fallbacks:
+        print("ops left as plain loops: none (everything tiled and vectorized)")
+        return
+    print(f"ops left as plain loops (not tiled or not vectorized): {len(fallbacks)}")
+    for f in fallbacks:
+        # The model's line, then the torch function it called (a module's forward).
+        where = f.source_line or "an unknown location"
+        if f.location != f.source_line:
+            where += f" ({f.location})"
+        print(f"  {f.op} at {where}: {f.message} [{f.pass_flag}]")
 
 
 def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:

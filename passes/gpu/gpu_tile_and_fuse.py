@@ -26,7 +26,6 @@ groups and tile sizes for a GPU target: that is this pass.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from mlir import ir
@@ -39,7 +38,7 @@ from lowerline.gpu.plan import (
     matmul_tiles,
     with_accumulator,
 )
-from lowerline.passes.support.linalg_info import describe, indexing_maps
+from lowerline.passes.support.linalg_info import indexing_maps
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.tile_and_fuse import (
     Group,
@@ -56,8 +55,10 @@ from lowerline.passes.tiling.tile_and_fuse import (
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, defined_functions, resolve_target
 from lowerline.pipeline.protocol import GPU_THREADS, LAST, NUM_RESULTS
+from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
 from lowerline.targets import GpuTarget, gpu_target
 
+FLAG = "lowerline-gpu-tile-and-fuse"
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
 
@@ -114,7 +115,7 @@ def _group(op: ir.Operation, name: str, target: GpuTarget, earlier: list[Group])
         return tiles
     if reason := fits(tiles, target):
         return reason
-    group = Group(name, op.name.removeprefix("linalg."), op, tiles=tiles)
+    group = Group(name, op.name.removeprefix("linalg."), op, tiles=tiles, pass_flag=FLAG)
     rank = len(tiles.thread_counts)
     group.par = list(tiles.block[:rank])
     group.red = list(tiles.step)
@@ -223,7 +224,7 @@ def _tag(group: Group) -> None:
     LAST.set(group.last, group.name)
 
 
-def _plan(func: ir.Operation, target: GpuTarget, counter: list[int], lines: list[str]) -> list:
+def _plan(func: ir.Operation, target: GpuTarget, counter: list[int], remarks: list[Remark]) -> list:
     # The roots first: planning rewrites epilogues (new ops, old ones erased).
     roots = [
         op.operation
@@ -234,7 +235,8 @@ def _plan(func: ir.Operation, target: GpuTarget, counter: list[int], lines: list
     for op in roots:
         found = _group(op, f"g{counter[0]}", target, groups)
         if isinstance(found, str):
-            lines.append(f"  skipped: {describe(op)}: {found} (one point per thread)")
+            message = f"not tiled (one point per thread): {found}"
+            remarks.append(about(op, FLAG, message, FALLBACK))
             continue
         counter[0] += 1
         groups.append(found)
@@ -247,18 +249,19 @@ def _drop_claimed(group: Group, earlier: list[Group]) -> None:
     claimed = [c for g in earlier for c in g.consumers]
     for index, consumer in enumerate(group.consumers):
         if any(consumer == c for c in claimed):
-            group.refused.append(f"{describe(consumer)}: fused into an earlier group")
+            group.refuse(consumer, f"not fused into {group.name}: fused into an earlier group")
             del group.consumers[index:]
             return
 
 
-def _explain(g: Group) -> list[str]:
-    lines = [f"  {g.name}: {g.kind} root {g.root_text}; fused {g.members_text}"]
-    lines.append(f"    tiles: {g.tiles.describe()}")
-    lines += [f"    refused: {r}" for r in g.refused]
+def _remarks(g: Group) -> list[Remark]:
+    """The group's decision (on its root), its refusals and its failure."""
+    decision = f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.tiles.describe()}"
+    found = [g.remark(decision), *g.refused]
     if g.failure:
-        lines.append(f"    not transformed (one point per thread): {g.failure}")
-    return lines
+        message = f"not tiled (one point per thread): {g.name} was not transformed: {g.failure}"
+        found.append(g.remark(message, FALLBACK))
+    return found
 
 
 def _record_results(func: ir.Operation) -> None:
@@ -269,26 +272,25 @@ def _record_results(func: ir.Operation) -> None:
 
 @dataclass(frozen=True)
 class GpuTileAndFuse(Pass):
-    flag = "lowerline-gpu-tile-and-fuse"
+    flag = FLAG
     summary = "Tile contractions and their epilogues into GPU thread blocks (tensors)"
     anchor = "builtin.module"
 
     target: str = opt("sm_80", "GPU target: a name of lowerline.targets.GPU_TARGETS")
-    explain: bool = opt(False, "print the groups, tile sizes and refusals to stderr")
+    explain: bool = opt(False, "print the groups, tile sizes and refusals to stderr as remarks")
 
     def run(self, op: ir.Operation) -> None:
         target = resolve_target(gpu_target, self.target, op)
-        lines = [f"lowerline-gpu-tile-and-fuse: target {target.name}"]
+        remarks = [about(op, FLAG, f"target {target.name}")]
         counter, groups = [0], []
         for func in defined_functions(op):
             _record_results(func)
-            groups += _plan(func, target, counter, lines)
+            groups += _plan(func, target, counter, remarks)
         for group in groups:
             group.freeze_text()
             _tag(group)
         for group in groups:
             group.failure = apply_script(op, group_script(group))
-            lines += _explain(group)
+            remarks += _remarks(group)
         strip_tags(op)
-        if self.explain:
-            print("\n".join(lines), file=sys.stderr, flush=True)
+        publish(remarks, self.explain)

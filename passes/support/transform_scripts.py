@@ -9,11 +9,16 @@ is, or fail).
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
 ANY = "!transform.any_op"
 FOR = '!transform.op<"scf.for">'
+# The location a diagnostic line starts with ("loc(...): "): the caller
+# reports the failure on the op it concerns.
+_LOCATION = re.compile(r"^\s*loc\(.*?\): ")
 
 
 def canonicalize(handle: str) -> str:
@@ -73,5 +78,5 @@ def apply_script(payload: ir.Operation, body: str) -> str | None:
             interpreter.apply_named_sequence(payload, entry, script)
         except ValueError as err:
             lines = [*quiet.messages, *str(err).splitlines()[1:]] or [str(err)]
-            return lines[0].removeprefix("Diagnostic message at ").strip()
+            return _LOCATION.sub("", lines[0].removeprefix("Diagnostic message at ")).strip()
     return None

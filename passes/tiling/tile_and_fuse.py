@@ -24,11 +24,13 @@ on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
 run in between.
 
 Each group is applied as its own transform sequence: a group the transform
-ops cannot handle stays as it was (it becomes loops later) and ``explain``
+ops cannot handle stays as it was (it becomes loops later) and a remark
 says why, instead of failing the compile.
 
-``explain`` prints every fusion group with its tile sizes, estimated FLOPs
-and bytes moved, and every refused candidate with the reason, to stderr.
+Every decision is published as a remark (``lowerline.pipeline.remarks``):
+each fusion group with its tile sizes, estimated FLOPs and bytes moved on its
+root, each refused fusion on the refused op, and each op left as loops with
+the reason; ``explain`` prints them to stderr.
 
 Upstream has the mechanisms (``transform.structured.tile_using_forall``,
 ``tile_using_for``, ``fuse_into_containing_op``) but no pass that picks
@@ -37,7 +39,7 @@ roots, fusions and tile sizes for a target: that is this pass.
 
 from __future__ import annotations
 
-import sys
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +47,6 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.cpu.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
-from lowerline.passes.support.linalg_info import describe as _short
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import static_loop_sizes
@@ -59,6 +60,7 @@ from lowerline.pipeline.pass_api import (
     resolve_target,
 )
 from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
+from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, cpu_target
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
@@ -98,18 +100,34 @@ class Group:
     vector_tiles: list[int] = field(default_factory=list)
     flops: int = 0
     bytes_moved: int = 0
-    refused: list[str] = field(default_factory=list)
+    refused: list[Remark] = field(default_factory=list)
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
-    # Filled before the ops are transformed (and possibly erased): for explain.
-    root_text: str = ""
+    pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    # Filled before the ops are transformed (and possibly erased): for the
+    # remarks, made afterwards. The root's first.
     members_text: str = ""
+    seen: list[Remark] = field(default_factory=list)
 
     def freeze_text(self) -> None:
-        self.root_text = _short(self.root)
         members = (["fill"] if self.fill else []) + [c.name for c in self.consumers]
         self.members_text = ", ".join(members) or "nothing"
+        ops = [self.root, self.fill, *self.consumers]
+        self.seen = [about(op, self.pass_flag, "") for op in ops if op is not None]
+
+    def refuse(self, op: ir.Operation, reason: str) -> None:
+        """Record that ``op`` stays out of this nest, and why."""
+        self.refused.append(about(op, self.pass_flag, reason, REFUSAL))
+
+    def remark(self, message: str, kind: str = DECISION) -> Remark:
+        """A remark on the root (as it was before the transform)."""
+        return dataclasses.replace(self.seen[0], message=message, kind=kind)
+
+    def fallbacks(self, why: str) -> list[Remark]:
+        """Every op of a group whose transform failed: all stay as loops."""
+        message = f"left as loops: {self.name} was not transformed: {why}"
+        return [dataclasses.replace(op, message=message, kind=FALLBACK) for op in self.seen]
 
     @property
     def last(self) -> ir.Operation:
@@ -120,30 +138,36 @@ class Group:
 class Plan:
     target: CpuTarget
     groups: list[Group] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[Remark] = field(default_factory=list)
 
-    def explain(self) -> str:
+    def remarks(self, module: ir.Operation) -> list[Remark]:
+        """The target (on the module), then each group's decision, refusals and
+        failure, then the ops no group took."""
         t = self.target
-        lines = [
-            f"lowerline-tile-and-fuse: target {t.name} ({t.cpu}, {t.vector_bits}-bit vectors, "
-            f"L1 {t.l1d_bytes >> 10} KiB, L2 {t.l2_bytes >> 10} KiB, {t.cores} cores)"
+        found = [
+            about(
+                module,
+                TileAndFuse.flag,
+                f"target {t.name} ({t.cpu}, {t.vector_bits}-bit vectors, "
+                f"L1 {t.l1d_bytes >> 10} KiB, L2 {t.l2_bytes >> 10} KiB, {t.cores} cores)",
+            )
         ]
         for g in self.groups:
-            head = f"  {g.name}: {g.kind} root {g.root_text}"
-            if g.kind == "vector":
-                threads = f", parallel tile {g.par}" if g.par else ""
-                lines.append(f"{head}; vector tile {g.vector_tiles}{threads}")
-            else:
-                lines.append(f"{head}; fused {g.members_text}")
-                lines.append(
-                    f"    tiles: {g.tiles.describe()}; {g.flops / 1e6:.2f} MFLOP, "
-                    f"{g.bytes_moved / 1e6:.2f} MB moved"
-                )
-            lines += [f"    refused: {r}" for r in g.refused]
+            found += [g.remark(_decision(g)), *g.refused]
             if g.failure:
-                lines.append(f"    not transformed (left as loops): {g.failure}")
-        lines += [f"  skipped: {s}" for s in self.skipped]
-        return "\n".join(lines)
+                found += g.fallbacks(g.failure)
+        return found + self.skipped
+
+
+def _decision(g: Group) -> str:
+    """What was planned for ``g``: its kind, the fused ops and the tile sizes."""
+    if g.kind == "vector":
+        threads = f", parallel tile {g.par}" if g.par else ""
+        return f"{g.name}: vector tile {g.vector_tiles}{threads}"
+    return (
+        f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.tiles.describe()}; "
+        f"{g.flops / 1e6:.2f} MFLOP, {g.bytes_moved / 1e6:.2f} MB moved"
+    )
 
 
 def element_bytes(op: ir.Operation) -> int | None:
@@ -159,22 +183,22 @@ def element_bytes(op: ir.Operation) -> int | None:
 def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
     """Why ``user`` cannot join the nest of ``current``; None when it can."""
     if user.name != "linalg.generic":
-        return f"{_short(user)} is not an elementwise linalg.generic"
+        return "not an elementwise linalg.generic"
     if any(it != "parallel" for it in _iterators(user)):
-        return f"{_short(user)} reduces across the tile: fusing would need the whole row"
+        return "it reduces across the tile: fusing would need the whole row"
     result_type = tensor_type(current.results[0])
     if tensor_type(user.results[0]) != ir.RankedTensorType.get(
         result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
     ):
-        return f"{_short(user)} has another shape: it would recompute or spill"
+        return "it has another shape: it would recompute or spill"
     maps = _maps(user)
     rank = len(result_type.shape)
     identity = ir.AffineMap.get_identity(rank)
     for index, operand in enumerate(user.operands):
         if operand == current.results[0] and maps[index] != identity:
-            return f"{_short(user)} reads the result through {maps[index]}: it would recompute"
+            return f"it reads the result through {maps[index]}: it would recompute"
     if maps[-1] != identity:
-        return f"{_short(user)} writes through {maps[-1]}"
+        return f"it writes through {maps[-1]}"
     return None
 
 
@@ -183,16 +207,17 @@ def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
 _CHAIN_ENDS = ("func.return", "tensor.expand_shape", "tensor.collapse_shape", "tensor.insert_slice")
 
 
-def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation]:
+def _consumer_chain(group: Group) -> list[ir.Operation]:
     chain: list[ir.Operation] = []
-    current = root
+    current = group.root
     while True:
         uses = list(current.results[0].uses)
         if len(uses) != 1:
             if len(uses) > 1:
-                refused.append(
-                    f"consumers of {_short(current)}: the result has {len(uses)} users and "
-                    "must be stored anyway"
+                group.refuse(
+                    current,
+                    f"no consumer fused into {group.name}: the result has {len(uses)} users "
+                    "and must be stored anyway",
                 )
             return chain
         user = uses[0].owner
@@ -200,7 +225,7 @@ def _consumer_chain(root: ir.Operation, refused: list[str]) -> list[ir.Operation
             return chain
         reason = _consumer_refusal(current, user)
         if reason:
-            refused.append(reason)
+            group.refuse(user, f"not fused into {group.name}: {reason}")
             return chain
         chain.append(user)
         current = user
@@ -249,8 +274,8 @@ def fused_producers_and_consumers(group: Group) -> None:
         if len(list(init.uses)) == 1:
             group.fill = init.owner
         else:
-            group.refused.append(f"{_short(init.owner)}: the fill has other users")
-    group.consumers = _consumer_chain(op, group.refused)
+            group.refuse(init.owner, f"not fused into {group.name}: the fill has other users")
+    group.consumers = _consumer_chain(group)
 
 
 def all_ones(op: ir.Operation, name: str) -> bool:
@@ -291,6 +316,20 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
     return shape if shape and all(shape) else None
 
 
+def _without_tiles(op: ir.Operation) -> str:
+    """Why ``op`` has no loops to tile (``_iteration_shape`` found none): the
+    refusal names the case, so that a fallback list can tell a one-element
+    op from a dynamic one."""
+    if tensor_type(op.results[0]).rank == 0:
+        return "a 0-d result (one element): no loops to tile"
+    values = list(op.operands)
+    if any(0 in t.shape for t in map(tensor_type, values) if t is not None):
+        return "an empty tensor: nothing to compute"
+    if any(not isinstance(v.type, ir.ShapedType) for v in values):
+        return "a scalar (not tensor) operand: not planned"
+    return "dynamic shapes"
+
+
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     if not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
@@ -299,7 +338,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         return "not an elementwise, reduction, fill, copy or transpose op"
     shape = _iteration_shape(op)
     if not shape:
-        return "scalar, empty or dynamic"
+        return _without_tiles(op)
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
     tiles = [1] * len(shape)
     last = len(shape) - 1
@@ -381,7 +420,7 @@ def _add_group(
 ) -> Group | None:
     """Record a planned group, or why ``op`` gets none."""
     if isinstance(found, str):
-        plan.skipped.append(f"{_short(op)}: {found}")
+        plan.skipped.append(about(op, TileAndFuse.flag, f"left as loops: {found}", FALLBACK))
         return None
     counter[0] += 1
     plan.groups.append(found)
@@ -594,7 +633,9 @@ class TileAndFuse(Pass):
     anchor = "builtin.module"
 
     target: str = opt("host", "target description: 'host' or a name of CPU_TARGETS")
-    explain: bool = opt(False, "print the fusion groups, tile sizes and refusals to stderr")
+    explain: bool = opt(
+        False, "print the fusion groups, tile sizes and refusals to stderr as remarks"
+    )
 
     def run(self, op: ir.Operation) -> None:
         target = resolve_target(cpu_target, self.target, op)
@@ -611,5 +652,4 @@ class TileAndFuse(Pass):
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
         strip_tags(op)
-        if self.explain:
-            print(plan.explain(), file=sys.stderr, flush=True)
+        publish(plan.remarks(op), self.explain)

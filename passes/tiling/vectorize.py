@@ -13,24 +13,26 @@ shape casts (alone: with canonicalization in the same pattern set they loop
 forever).
 
 An op that does not vectorize (a gather, an unsupported body) is left as it
-is and becomes scalar loops; ``explain`` lists those. Upstream has the
+is and becomes scalar loops; a remark (``lowerline.pipeline.remarks``) says
+so, with the vectorizer's message and what in the op it cannot handle, and
+``explain`` prints those remarks. Upstream has the
 mechanisms but no pass that vectorizes chosen ops at chosen sizes: the
 transform dialect needs a script, which this pass writes.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from mlir import ir
 
-from lowerline.passes.support.linalg_info import describe, static_loop_sizes
+from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
 from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES, VECTORIZE_ME
+from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
 
 _FUNCS = f"""  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
 """
@@ -102,21 +104,46 @@ def _script(op: ir.Operation, index: int) -> str:
     )
 
 
+# Body ops the vectorizer turns into vector ops; others (cf.assert, tensor
+# reads) are named in the remark of an op that did not vectorize.
+_VECTOR_DIALECTS = ("arith.", "math.", "linalg.", "affine.", "index.")
+
+
+def _obstacles(op: ir.Operation) -> list[str]:
+    """What in ``op`` the vectorizer is likely to refuse: a hint for the remark
+    (upstream's message is only "Attempted to vectorize, but failed")."""
+    if op.name != "linalg.generic":
+        return []
+    body = op.regions[0].blocks[0].operations
+    found = sorted({o.name for o in body if not o.name.startswith(_VECTOR_DIALECTS)})
+    hints = [f"its body has {name}" for name in found]
+    if len(op.results) > 1 and "reduction" in iterator_kinds(op):
+        indexed = any(o.name == "linalg.index" for o in body)
+        kind = "an argmax-like reduction" if indexed else "a reduction"
+        hints.append(f"{kind} with {len(op.results)} results")
+    return hints
+
+
+def _not_vectorized(op: ir.Operation, failure: str) -> Remark:
+    hints = "; ".join(_obstacles(op))
+    why = f"{failure} ({hints})" if hints else failure
+    return about(op, Vectorize.flag, f"left as loops: not vectorized: {why}", FALLBACK)
+
+
 @dataclass(frozen=True)
 class Vectorize(Pass):
     flag = "lowerline-vectorize"
     summary = "Vectorize the tiles planned by lowerline-tile-and-fuse; contractions to FMAs"
     anchor = "builtin.module"
 
-    explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr")
+    explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr as remarks")
 
     def run(self, op: ir.Operation) -> None:
-        left: list[str] = []
+        left: list[Remark] = []
         for index, target in enumerate(_tagged(op)):
-            where = describe(target)
             failure = apply_script(op, _script(target, index))
             if failure:
-                left.append(f"  {where}: {failure}")
+                left.append(_not_vectorized(target, failure))
         # Whatever did not vectorize keeps no tags; the rest were replaced.
         for target in _tagged(op):
             for attr in (VECTOR_SIZES, CONTRACT, VECTORIZE_ME):
@@ -127,6 +154,4 @@ class Vectorize(Pass):
             raise PassFailed()
         # Accumulators that start from a fused fill: constants, not a tile read back.
         fold_reads_of_splat_writes(op)
-        if self.explain:
-            print(f"lowerline-vectorize: {len(left)} op(s) left as loops", file=sys.stderr)
-            print("\n".join(left), file=sys.stderr, flush=True)
+        publish(left, self.explain)

@@ -61,7 +61,6 @@ channels 105 against 134 us, 64 channels 500 against 1263 us).
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +74,7 @@ from lowerline.passes.support.linalg_info import all_parallel, describe, indexin
 from lowerline.passes.tiling.tile_and_fuse import all_ones
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
+from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, cpu_target
 
 # F(4x4, 3x3) with interpolation points 0, 1, -1, 2, -2 and infinity (Lavin & Gray).
@@ -572,14 +572,17 @@ def _rewrite(conv: _Conv) -> None:
         init.erase()
 
 
-def _explanation(conv: ir.Operation, plan: _Conv | str) -> str:
+def _remark(conv: ir.Operation, plan: _Conv | str) -> Remark:
+    """The rewrite planned for ``conv``, or why it keeps the direct kernels."""
     if isinstance(plan, str):
-        return f"winograd: {describe(conv)} refused: {plan}"
+        return about(conv, WinogradConv.flag, f"not rewritten as Winograd: {plan}", REFUSAL)
     flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * plan.tiles
     fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
-    return (
-        f"winograd: {describe(conv)} as F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
-        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}"
+    return about(
+        conv,
+        WinogradConv.flag,
+        f"rewritten as Winograd F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
+        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}",
     )
 
 
@@ -593,15 +596,15 @@ class WinogradConv(Pass):
     min_channels: int = opt(
         16, "smallest input and output channel count rewritten (fewer: the transforms cost more)"
     )
-    explain: bool = opt(False, "print each convolution rewritten or refused, and why, to stderr")
+    explain: bool = opt(
+        False, "print each convolution rewritten or refused, and why, to stderr as remarks"
+    )
 
     def run(self, op: ir.Operation) -> None:
         convs = ops_matching(op, lambda o: o.name == "linalg.conv_2d_nchw_fchw")
         target = resolve_target(cpu_target, self.target, op)
         plans = [(conv, _plan(conv, self.min_channels, target)) for conv in convs]
-        if self.explain:
-            for conv, plan in plans:
-                print(_explanation(conv, plan), file=sys.stderr, flush=True)
+        publish([_remark(conv, plan) for conv, plan in plans], self.explain)
         for _, plan in plans:
             if not isinstance(plan, str):
                 _rewrite(plan)

@@ -4,6 +4,7 @@
     y = compiled(x)                 # same structure as model(x)
     print(compiled.ir("loops"))     # the IR after any stage
     print(compiled.memory())        # what the last call allocated
+    print(compiled.fallbacks)       # ops left as plain loops, and why
 
 Flow (DESIGN.md): ``torch.export`` in this process -> cache lookup -> on a
 miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
@@ -34,7 +35,7 @@ import tempfile
 import threading
 import time
 import weakref
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -57,6 +58,7 @@ from lowerline.frontend.export import (
 )
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
+from lowerline.pipeline.remarks import Remark
 from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
@@ -103,6 +105,7 @@ class Specialization:
     cache_hit: bool
     function: NativeFunction | GpuFunction
     cpu_function: NativeFunction | None = None  # GPU targets: the mapped IR on the CPU
+    fallbacks: list[Remark] = field(default_factory=list)
 
     @property
     def key(self) -> tuple:
@@ -195,6 +198,16 @@ class CompiledModule:
     @property
     def cache_hit(self) -> bool:
         return self.primary.cache_hit
+
+    @property
+    def fallbacks(self) -> list[Remark]:
+        """The ops of the first specialization left as plain (scalar) loops,
+        not tiled or not vectorized, each with the reason its pass gave:
+        ``op``, ``location`` / ``source_line`` (``file:line:col``; for a
+        torch model, the source line of the exported ``forward``) and
+        ``message``. Empty when everything became tiled vector code. On a GPU
+        target: the ops mapped one point per thread."""
+        return list(self.primary.fallbacks)
 
     def ir(self, stage: str) -> str:
         """The IR after ``stage`` (one of STAGES) of the first specialization."""
@@ -417,6 +430,7 @@ class CompiledModule:
             stage_seconds=stage_seconds,
             cache_hit=hit,
             function=function,
+            fallbacks=[Remark.from_json(found) for found in meta.get("fallbacks", [])],
         )
 
     def _load(self, key: str, program: Program) -> tuple[dict, bool, NativeFunction | GpuFunction]:
@@ -522,7 +536,12 @@ def _compile_artifact(
     for name in ("program.pt2", "main.o", "job.json", "current-stage.json"):
         if os.path.exists(os.path.join(workspace, name)):
             os.remove(os.path.join(workspace, name))
-    return {"entry": result["entry"], "tensor_inputs": tensor_inputs, "stage_seconds": seconds}
+    return {
+        "entry": result["entry"],
+        "tensor_inputs": tensor_inputs,
+        "stage_seconds": seconds,
+        "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
+    }
 
 
 def _plain(spec: pytree.TreeSpec) -> pytree.TreeSpec:

@@ -29,6 +29,8 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
     assert re.search(
         r"^peak intermediate memory: [0-9.]+ KiB in [0-9]+ allocations$", printed, re.M
     )
+    assert "\nops left as plain loops: none (everything tiled and vectorized)\n" in printed
+    assert "\ntolerance: float32: rtol=0.0001, atol=1e-05\n" in printed
     difference = float(printed.rsplit("largest difference from eager: ", 1)[1])
     assert difference < 1e-5
     written = sorted(os.listdir(out))
@@ -41,6 +43,42 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
     assert "from the cache" in capsys.readouterr().out
     assert cli.main(["cache", "clear"]) == 0
     assert capsys.readouterr().out == f"removed 1 entries from {tmp_path / 'cache'}\n"
+
+
+# A forward that differs between eager torch and torch.export (the graph that
+# is compiled): the compiled output is off by 0.5, outside the tolerance. The
+# max pool has no tiled kernel: it is listed as left as plain loops.
+MISMATCH_FILE = """
+import torch
+import torch.nn.functional as F
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = F.max_pool2d(x, 2)
+        return y + 0.5 if torch.compiler.is_exporting() else y
+
+model = Model()
+example_inputs = (torch.randn(1, 2, 4, 4),)
+"""
+
+
+def test_compile_fails_beyond_the_tolerance_and_lists_fallbacks(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "planted.py"
+    source.write_text(MISMATCH_FILE)
+    assert cli.main(["compile", str(source), "-o", str(tmp_path / "out"), "--runs", "1"]) == 1
+    captured = capsys.readouterr()
+    assert "\nops left as plain loops (not tiled or not vectorized): 1\n" in captured.out
+    pool_line = next(i for i, t in enumerate(MISMATCH_FILE.splitlines(), 1) if "max_pool2d" in t)
+    assert re.search(
+        rf"^  linalg.pooling_nchw_max at {re.escape(str(source))}:{pool_line}:\d+: left as loops: ",
+        captured.out,
+        re.M,
+    )
+    assert "\ntolerance: float32: rtol=0.0001, atol=1e-05\n" in captured.out
+    assert "largest difference from eager: 0.5\n" in captured.out
+    assert captured.err.startswith("lowerline: error: outside the tolerance: output #0: ")
+    assert "(allowed: rtol=0.0001, atol=1e-05)" in captured.err
 
 
 def test_model_file_must_define_model_and_inputs(tmp_path):

@@ -2,7 +2,7 @@
 // matmul, NCHW convolution, with its fill and elementwise epilogue) becomes
 // one scf.forall over output tiles mapped to #gpu.block, holding the fill, an
 // scf.for over the reduction in shared-memory steps and the epilogue. The plan
-// (explain) goes to stderr, checked separately.
+// (explain: remarks) goes to stderr, checked separately.
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-gpu-tile-and-fuse{explain})" \
 // RUN:   --split-input-file 2>%t.explain | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.explain --check-prefix=EXPLAIN
@@ -12,8 +12,8 @@
 // RUN: not lowerline-opt %s --pass-pipeline="builtin.module(lowerline-gpu-tile-and-fuse{target=sm_1})" \
 // RUN:   --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
-// SM90:      lowerline-gpu-tile-and-fuse: target sm_90
-// SM90-NEXT:   g0: matmul root linalg.matmul
+// SM90:      remark: builtin.module: target sm_90 [lowerline-gpu-tile-and-fuse]
+// SM90-NEXT: remark: linalg.matmul: g0: matmul;
 // BADTARGET: error: unknown GPU target 'sm_1'; targets: {{.*}}sm_80
 
 // matmul + fill + bias + relu: one group. One block per 64x64 output tile
@@ -23,10 +23,9 @@
 // result, not a tensor.empty). The planned thread grid (16 x 16 threads of
 // 4x4 outputs) rides on the forall; the function records its result count
 // for lowerline-gpu-host-buffers.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: matmul root linalg.matmul at "{{.+}}lowerline-gpu-tile-and-fuse.mlir":[[@LINE+34]]:{{[0-9]+}}; fused fill, linalg.generic
-// EXPLAIN-NEXT:     tiles: block [64, 64, 0], reduction step [0, 0, 16], 256 threads as [16, 16], 8192 B shared
-// EXPLAIN-NOT:      refused
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+33]]:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic; tiles: block [64, 64, 0], reduction step [0, 0, 16], 256 threads as [16, 16], 8192 B shared [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NOT:  not fused
 
 // CHECK-LABEL: func.func @matmul_bias_relu(
 // CHECK-SAME:      %[[A:[^:]+]]: tensor<128x32xf32>, %[[B:[^:]+]]: tensor<32x256xf32>, %[[BIAS:[^:]+]]: tensor<256xf32>)
@@ -73,9 +72,8 @@ func.func @matmul_bias_relu(%a: tensor<128x32xf32>, %b: tensor<32x256xf32>, %bia
 
 // A batch matmul: one block per batch (the batch dim is a third block dim),
 // the thread grid has no threads along the batch (0).
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: batch_matmul root linalg.batch_matmul at "{{.+}}":[[@LINE+14]]:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:     tiles: block [1, 8, 16, 0], reduction step [0, 0, 0, 16]
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+13]]:{{[0-9]+}}: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: block [1, 8, 16, 0], reduction step [0, 0, 0, 16]
 
 // CHECK-LABEL: func.func @batch_matmul(
 // CHECK:         %[[NEST:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (3, 1, 1) shared_outs(%{{.+}}) -> (tensor<3x8x16xf32>) {
@@ -97,9 +95,8 @@ func.func @batch_matmul(%a: tensor<3x8x32xf32>, %b: tensor<3x32x16xf32>) -> tens
 // An NCHW convolution: blocks over (output channels, rows, columns), the
 // input channels in steps of 4; each step reads an input window of
 // 4 + 3 - 1 = 6 rows.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: conv_2d_nchw_fchw root linalg.conv_2d_nchw_fchw at "{{.+}}":[[@LINE+14]]:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:     tiles: block [0, 16, 4, 16, 0, 0, 0], reduction step [0, 0, 0, 0, 4, 0, 0]
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+13]]:{{[0-9]+}}: remark: linalg.conv_2d_nchw_fchw: g0: conv_2d_nchw_fchw; fused fill; tiles: block [0, 16, 4, 16, 0, 0, 0], reduction step [0, 0, 0, 0, 4, 0, 0]
 
 // CHECK-LABEL: func.func @conv(
 // CHECK:         %[[NEST:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, 1) shared_outs(%{{.+}}) -> (tensor<1x16x16x16xf32>) {
@@ -121,9 +118,8 @@ func.func @conv(%x: tensor<1x8x18x18xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1
 
 // f16 operands accumulating in f32: a group, its shared tiles counted at
 // 2 bytes an element ((64*16 + 16*64) * 2).
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+7]]:{{[0-9]+}}; fused nothing
-// EXPLAIN-NEXT:     tiles: block [64, 64, 0], reduction step [0, 0, 16], 256 threads as [16, 16], 4096 B shared
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+6]]:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused nothing; tiles: block [64, 64, 0], reduction step [0, 0, 16], 256 threads as [16, 16], 4096 B shared
 
 // CHECK-LABEL: func.func @f16_operands(
 // CHECK:         scf.forall
@@ -138,10 +134,9 @@ func.func @f16_operands(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>, %init: ten
 // A consumer reading the matmul result transposed is refused (it would
 // recompute): the block forall holds the fill and the matmul only, the
 // consumer stays at the top level and reads the forall's result.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: matmul root linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:     tiles: block [32, 32, 0], reduction step [0, 0, 16], 64 threads as [8, 8], 4096 B shared
-// EXPLAIN-NEXT:     refused: linalg.generic at "{{.+}}":[[@LINE+17]]:8 reads the result through (d0, d1) -> (d1, d0): it would recompute
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill; tiles: block [32, 32, 0], reduction step [0, 0, 16], 64 threads as [8, 8], 4096 B shared
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+17]]:8: remark: linalg.generic: not fused into g0: it reads the result through (d0, d1) -> (d1, d0): it would recompute [lowerline-gpu-tile-and-fuse]
 
 // CHECK-LABEL: func.func @refuses_transposed_consumer(
 // CHECK:         %[[NEST:.+]] = scf.forall
@@ -171,11 +166,10 @@ func.func @refuses_transposed_consumer(%a: tensor<32x64xf32>, %b: tensor<64x32xf
 
 // Two results: both counted for the host; two groups, numbered across the
 // module; the first matmul's result has two users, so nothing fuses into it.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+13]]:{{[0-9]+}}; fused nothing
-// EXPLAIN-NEXT:     tiles: block [64, 64, 0]
-// EXPLAIN-NEXT:     refused: consumers of linalg.matmul at "{{.+}}":[[@LINE+11]]:{{[0-9]+}}: the result has 2 users and must be stored anyway
-// EXPLAIN-NEXT:   g1: matmul root linalg.matmul at "{{.+}}":[[@LINE+11]]:{{[0-9]+}}; fused nothing
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+12]]:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused nothing; tiles: block [64, 64, 0]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: no consumer fused into g0: the result has 2 users and must be stored anyway [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: g1: matmul; fused nothing
 
 // CHECK-LABEL: func.func @two_results(
 // CHECK-SAME:      attributes {lowerline.num_results = 2 : i64}
@@ -195,8 +189,8 @@ func.func @two_results(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %init: tens
 // Not fired: a convolution whose tiles do not fit the 48 KiB of static shared
 // memory (11x11 filter, stride 4) is skipped, left for lowerline-gpu-distribute
 // (one output point per thread).
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   skipped: linalg.conv_2d_nchw_fchw at "{{.+}}":[[@LINE+8]]:{{[0-9]+}}: {{[0-9]+}} B shared > 49152 B per block (one point per thread)
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+8]]:{{[0-9]+}}: remark: linalg.conv_2d_nchw_fchw: not tiled (one point per thread): {{[0-9]+}} B shared > 49152 B per block [lowerline-gpu-tile-and-fuse]
 
 // CHECK-LABEL: func.func @skips_conv_too_big_for_shared_memory(
 // CHECK-NOT:     scf.forall
@@ -212,10 +206,10 @@ func.func @skips_conv_too_big_for_shared_memory(%x: tensor<1x3x227x227xf32>, %w:
 // -----
 
 // Not fired: dynamic shapes and integer matmuls are skipped, with reasons.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
-// EXPLAIN-NEXT:   skipped: linalg.matmul at "{{.+}}":[[@LINE+11]]:{{[0-9]+}}: dynamic shapes (one point per thread)
-// EXPLAIN-NEXT:   skipped: linalg.matmul at "{{.+}}":[[@LINE+11]]:{{[0-9]+}}: mixed or unsupported element types (one point per thread)
-// EXPLAIN-NOT:    g0:
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: not tiled (one point per thread): dynamic shapes [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: not tiled (one point per thread): mixed or unsupported element types [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NOT:  g0:
 
 // CHECK-LABEL: func.func @skips_dynamic_and_integer(
 // CHECK-NOT:     scf.forall
@@ -233,9 +227,9 @@ func.func @skips_dynamic_and_integer(%a: tensor<?x32xf32>, %b: tensor<32x16xf32>
 
 // Not fired: a function without contractions is left as it is (only its
 // result count is recorded); the plan has no group.
-// EXPLAIN:      lowerline-gpu-tile-and-fuse: target sm_80
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
 // EXPLAIN-NOT:  g0:
-// EXPLAIN-NOT:  skipped
+// EXPLAIN-NOT:  not tiled
 
 // CHECK-LABEL: func.func @no_contraction(
 // CHECK-SAME:      %[[X:[^:]+]]: tensor<16x8xf32>) -> tensor<16x8xf32> attributes {lowerline.num_results = 1 : i64} {

@@ -1,6 +1,7 @@
 // The same input planned for two targets gives two tilings: Sapphire Rapids
 // (AVX-512, 32 vector registers) takes 8x32 register tiles, Haswell (AVX2,
-// 16 registers) 6x16. The plan (explain) goes to stderr, checked separately.
+// 16 registers) 6x16. The plan (explain: remarks) goes to stderr, checked
+// separately.
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
 // RUN:   --split-input-file 2>%t.spr | FileCheck %s --check-prefixes=CHECK,SPR
 // RUN: FileCheck %s --input-file=%t.spr --check-prefixes=EXPLAIN,EXPLAIN-SPR
@@ -12,13 +13,12 @@
 // (mc, nc) tiles; inside it an (mr, nr) loop nest over register tiles holding
 // the fill, the k loop (step 1) of the matmul and the epilogue, which reads
 // the accumulators before they are stored.
-// EXPLAIN-SPR:      lowerline-tile-and-fuse: target sapphirerapids (sapphirerapids, 512-bit vectors, L1 48 KiB, L2 2048 KiB, 2 cores)
-// EXPLAIN-HSW:      lowerline-tile-and-fuse: target haswell (haswell, 256-bit vectors, L1 32 KiB, L2 256 KiB, 4 cores)
-// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}lowerline-tile-and-fuse.mlir":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic, linalg.generic
-// EXPLAIN-SPR-NEXT:     tiles: parallel 48x128, registers 8x32, k loop of 1; 3.15 MFLOP, 0.20 MB moved
-// EXPLAIN-HSW-NEXT:     tiles: parallel 48x64, registers 6x16, k loop of 1; 3.15 MFLOP, 0.20 MB moved
-// EXPLAIN-NOT:        refused
-// EXPLAIN-NOT:        skipped
+// EXPLAIN-SPR:      remark: builtin.module: target sapphirerapids (sapphirerapids, 512-bit vectors, L1 48 KiB, L2 2048 KiB, 2 cores) [lowerline-tile-and-fuse]
+// EXPLAIN-HSW:      remark: builtin.module: target haswell (haswell, 256-bit vectors, L1 32 KiB, L2 256 KiB, 4 cores) [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic, linalg.generic; tiles: parallel 48x128, registers 8x32, k loop of 1; 3.15 MFLOP, 0.20 MB moved [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic, linalg.generic; tiles: parallel 48x64, registers 6x16, k loop of 1; 3.15 MFLOP, 0.20 MB moved [lowerline-tile-and-fuse]
+// EXPLAIN-NOT:        not fused
+// EXPLAIN-NOT:        left as loops
 
 // CHECK-LABEL: func.func @matmul_bias_relu(
 // CHECK:         %[[E:.+]] = tensor.empty() : tensor<48x256xf32>
@@ -74,11 +74,10 @@ func.func @matmul_bias_relu(%a: tensor<48x128xf32>, %b: tensor<128x256xf32>, %bi
 // A consumer that reads the matmul result transposed is refused (it would
 // recompute): the matmul nest holds only the fill, and the consumer is tiled
 // on its own, to vector rows, reading the stored result.
-// EXPLAIN:          lowerline-tile-and-fuse: target
-// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:         tiles: parallel
-// EXPLAIN-NEXT:         refused: linalg.generic at "{{.+}}":[[@LINE+21]]:8 reads the result through (d0, d1) -> (d1, d0): it would recompute
-// EXPLAIN-NEXT:       g1: vector root linalg.generic at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; vector tile [1, 32]
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+21]]:8: remark: linalg.generic: not fused into g0: it reads the result through (d0, d1) -> (d1, d0): it would recompute [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+20]]:8: remark: linalg.generic: g1: vector tile [1, 32] [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @refuses_transposed_consumer(
 // CHECK:         %[[NEST:.+]] = scf.forall
@@ -111,11 +110,10 @@ func.func @refuses_transposed_consumer(%a: tensor<32x64xf32>, %b: tensor<64x32xf
 
 // A matmul result with two users must be stored anyway: its consumers are
 // refused and tiled on their own.
-// EXPLAIN:          lowerline-tile-and-fuse: target
-// EXPLAIN-NEXT:       g0: matmul root linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:         tiles: parallel
-// EXPLAIN-NEXT:         refused: consumers of linalg.matmul at "{{.+}}":[[@LINE+16]]:9: the result has 2 users and must be stored anyway
-// EXPLAIN-NEXT:       g1: vector root linalg.generic at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; vector tile [1, 32]
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+17]]:9: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+16]]:9: remark: linalg.matmul: no consumer fused into g0: the result has 2 users and must be stored anyway [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.generic: g1: vector tile [1, 32] [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @refuses_result_with_two_users(
 // CHECK:         %[[NEST:.+]] = scf.forall
@@ -142,9 +140,9 @@ func.func @refuses_result_with_two_users(%a: tensor<32x64xf32>, %b: tensor<64x32
 
 // -----
 
-// Dynamic shapes: the matmul is skipped and left as it is.
-// EXPLAIN:          lowerline-tile-and-fuse: target
-// EXPLAIN-NEXT:       skipped: linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}: dynamic shapes
+// Dynamic shapes: the matmul is skipped and left as it is (a fallback remark).
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+7]]:9: remark: linalg.matmul: left as loops: dynamic shapes [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @skips_dynamic_shapes(
 // CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<?x64xf32>, %[[B:[a-z0-9]+]]: tensor<64x32xf32>, %[[C:[a-z0-9]+]]: tensor<?x32xf32>)
@@ -158,8 +156,8 @@ func.func @skips_dynamic_shapes(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>, %c:
 // -----
 
 // An i32 matmul (unsupported element type) is skipped and left as it is.
-// EXPLAIN:          lowerline-tile-and-fuse: target
-// EXPLAIN-NEXT:       skipped: linalg.matmul at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}: mixed or unsupported element types
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+7]]:9: remark: linalg.matmul: left as loops: mixed or unsupported element types [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @skips_i32_matmul(
 // CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<32x64xi32>, %[[B:[a-z0-9]+]]: tensor<64x32xi32>, %[[C:[a-z0-9]+]]: tensor<32x32xi32>)
@@ -178,11 +176,9 @@ func.func @skips_i32_matmul(%a: tensor<32x64xi32>, %b: tensor<64x32xi32>, %c: te
 // Every piece keeps a static shape through its (c, kh, kw) loops: a dynamic
 // tile's accumulators are not hoisted out of them (a load and a store per
 // FMA), a masked one costs a select per FMA.
-// EXPLAIN:          lowerline-tile-and-fuse: target
-// EXPLAIN-SPR-NEXT:   g0: conv root linalg.conv_2d_nchw_fchw at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic
-// EXPLAIN-SPR-NEXT:     tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, partial tile as 16 + 8 columns
-// EXPLAIN-HSW-NEXT:   g0: conv root linalg.conv_2d_nchw_fchw at "{{.+}}":{{[0-9]+}}:{{[0-9]+}}; fused fill, linalg.generic
-// EXPLAIN-HSW-NEXT:     tiles: parallel 4 channels x 8 rows, registers 4 channels x 16 columns, masked
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.conv_2d_nchw_fchw: g0: conv; fused fill, linalg.generic; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, partial tile as 16 + 8 columns
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:{{[0-9]+}}:{{[0-9]+}}: remark: linalg.conv_2d_nchw_fchw: g0: conv; fused fill, linalg.generic; tiles: parallel 4 channels x 8 rows, registers 4 channels x 16 columns, masked
 
 // CHECK-LABEL: func.func @peels_partial_conv_columns(
 // CHECK-NOT:     {{x\?x}}
@@ -293,10 +289,10 @@ func.func @keeps_fill_apart_when_a_is_computed(%x: tensor<64x128xf32>, %b: tenso
 // One fill shared by two matmuls (CSE merges equal fills): each root gets a
 // fill of its own, with an empty tensor of its own, and fuses it (the
 // refusal "the fill has other users" is gone).
-// EXPLAIN:            g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+13]]:{{[0-9]+}}; fused fill
-// EXPLAIN-NOT:        refused
-// EXPLAIN:            g1: matmul root linalg.matmul at "{{.+}}":[[@LINE+12]]:{{[0-9]+}}; fused fill
-// EXPLAIN-NOT:        refused
+// EXPLAIN:            lowerline-tile-and-fuse.mlir:[[@LINE+13]]:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill;
+// EXPLAIN-NOT:        not fused
+// EXPLAIN:            lowerline-tile-and-fuse.mlir:[[@LINE+12]]:{{[0-9]+}}: remark: linalg.matmul: g1: matmul; fused fill;
+// EXPLAIN-NOT:        not fused
 // CHECK-LABEL: func.func @unshares_a_fill_of_two_roots(
 // CHECK:         scf.forall
 // CHECK:           linalg.fill
@@ -315,9 +311,8 @@ func.func @unshares_a_fill_of_two_roots(%a: tensor<64x128xf32>, %b: tensor<128x6
 
 // A fill that is also returned keeps that use: the matmul fuses a clone, the
 // original stays and is tiled on its own.
-// EXPLAIN:            g0: matmul root linalg.matmul at "{{.+}}":[[@LINE+12]]:{{[0-9]+}}; fused fill
-// EXPLAIN-NEXT:         tiles:
-// EXPLAIN-NEXT:       g1: vector root linalg.fill at "{{.+}}":[[@LINE+9]]:{{[0-9]+}}
+// EXPLAIN:            lowerline-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: g0: matmul; fused fill; tiles:
+// EXPLAIN-NEXT:       lowerline-tile-and-fuse.mlir:[[@LINE+9]]:{{[0-9]+}}: remark: linalg.fill: g1: vector tile
 // CHECK-LABEL: func.func @keeps_a_fill_with_other_users(
 // CHECK:         %[[F:.+]] = scf.for
 // CHECK:         %[[MM:.+]] = scf.forall

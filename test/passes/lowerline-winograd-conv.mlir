@@ -9,7 +9,7 @@
 // along rows (whole rows combined, then split into the 4-column phases of the
 // tiles), the 36 products are one batch_matmul, and A^T M A interleaves the
 // four columns of each tile back into output rows.
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} as F(4x4, 3x3): 36 x 16x16 by 16x4 matmuls
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+24]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 16x16 by 16x4 matmuls
 // CHECK-LABEL: func.func @rewritten(
 // CHECK-SAME:      %[[X:.+]]: tensor<1x16x10x10xf32>
 // CHECK:         %[[V:.+]] = scf.forall (%[[N:.+]], %[[TY:.+]]) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
@@ -74,10 +74,10 @@ func.func @long_rows(%x: tensor<1x16x6x74xf32>) -> tensor<1x16x4x72xf32> {
 // -----
 
 // Not rewritten: what F(4x4, 3x3) cannot compute, or would not pay for.
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: strided or dilated
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: 8 -> 8 channels: below min-channels=16
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: a 1x1 window (F(4x4, 3x3) needs 3x3)
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} refused: the filter is not a constant with known bytes
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: not rewritten as Winograd: strided or dilated [lowerline-winograd-conv]
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: not rewritten as Winograd: 8 -> 8 channels: below min-channels=16 [lowerline-winograd-conv]
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: not rewritten as Winograd: a 1x1 window (F(4x4, 3x3) needs 3x3) [lowerline-winograd-conv]
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: not rewritten as Winograd: the filter is not a constant with known bytes [lowerline-winograd-conv]
 // CHECK-LABEL: func.func @kept(
 // CHECK-COUNT-4: linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.batch_matmul
@@ -130,7 +130,7 @@ func.func @accumulates_into_the_init(%x: tensor<1x16x10x10xf32>, %acc: tensor<1x
 // per-channel scale, a residual add, ReLU): the output transform applies its
 // body to each row (per-channel operands broadcast, same-shape ones read at
 // the row, scalars from outside splat) and writes into its destination.
-// EXPLAIN: winograd: linalg.conv_2d_nchw_fchw at {{.+}} matmuls ({{.+}} MFLOP), epilogue linalg.generic at {{.+}} fused
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd {{.+}} matmuls ({{.+}} MFLOP), epilogue linalg.generic at {{.+}} fused
 // CHECK-LABEL: func.func @fuses_the_epilogue(
 // CHECK-SAME:      %[[X:[^:]+]]: tensor<1x16x10x10xf32>, %[[RES:[^:]+]]: tensor<1x16x8x8xf32>, %[[SCALE:[^:]+]]: tensor<16xf32>
 // CHECK:         linalg.batch_matmul

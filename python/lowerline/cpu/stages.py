@@ -61,9 +61,14 @@ def graph(o: CpuOptions) -> str:
 
     ``convert-elementwise-to-linalg`` first: arith/math ops on whole tensors
     (the ``i8 -> i1`` truncation of bool weights) become ``linalg.generic``s,
-    which elementwise fusion can merge into their consumers.
+    which elementwise fusion can merge into their consumers. Results nothing
+    reads are dropped before (``lowerline-drop-dead-results``: the unused
+    index of softmax's row maximum, which keeps it from vectorizing).
     """
-    return "func.func(convert-elementwise-to-linalg,lowerline-fuse-elementwise),canonicalize,cse"
+    return (
+        "func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
+        "lowerline-fuse-elementwise),canonicalize,cse"
+    )
 
 
 def tiled(o: CpuOptions) -> str:

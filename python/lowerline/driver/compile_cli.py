@@ -4,8 +4,11 @@ The file defines ``model`` and ``example_inputs`` (see
 ``examples/classifier.py``). The command compiles the model, writes every
 stage's IR and the shared library to the output folder, runs both the
 compiled module and eager PyTorch on the example inputs, and reports the
-stage timings, both latencies, the largest difference and the peak
-intermediate memory of a call (``CompiledModule.memory()``).
+stage timings, both latencies, the largest difference, the peak
+intermediate memory of a call (``CompiledModule.memory()``) and the ops left
+as plain loops (``CompiledModule.fallbacks``). An output outside the zoo's
+tolerance (``lowerline.driver.tolerance``) is a failure: the command says
+which and exits non-zero.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lowerline.driver.tolerance import Mismatch, describe_for, worst_mismatch
 from lowerline.errors import UsageError
+from lowerline.pipeline.remarks import Remark
 
 if TYPE_CHECKING:  # lowerline.runtime imports torch, which the CLI imports late
     from lowerline.runtime.native import MemoryStats
@@ -48,6 +53,9 @@ class CompileReport:
     compiled_seconds: float
     max_abs_diff: float
     memory: MemoryStats
+    tolerance: str  # the tolerances of the outputs' dtypes
+    mismatch: Mismatch | None  # the output furthest outside its tolerance, if any
+    fallbacks: list[Remark]  # ops left as plain loops
 
 
 def load_model_file(path: str) -> tuple[Any, tuple]:
@@ -88,6 +96,12 @@ def _max_abs_diff(expected: Any, actual: Any) -> float:
     return worst
 
 
+def _leaves(tree: Any) -> list[Any]:
+    from torch.utils import _pytree as pytree
+
+    return pytree.tree_leaves(tree)
+
+
 def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> CompileReport:
     import torch
 
@@ -100,6 +114,9 @@ def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> Com
         eager = median_seconds(lambda: model(*inputs), runs)
     actual = compiled(*inputs)
     return CompileReport(
+        tolerance=describe_for(_leaves(expected)),
+        mismatch=worst_mismatch(_leaves(expected), _leaves(actual)),
+        fallbacks=compiled.fallbacks,
         out_dir=out_dir,
         stage_seconds=compiled.stage_seconds,
         cache_hit=compiled.cache_hit,

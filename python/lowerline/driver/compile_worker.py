@@ -8,8 +8,9 @@ and writes:
 * ``progress.log``: one line before every stage and every pass, so that an
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
-* ``lib.so`` and ``result.json`` on success, ``error.json`` when a pass fails
-  with diagnostics.
+* ``lib.so`` and ``result.json`` on success (with the ops left as plain
+  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``), ``error.json`` when a
+  pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
 built zero-copy from memory-mapped files, so passes can fold and pack them
@@ -30,6 +31,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from lowerline import weights
+from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.gpu import artifacts as gpu_artifacts
@@ -206,9 +208,11 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module = _parse_input(job, request, lowerer, seconds)
-    lowered = _lower(_stage_runner(job, lowerer), module, CPU_STAGES, options, seconds)
+    with Watch(tiled=options.tile) as watch:
+        runner = _stage_runner(job, lowerer, watch.after_stage)
+        lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
-    return {"entry": "main", "stage_seconds": seconds}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
@@ -229,7 +233,8 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
     runner = _stage_runner(job, lowerer, after)
-    lowered = _lower(runner, module, GPU_STAGES, options, seconds)
+    with Watch(tiled=None) as watch:
+        lowered = _lower(runner, module, GPU_STAGES, options, seconds)
     start = time.perf_counter()
     try:
         with lowerer.context:
@@ -242,7 +247,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     if "mapped" in kept:
         emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
-    return {"entry": "main", "stage_seconds": seconds}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
 
 
 def _emulate_on_cpu(

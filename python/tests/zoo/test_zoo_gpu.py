@@ -14,41 +14,19 @@ Every case of the zoo (ops, forms, models) compiled for ``cuda:sm_80``:
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 from test_zoo_forms import FORMS
 from test_zoo_models import MODELS
 from test_zoo_ops import CASES
-from zoo_support import Case, assert_matches, params
+from zoo_support import Case, assert_matches, bench_models, params
 
 import lowerline
 from lowerline.gpu import ptx
 from lowerline.runtime import cuda
 
-
-def _bench_models() -> list[Case]:
-    """The benchmark's models (bench/speed.py), which must lower to PTX too."""
-    path = Path(__file__).parents[3] / "bench" / "speed.py"
-    spec = importlib.util.spec_from_file_location("lowerline_bench_speed", path)
-    speed = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = speed  # its dataclasses look their module up
-    spec.loader.exec_module(speed)
-    return [
-        Case(
-            f"bench_{name}",
-            "bench",
-            lambda make=make: make()[0],
-            lambda make=make: make()[1],
-        )
-        for name, make in speed.MODELS.items()
-    ]
-
-
-GPU_CASES = [*CASES, *FORMS, *MODELS, *_bench_models()]
+# The benchmark's models must lower to PTX too.
+GPU_CASES = [*CASES, *FORMS, *MODELS, *bench_models()]
 
 
 def _assemble_all(compiled: lowerline.CompiledModule, arch: str) -> None:

@@ -1,10 +1,11 @@
 """Whole models of the zoo: MLP, ResNet basic block, small CNN, transformer encoder
-layer, text classifier. Each is compiled and compared with eager torch."""
+layer, text classifier, and the benchmark's models (bench/speed.py). Each is
+compiled and compared with eager torch."""
 
 import pytest
 import torch
 from torch import nn
-from zoo_support import Case, params, run_case
+from zoo_support import Case, bench_models, params, run_case
 
 
 class BasicBlock(nn.Module):
@@ -199,4 +200,11 @@ MODELS = [
 
 @pytest.mark.parametrize("case", params(MODELS))
 def test_model(case: Case, zoo_cache: str) -> None:
+    run_case(case, zoo_cache)
+
+
+@pytest.mark.parametrize("case", params(bench_models()))
+def test_bench_model(case: Case, zoo_cache: str) -> None:
+    """The benchmark's models (bench/speed.py) compile, match eager torch and
+    leave no hot op as plain loops (expected_fallbacks lists what may be)."""
     run_case(case, zoo_cache)

@@ -1,0 +1,161 @@
+"""The ops the CPU tiled stage is allowed to leave as plain loops, and why.
+
+``CompiledModule.fallbacks`` lists every op of a compiled model that was not
+tiled and vectorized (it becomes scalar loops) with its pass's reason. Every
+zoo case and every benchmark model is checked against this list
+(``zoo_support.run_case``): an unexpected fallback fails the case, so a change
+that de-optimizes a model is noticed.
+
+An entry names the op, a piece of the reason, and why this is acceptable
+today: an op family lowerline has no tiled kernel for yet, or a small op off
+the hot path. ``cases`` limits an entry to the zoo cases named (empty: every
+zoo case). A benchmark model (bench/speed.py, cases ``bench_<name>``) is
+allowed only the entries that name it in ``bench``, and those never for a hot
+op: fix those instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lowerline.pipeline.remarks import Remark
+
+
+@dataclass(frozen=True)
+class Expected:
+    op: str  # the op name, e.g. "linalg.pooling_nchw_max"
+    reason: str  # a substring of the fallback's message
+    why: str  # why a reviewer accepts it today
+    # The zoo cases it may occur in; () = every zoo case (never a benchmark model).
+    cases: tuple[str, ...] = ()
+    # The benchmark models (``bench_<name>``) it may occur in: each named, and
+    # only for an op off the hot path.
+    bench: tuple[str, ...] = ()
+
+    def matches(self, case: str, fallback: Remark) -> bool:
+        if fallback.op != self.op or self.reason not in fallback.message:
+            return False
+        if case.startswith("bench_"):
+            return case in self.bench
+        return not self.cases or case in self.cases
+
+
+_NO_PLAN = "not an elementwise, reduction, fill, copy or transpose op"
+
+EXPECTED: tuple[Expected, ...] = (
+    # Op families without a tiled kernel yet.
+    Expected(
+        "linalg.pooling_nchw_max",
+        _NO_PLAN,
+        "max pooling: no tiled kernel yet (an op family not implemented)",
+    ),
+    Expected(
+        "linalg.pooling_nchw_sum",
+        _NO_PLAN,
+        "average pooling: no tiled kernel yet (an op family not implemented)",
+    ),
+    Expected(
+        "linalg.conv_2d_nchw_fchw",
+        "strided or dilated convolution",
+        "strided and dilated convolutions: only stride 1, dilation 1 is tiled today",
+    ),
+    Expected(
+        "linalg.conv_2d_ngchw_gfchw",
+        _NO_PLAN,
+        "grouped convolutions: no tiled kernel yet (an op family not implemented)",
+    ),
+    Expected(
+        "linalg.depthwise_conv_2d_nchw_chw",
+        _NO_PLAN,
+        "depthwise convolutions: no tiled kernel yet (an op family not implemented)",
+    ),
+    Expected(
+        "linalg.conv_1d_ncw_fcw",
+        _NO_PLAN,
+        "1-D convolutions: no tiled kernel yet (an op family not implemented)",
+    ),
+    Expected(
+        "linalg.conv_2d_nchw_fchw",
+        "mixed or unsupported element types",
+        "half-precision convolutions: the convolution kernels are f32/f64 only",
+        cases=("f16_conv2d",),
+    ),
+    Expected(
+        "linalg.broadcast",
+        _NO_PLAN,
+        "a broadcast (a convolution's bias as its init): tile-and-fuse plans no vector "
+        "group for linalg.broadcast yet; one memory-bound pass over the output",
+    ),
+    # Reads at computed indices (gathers): the vectorizer fails on their
+    # tensor.extract; a vector gather lowering is not implemented.
+    Expected(
+        "linalg.generic",
+        "its body has tensor.extract",
+        "gathers (embedding lookups, index_select, gather, advanced indexing, roll) and "
+        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling, group norm): "
+        "no vector gather yet",
+        cases=(
+            "embedding",
+            "embedding_i32_ids",
+            "gather_dim1",
+            "text_classifier",
+            "index_select",
+            "advanced_indexing",
+            "flip_roll",
+            "adaptive_avg_pool2d",
+            "pool1d",
+            "group_norm",
+        ),
+    ),
+    Expected(
+        "linalg.generic",
+        "an argmax-like reduction with 2 results",
+        "argmax / max with indices, whose index is an output: a reduction with two results "
+        "does not vectorize (upstream 22). Unused indices (softmax's row maximum) are "
+        "dropped by lowerline-drop-dead-results and vectorize",
+        cases=("amax_amin_argmax", "max_with_indices", "dict_outputs"),
+    ),
+    # Nothing to tile.
+    Expected(
+        "linalg.fill",
+        "a 0-d result (one element)",
+        "a 0-d (one-element) tensor: no loops to tile",
+    ),
+    Expected(
+        "linalg.generic",
+        "a 0-d result (one element)",
+        "a 0-d (one-element) tensor: no loops to tile",
+    ),
+    Expected(
+        "linalg.generic",
+        "an empty tensor: nothing to compute",
+        "an empty tensor: no element to compute",
+    ),
+    # Off the hot path.
+    Expected(
+        "linalg.generic",
+        "(its body has cf.assert)",
+        "a reciprocal: torch-mlir's body asserts the divisor is not zero (cf.assert), which "
+        "has no vector form. In the models, batch norm's per-channel 1/sqrt(var + eps) on "
+        "the running variance: one scalar per channel (64 in bench_convblock, against "
+        "2 x 231 MFLOP of convolutions); in the ops, torch.reciprocal (and 1 / x)",
+        bench=("bench_convblock",),
+    ),
+)
+
+
+def unexpected(case: str, fallbacks: list[Remark]) -> list[Remark]:
+    """The fallbacks of ``case`` that no entry of ``EXPECTED`` allows."""
+    return [f for f in fallbacks if not any(e.matches(case, f) for e in EXPECTED)]
+
+
+def check_fallbacks(case: str, fallbacks: list[Remark]) -> None:
+    """Fail ``case`` on an unexpected fallback, naming each with its reason."""
+    found = unexpected(case, fallbacks)
+    listing = "\n".join(
+        f"  {f.op} at {f.source_line or '?'}: {f.message} [{f.pass_flag}]" for f in found
+    )
+    assert not found, (
+        f"{case}: {len(found)} op(s) left as plain loops unexpectedly (fix them, or add an "
+        f"entry with its reason to expected_fallbacks.EXPECTED):\n{listing}"
+    )

@@ -197,7 +197,7 @@ def _ensure_subviews(root: ir.Operation) -> None:
 
 
 def _promote_root(block: _Block, root: ir.Operation) -> str:
-    counts = GPU_THREADS.get(block.forall)
+    counts = GPU_THREADS.require(block.forall)
     block.threads = 1
     for c in counts:
         block.threads *= max(c, 1)
@@ -383,6 +383,7 @@ def _point_script(op: ir.Operation, name: str) -> str | None:
 
 def _threads_of(op: ir.Operation) -> int:
     shape, kinds = iteration_shape(op), iterator_kinds(op)
+    assert shape is not None, "only ops with static shapes get a point script"
     count = 1
     for b in point_tiles(shape, kinds):
         count *= max(b, 1)

@@ -148,6 +148,8 @@ def group_script(g: Group) -> str:
         f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
         f"{ints(g.par)} (mapping = {_block_mapping(g.par)}) : ({ANY}) -> ({ANY}, {ANY})\n"
     )
+    if not isinstance(g.tiles, ContractionTiles):
+        raise ValueError(f"{g.name} has no GPU tile plan")
     threads = ", ".join(str(t) for t in g.tiles.thread_counts)
     text += (
         f"  %threads = transform.param.constant array<i64: {threads}> -> !transform.any_param\n"
@@ -256,7 +258,7 @@ def _drop_claimed(group: Group, earlier: list[Group]) -> None:
 
 def _remarks(g: Group) -> list[Remark]:
     """The group's decision (on its root), its refusals and its failure."""
-    decision = f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.tiles.describe()}"
+    decision = f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.plan.describe()}"
     found = [g.remark(decision), *g.refused]
     if g.failure:
         message = f"not tiled (one point per thread): {g.name} was not transformed: {g.failure}"

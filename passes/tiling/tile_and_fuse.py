@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from mlir import ir
@@ -82,6 +83,12 @@ def is_linalg(op: ir.Operation) -> bool:
     return op.name.startswith("linalg.") and op.name != "linalg.yield"
 
 
+class TilePlan(Protocol):
+    """What every planner's tile sizes can do for the group that holds them."""
+
+    def describe(self) -> str: ...
+
+
 @dataclass
 class Group:
     """One tiled nest: a root, its fused producers and consumers."""
@@ -91,7 +98,7 @@ class Group:
     root: ir.Operation
     fill: ir.Operation | None = None
     consumers: list[ir.Operation] = field(default_factory=list)
-    tiles: MatmulTiles | ConvTiles | None = None
+    tiles: TilePlan | None = None  # CPU: MatmulTiles or ConvTiles; GPU: ContractionTiles
     # Tile sizes over the root's result dims (parallel tile, register tile) and
     # over its whole iteration space for the reduction loops.
     par: list[int] = field(default_factory=list)
@@ -130,6 +137,26 @@ class Group:
         return [dataclasses.replace(op, message=message, kind=FALLBACK) for op in self.seen]
 
     @property
+    def plan(self) -> TilePlan:
+        """The tile sizes of a root group (vector groups have none)."""
+        if self.tiles is None:
+            raise ValueError(f"{self.name} is a {self.kind} group: it has no tile plan")
+        return self.tiles
+
+    @property
+    def cpu_plan(self) -> MatmulTiles | ConvTiles:
+        """The CPU planner's sizes of a matmul or convolution group."""
+        if not isinstance(self.tiles, MatmulTiles | ConvTiles):
+            raise ValueError(f"{self.name} has no CPU matmul or convolution tiles")
+        return self.tiles
+
+    @property
+    def conv_plan(self) -> ConvTiles:
+        if not isinstance(self.tiles, ConvTiles):
+            raise ValueError(f"{self.name} has no convolution tiles")
+        return self.tiles
+
+    @property
     def last(self) -> ir.Operation:
         return self.consumers[-1] if self.consumers else self.root
 
@@ -165,7 +192,7 @@ def _decision(g: Group) -> str:
         threads = f", parallel tile {g.par}" if g.par else ""
         return f"{g.name}: vector tile {g.vector_tiles}{threads}"
     return (
-        f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.tiles.describe()}; "
+        f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.plan.describe()}; "
         f"{g.flops / 1e6:.2f} MFLOP, {g.bytes_moved / 1e6:.2f} MB moved"
     )
 
@@ -187,6 +214,8 @@ def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
     if any(it != "parallel" for it in _iterators(user)):
         return "it reduces across the tile: fusing would need the whole row"
     result_type = tensor_type(current.results[0])
+    if result_type is None:
+        return "the nest's result has dynamic shapes"
     if tensor_type(user.results[0]) != ir.RankedTensorType.get(
         result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
     ):
@@ -320,7 +349,8 @@ def _without_tiles(op: ir.Operation) -> str:
     """Why ``op`` has no loops to tile (``_iteration_shape`` found none): the
     refusal names the case, so that a fallback list can tell a one-element
     op from a dynamic one."""
-    if tensor_type(op.results[0]).rank == 0:
+    result = tensor_type(op.results[0])
+    if result is not None and result.rank == 0:
         return "a 0-d result (one element): no loops to tile"
     values = list(op.operands)
     if any(0 in t.shape for t in map(tensor_type, values) if t is not None):
@@ -503,7 +533,7 @@ def contraction_script(g: Group) -> str:
         text += match("%fillin", f"{g.name}.fill", "%forall")
         text += _tile_for("%fillreg", "%fillin", g.reg)
     scope = innermost
-    if g.kind == "conv" and g.tiles.masked:
+    if g.kind == "conv" and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
         text += f"  %inner = transform.cast {innermost} : {ANY} to {ANY}\n"
@@ -525,15 +555,16 @@ def contraction_script(g: Group) -> str:
 def _split_conv_tail(g: Group) -> str:
     """Tile the peeled partial column tile into its power-of-two pieces
     (``ConvTiles.tail``), each then peeled to a static width of its own."""
-    if not g.tiles.tail:
+    plan = g.conv_plan
+    if not plan.tail:
         return ""
     out = ir.RankedTensorType(g.root.results[0].type)
-    tail_type = f"tensor<1x{g.tiles.mr}x1x{sum(g.tiles.tail)}x{out.element_type}>"
+    tail_type = f"tensor<1x{plan.mr}x1x{sum(plan.tail)}x{out.element_type}>"
     text = (
         f'  %tail0 = transform.structured.match ops{{["{g.root.name}"]}} '
         f"filter_result_type = {tail_type} in %forall : ({ANY}) -> {ANY}\n"
     )
-    for index, size in enumerate(g.tiles.tail[:-1]):
+    for index, size in enumerate(plan.tail[:-1]):
         text += (
             f"  %piece{index}, %pieces{index} = transform.structured.tile_using_for "
             f"%tail{index} tile_sizes [0, 0, 0, {size}] : ({ANY}) -> ({ANY}, {ANY})\n"
@@ -562,12 +593,14 @@ def vector_script(g: Group) -> str:
 
 
 def _tag_of(op: ir.Operation) -> str:
-    return OP_TAG.get(op)
+    return OP_TAG.require(op)
 
 
 def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
     if group.kind == "vector":
         shape = _iteration_shape(op)
+        if shape is None:
+            raise ValueError(f"{group.name}: a vector group of an op without static loops")
         tiles = zip(group.vector_tiles, shape, strict=True)
         return [size if tile == 0 else tile for tile, size in tiles]
     if op == group.root:
@@ -605,7 +638,7 @@ def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
         return tagged and bool(list(op.results[0].uses))
 
     tiles = ops_matching(module, live_tile)
-    t = group.tiles
+    t = group.cpu_plan
 
     def mark(matmul: ir.Operation) -> None:
         VECTOR_SIZES.set(matmul, [t.mr, t.nr, 1])

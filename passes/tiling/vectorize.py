@@ -86,7 +86,7 @@ def _tagged(module: ir.Operation) -> list[ir.Operation]:
 
 
 def _script(op: ir.Operation, index: int) -> str:
-    sizes = VECTOR_SIZES.get(op)
+    sizes = VECTOR_SIZES.require(op)
     static = static_loop_sizes(op)
     if static is not None and len(static) == len(sizes):
         # A peeled piece of a tile whose width is a power of two (a

@@ -15,6 +15,7 @@ stages and reads the module when the tiled stage is done.
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any
 
 from mlir import ir
@@ -82,8 +83,13 @@ class Watch:
         self._published = self._collecting.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._collecting.__exit__(*exc)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._collecting.__exit__(exc_type, exc, traceback)
         if self.tiled is None:
             self.fallbacks = reported(self._published)
 

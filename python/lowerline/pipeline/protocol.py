@@ -120,6 +120,15 @@ class Attr(Generic[T]):
             return default
         return self.kind.from_attr(op.attributes[self.name])
 
+    def require(self, op: ir.Operation) -> T:
+        """The value on ``op``, which an earlier pass (``set_by``) must have
+        set: its absence is a bug in the pipeline, reported as one."""
+        value = self.get(op)
+        if value is None:
+            setters = ", ".join(self.set_by)
+            raise LookupError(f"{op.name} has no '{self.name}' (set by {setters})")
+        return value
+
     def set(self, op: ir.Operation, value: T) -> None:
         """Store ``value`` on ``op``; a unit attribute set to False is removed."""
         if self.kind is UNIT and not value:

@@ -1,5 +1,6 @@
-"""``lowerline-approximate-math``: f32 tanh, erf, log and log1p as vector
-polynomials (no libm calls).
+"""``lowerline-approximate-math``: f32 tanh, erf, log, log1p, log2, expm1,
+exp2 (``powf`` of the constant 2, torch-mlir's ``torch.exp2``), sin and cos
+as vector polynomials (no libm calls, sin/cos aside for |x| >= 2^28 pi/2).
 
 Why: LLVM has no vector ``tanh``, ``erf``, ``log`` or ``log1p`` of its own;
 ``llvm.tanh`` / ``llvm.log`` on a vector, and ``math.erf`` / ``math.log1p``
@@ -30,6 +31,17 @@ subnormals included; the pytest suite sweeps bit patterns)::
     log1p(x) the same on u = 1 + x, plus the rounding error of 1 + x as a
              correction (x - (u - 1)) / u, as musl's ``log1pf`` does;
              x itself below 2^-24.
+    log2(x)  the same reduction; log(1 + f) = hi + lo with hi cut to 12 bits,
+             times 1/ln2 in two parts (musl ``log2f``), plus k
+    expm1(x) n = round(x / ln2), r = x - n ln2 (two parts, plus r's rounding
+             error), p = r + r^2 Q(r) (Taylor to r^9), expm1 = fma(2^n, p,
+             2^n - 1); n = 128 split as 2 * 2^127; x below 2^-25; -1 below
+             -30. (``convert-math-to-llvm`` lowers expm1 to exp(x) - 1, wrong
+             near 0: expm1(1e-6) gave 9.537e-7.)
+    2^x      n = round(x), r = x - n exact, 2^r by Taylor to r^8, times 2^n
+             as two exact powers of two (subnormal results rounded once)
+    sin, cos in f64 lanes with musl's reduction and polynomials; see
+             ``trigonometry.py`` (and its libm fallback for huge |x|)
 
 exp itself comes from ``lowerline-approximate-exp``. bf16/f16 ops reach here
 already widened to f32 (``math-extend-to-supported-types`` in the llvm stage)
@@ -38,14 +50,27 @@ and are rounded once at the end. Other element types keep libm.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from math import factorial
 
 from mlir import ir
 from mlir.dialects import arith, math
 
 from lowerline.passes.lowering.approximate_exp import build_exp
-from lowerline.passes.support.elementwise_ir import constant, element, expand, like
+from lowerline.passes.lowering.polynomials import (
+    add,
+    cmp,
+    horner,
+    i32_like,
+    mul,
+    power_of_two,
+    scale,
+    select,
+    sub,
+)
+from lowerline.passes.lowering.trigonometry import build_cos, build_sin
+from lowerline.passes.support.elementwise_ir import constant, element, expand
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 # tanh(x) = x + x^3 * P(x^2) on |x| < 0.9; highest degree first (minimax fit
@@ -104,130 +129,195 @@ _MANTISSA = 0x007FFFFF
 _TINY = 2.0**-126  # the smallest normal f32
 _INF = float("inf")
 
+# expm1(r) = r + r^2 Q(r) on |r| <= ln(2)/2: Taylor to r^9 (truncation error
+# 6e-10 relative); highest degree first.
+_EXPM1_Q = tuple(1.0 / factorial(k) for k in range(9, 1, -1))
+_EXPM1_LOW, _EXPM1_HIGH = -30.0, 89.0  # rounds to -1 below; overflows above
+_INV_LN2 = 1.44269504088896341
+# ln(2) = hi + lo, hi with 16 trailing zero bits so n * hi is exact (|n| < 2^8).
+_EXPM1_LN2_HI = 0.693145751953125
+_EXPM1_LN2_LO = 1.4286067653e-06
 
-def _i32(t: ir.Type) -> ir.Type:
-    return like(t, ir.IntegerType.get_signless(32))
+# 2^r on |r| <= 1/2: Taylor of exp(r ln2) to r^8 (truncation 3e-10).
+_EXP2_P = tuple(0.6931471805599453**k / factorial(k) for k in range(8, 0, -1))
+_EXP2_LOW, _EXP2_HIGH = -151.0, 129.0  # 0 below, inf above
 
-
-def _horner(coefficients: Sequence[float], t: ir.Value) -> ir.Value:
-    """``sum c_i t^i`` by fma, coefficients highest degree first."""
-    p = constant(t.type, coefficients[0])
-    for c in coefficients[1:]:
-        p = math.fma(p, t, constant(t.type, c))
-    return p
-
-
-def _cmp(predicate: arith.CmpFPredicate, a: ir.Value, b: ir.Value) -> ir.Value:
-    return arith.CmpFOp(predicate, a, b).result
-
-
-def _select(condition: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
-    return arith.SelectOp(condition, a, b).result
-
-
-def _mul(a: ir.Value, b: ir.Value) -> ir.Value:
-    return arith.MulFOp(a, b).result
-
-
-def _add(a: ir.Value, b: ir.Value) -> ir.Value:
-    return arith.AddFOp(a, b).result
-
-
-def _sub(a: ir.Value, b: ir.Value) -> ir.Value:
-    return arith.SubFOp(a, b).result
+# fdlibm / musl log2f: 1/ln2 split so that hi * (f - f^2/2, 12 bits) is exact.
+_IVLN2_HI = 1.4428710938e00
+_IVLN2_LO = -1.7605285393e-04
+_HIGH_12_BITS = -4096  # 0xfffff000
 
 
 def _tanh(x: ir.Value) -> ir.Value:
     t = x.type
-    z = _mul(x, x)
-    small = math.fma(_mul(x, z), _horner(_TANH_P, z), x)
+    z = mul(x, x)
+    small = math.fma(mul(x, z), horner(_TANH_P, z), x)
     a = arith.MinimumFOp(math.absf(x), constant(t, _TANH_ONE)).result
-    e = build_exp(_add(a, a))
-    big = _sub(constant(t, 1.0), arith.DivFOp(constant(t, 2.0), _add(e, constant(t, 1.0))).result)
-    is_small = _cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, _TANH_SMALL))
+    e = build_exp(add(a, a))
+    big = sub(constant(t, 1.0), arith.DivFOp(constant(t, 2.0), add(e, constant(t, 1.0))).result)
+    is_small = cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, _TANH_SMALL))
     # copysign also keeps -0 (the fma rounds -0 + -0 * p to +0).
-    return math.copysign(_select(is_small, small, big), x)
+    return math.copysign(select(is_small, small, big), x)
 
 
 def _erf(x: ir.Value) -> ir.Value:
     t = x.type
-    small = math.fma(x, _horner(_ERF_Q, _mul(x, x)), x)
+    small = math.fma(x, horner(_ERF_Q, mul(x, x)), x)
     a = arith.MinimumFOp(math.absf(x), constant(t, _ERF_ONE)).result
-    square = _mul(a, a)
+    square = mul(a, a)
     square_lo = math.fma(a, a, arith.NegFOp(square).result)
     e = build_exp(arith.NegFOp(square).result)
     e = math.fma(arith.NegFOp(e).result, square_lo, e)  # exp(-hi - lo)
-    r = _horner(_ERF_R, _sub(a, constant(t, _ERF_MID)))
-    big = _sub(constant(t, 1.0), _mul(e, r))
-    is_small = _cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, _ERF_SMALL))
+    r = horner(_ERF_R, sub(a, constant(t, _ERF_MID)))
+    big = sub(constant(t, 1.0), mul(e, r))
+    is_small = cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, _ERF_SMALL))
     # copysign also keeps -0 (the fma rounds -0 + -0 * p to +0).
-    return math.copysign(_select(is_small, small, big), x)
+    return math.copysign(select(is_small, small, big), x)
 
 
 def _split(u: ir.Value) -> tuple[ir.Value, ir.Value]:
     """``(k, f)`` with ``u = 2^k (1 + f)``, ``sqrt(2)/2 <= 1 + f < sqrt(2)``,
     for a positive normal ``u``; ``k`` an i32."""
-    t, i32 = u.type, _i32(u.type)
+    t, i32 = u.type, i32_like(u.type)
     bits = arith.BitcastOp(i32, u).result
     bits = arith.AddIOp(bits, constant(i32, _ONE_BITS - _SQRT_HALF_BITS)).result
     k = arith.SubIOp(arith.ShRSIOp(bits, constant(i32, 23)).result, constant(i32, 127)).result
     mantissa = arith.AndIOp(bits, constant(i32, _MANTISSA)).result
     m = arith.BitcastOp(t, arith.AddIOp(mantissa, constant(i32, _SQRT_HALF_BITS)).result).result
-    return k, _sub(m, constant(t, 1.0))
+    return k, sub(m, constant(t, 1.0))
 
 
 def _log_reduced(k: ir.Value, f: ir.Value, correction: ir.Value) -> ir.Value:
     """``k ln2 + log(1 + f) + correction`` for ``|f| <= sqrt(2) - 1``."""
     t = f.type
-    s = arith.DivFOp(f, _add(constant(t, 2.0), f)).result
-    z = _mul(s, s)
-    w = _mul(z, z)
+    s = arith.DivFOp(f, add(constant(t, 2.0), f)).result
+    z = mul(s, s)
+    w = mul(z, z)
     lg1, lg2, lg3, lg4 = (constant(t, c) for c in _LOG_LG)
-    r = _add(_mul(z, math.fma(w, lg3, lg1)), _mul(w, math.fma(w, lg4, lg2)))
-    half_f2 = _mul(_mul(constant(t, 0.5), f), f)
+    r = add(mul(z, math.fma(w, lg3, lg1)), mul(w, math.fma(w, lg4, lg2)))
+    half_f2 = mul(mul(constant(t, 0.5), f), f)
     dk = arith.SIToFPOp(t, k).result
     low = math.fma(dk, constant(t, _LN2_LO), correction)
-    y = _sub(math.fma(s, _add(half_f2, r), low), half_f2)
-    return math.fma(dk, constant(t, _LN2_HI), _add(y, f))
+    y = sub(math.fma(s, add(half_f2, r), low), half_f2)
+    return math.fma(dk, constant(t, _LN2_HI), add(y, f))
 
 
 def _log_specials(x: ir.Value, y: ir.Value, at_zero: float) -> ir.Value:
     """``y`` where the argument ``x`` of log(x) or log1p(x - 1) is finite
     and positive; -inf at 0 (``x == at_zero``), NaN below, x at +inf and NaN."""
     t = x.type
-    y = _select(_cmp(arith.CmpFPredicate.OEQ, x, constant(t, at_zero)), constant(t, -_INF), y)
-    y = _select(
-        _cmp(arith.CmpFPredicate.OLT, x, constant(t, at_zero)), constant(t, float("nan")), y
-    )
-    return _select(_cmp(arith.CmpFPredicate.UEQ, x, constant(t, _INF)), x, y)
+    y = select(cmp(arith.CmpFPredicate.OEQ, x, constant(t, at_zero)), constant(t, -_INF), y)
+    y = select(cmp(arith.CmpFPredicate.OLT, x, constant(t, at_zero)), constant(t, float("nan")), y)
+    return select(cmp(arith.CmpFPredicate.UEQ, x, constant(t, _INF)), x, y)
 
 
 def _log(x: ir.Value) -> ir.Value:
     t = x.type
-    i32 = _i32(t)
-    subnormal = _cmp(arith.CmpFPredicate.OLT, x, constant(t, _TINY))
-    scaled = _select(subnormal, _mul(x, constant(t, 2.0**23)), x)
+    i32 = i32_like(t)
+    subnormal = cmp(arith.CmpFPredicate.OLT, x, constant(t, _TINY))
+    scaled = select(subnormal, mul(x, constant(t, 2.0**23)), x)
     k, f = _split(scaled)
-    k = arith.SubIOp(k, _select(subnormal, constant(i32, 23), constant(i32, 0))).result
+    k = arith.SubIOp(k, select(subnormal, constant(i32, 23), constant(i32, 0))).result
     return _log_specials(x, _log_reduced(k, f, constant(t, 0.0)), 0.0)
 
 
 def _log1p(x: ir.Value) -> ir.Value:
     t = x.type
-    i32 = _i32(t)
-    u = _add(constant(t, 1.0), x)
+    i32 = i32_like(t)
+    u = add(constant(t, 1.0), x)
     k, f = _split(u)
     # The rounding error of 1 + x, relative to u: exact below 2^25.
-    c_large = _sub(constant(t, 1.0), _sub(u, x))
-    c_small = _sub(x, _sub(u, constant(t, 1.0)))
+    c_large = sub(constant(t, 1.0), sub(u, x))
+    c_small = sub(x, sub(u, constant(t, 1.0)))
     k_large = arith.CmpIOp(arith.CmpIPredicate.sge, k, constant(i32, 2)).result
-    c = arith.DivFOp(_select(k_large, c_large, c_small), u).result
+    c = arith.DivFOp(select(k_large, c_large, c_small), u).result
     k_huge = arith.CmpIOp(arith.CmpIPredicate.sge, k, constant(i32, 25)).result
-    c = _select(k_huge, constant(t, 0.0), c)
+    c = select(k_huge, constant(t, 0.0), c)
     y = _log_specials(x, _log_reduced(k, f, c), -1.0)
     # Below 2^-24, log1p(x) rounds to x (and keeps the sign of -0).
-    tiny = _cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, 2.0**-24))
-    return _select(tiny, x, y)
+    tiny = cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, 2.0**-24))
+    return select(tiny, x, y)
+
+
+def _log2(x: ir.Value) -> ir.Value:
+    t = x.type
+    i32 = i32_like(t)
+    subnormal = cmp(arith.CmpFPredicate.OLT, x, constant(t, _TINY))
+    scaled = select(subnormal, mul(x, constant(t, 2.0**23)), x)
+    k, f = _split(scaled)
+    k = arith.SubIOp(k, select(subnormal, constant(i32, 23), constant(i32, 0))).result
+    # log(1 + f) = hi + lo with hi = f - f^2/2 cut to 12 bits (musl log2f),
+    # so hi / ln2 is hi * ivln2_hi (exact) plus small terms.
+    s = arith.DivFOp(f, add(constant(t, 2.0), f)).result
+    z = mul(s, s)
+    w = mul(z, z)
+    lg1, lg2, lg3, lg4 = (constant(t, c) for c in _LOG_LG)
+    r = add(mul(z, math.fma(w, lg3, lg1)), mul(w, math.fma(w, lg4, lg2)))
+    half_f2 = mul(mul(constant(t, 0.5), f), f)
+    hi = sub(f, half_f2)
+    hi_bits = arith.AndIOp(arith.BitcastOp(i32, hi).result, constant(i32, _HIGH_12_BITS)).result
+    hi = arith.BitcastOp(t, hi_bits).result
+    lo = math.fma(s, add(half_f2, r), sub(sub(f, hi), half_f2))
+    small = math.fma(add(lo, hi), constant(t, _IVLN2_LO), mul(lo, constant(t, _IVLN2_HI)))
+    dk = arith.SIToFPOp(t, k).result
+    y = add(add(small, mul(hi, constant(t, _IVLN2_HI))), dk)
+    return _log_specials(x, y, 0.0)
+
+
+def _expm1(x: ir.Value) -> ir.Value:
+    t = x.type
+    i32 = i32_like(t)
+    a = arith.MaximumFOp(
+        arith.MinimumFOp(x, constant(t, _EXPM1_HIGH)).result, constant(t, _EXPM1_LOW)
+    ).result
+    n = math.roundeven(mul(a, constant(t, _INV_LN2)))
+    # r = a - n ln2 in two parts; r_hi exact (Sterbenz), r_lo its correction.
+    r_hi = math.fma(n, constant(t, -_EXPM1_LN2_HI), a)
+    r = math.fma(n, constant(t, -_EXPM1_LN2_LO), r_hi)
+    r_lo = math.fma(n, constant(t, -_EXPM1_LN2_LO), sub(r_hi, r))
+    p = math.fma(mul(r, r), horner(_EXPM1_Q, r), r)
+    # expm1(r + r_lo) ~ p + r_lo (1 + p)
+    p = math.fma(r_lo, add(p, constant(t, 1.0)), p)
+    # expm1(a) = 2^n (1 + p) - 1 = fma(2^n, p, 2^n - 1): 2^n - 1 is exact for
+    # n <= 24 and negligible rounding above. n = 128 is split as 2 * 2^127.
+    k = arith.FPToSIOp(i32, n).result
+    k1 = arith.MinSIOp(k, constant(i32, 127)).result
+    two_k = power_of_two(k1, t)
+    y = math.fma(two_k, p, sub(two_k, constant(t, 1.0)))
+    y = mul(y, power_of_two(arith.SubIOp(k, k1).result, t))
+    # Below 2^-25, expm1(x) rounds to x (and keeps -0); NaN stays NaN.
+    keep = cmp(arith.CmpFPredicate.ULT, math.absf(x), constant(t, 2.0**-25))
+    return select(keep, x, y)
+
+
+def build_exp2(x: ir.Value) -> ir.Value:
+    """f32 ``2^x``: ``2^n 2^r``, ``n = round(x)``, ``r = x - n`` exact."""
+    t = x.type
+    i32 = i32_like(t)
+    a = arith.MaximumFOp(
+        arith.MinimumFOp(x, constant(t, _EXP2_HIGH)).result, constant(t, _EXP2_LOW)
+    ).result
+    n = math.roundeven(a)
+    r = sub(a, n)
+    p = math.fma(r, horner(_EXP2_P, r), constant(t, 1.0))
+    y = scale(p, arith.FPToSIOp(i32, n).result)
+    return select(cmp(arith.CmpFPredicate.UNO, x, x), x, y)
+
+
+def _exp2_base(op: ir.Operation) -> bool:
+    """Whether ``op`` is ``math.powf`` of the constant base 2 (torch-mlir's
+    ``torch.exp2``)."""
+    if op.name != "math.powf":
+        return False
+    owner = op.operands[0].owner
+    if not isinstance(owner, ir.OpView) or owner.name != "arith.constant":
+        return False
+    value = owner.attributes["value"]
+    if isinstance(value, ir.FloatAttr):
+        return value.value == 2.0
+    if isinstance(value, ir.DenseFPElementsAttr) and value.is_splat:
+        return ir.FloatAttr(value.get_splat_value()).value == 2.0
+    return False
 
 
 _BUILDERS: dict[str, Callable[[ir.Value], ir.Value]] = {
@@ -235,6 +325,10 @@ _BUILDERS: dict[str, Callable[[ir.Value], ir.Value]] = {
     "math.erf": _erf,
     "math.log": _log,
     "math.log1p": _log1p,
+    "math.log2": _log2,
+    "math.expm1": _expm1,
+    "math.sin": build_sin,
+    "math.cos": build_cos,
 }
 
 
@@ -242,12 +336,28 @@ def _is_f32_known(op: ir.Operation) -> bool:
     return op.name in _BUILDERS and isinstance(element(op.operands[0].type), ir.F32Type)
 
 
+def _is_f32_exp2(op: ir.Operation) -> bool:
+    return _exp2_base(op) and isinstance(element(op.operands[1].type), ir.F32Type)
+
+
+def _expand_exp2(op: ir.Operation) -> None:
+    with ir.InsertionPoint(op), op.location:
+        result = build_exp2(op.operands[1])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
 @dataclass(frozen=True)
 class ApproximateMath(Pass):
     flag = "lowerline-approximate-math"
-    summary = "Expand f32 math.tanh/erf/log/log1p into vectorizable polynomials (no libm calls)"
+    summary = (
+        "Expand f32 math.tanh/erf/log/log1p/log2/expm1/sin/cos and powf(2, x)"
+        " into vectorizable polynomials (no libm calls)"
+    )
     anchor = None
 
     def run(self, op: ir.Operation) -> None:
         for found in ops_matching(op, _is_f32_known):
             expand(found, _BUILDERS[found.name])
+        for found in ops_matching(op, _is_f32_exp2):
+            _expand_exp2(found)

@@ -81,15 +81,106 @@ func.func @expands_vector_log1p(%x: vector<4xf32>) -> vector<4xf32> {
 
 // -----
 
-// f64 keeps libm, and so do the functions the pass does not know (sin).
+// expm1: fma(2^n, p, 2^n - 1) with n clamped to 127 and the rest applied
+// after (overflow to inf); x itself below 2^-25.
+// CHECK-LABEL: func.func @expands_vector_expm1(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<8xf32>)
+// CHECK-NOT:     math.expm1
+// CHECK:         math.roundeven
+// CHECK:         arith.minsi
+// CHECK:         %[[ABS:.+]] = math.absf %[[X]]
+// CHECK:         %[[TINY:.+]] = arith.cmpf ult, %[[ABS]]
+// CHECK:         %[[R:.+]] = arith.select %[[TINY]], %[[X]], %{{.+}} : vector<8xi1>, vector<8xf32>
+// CHECK-NOT:     math.expm1
+// CHECK:         return %[[R]]
+func.func @expands_vector_expm1(%x: vector<8xf32>) -> vector<8xf32> {
+  %r = math.expm1 %x : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// log2: log's reduction, then (f - f^2/2) cut to 12 bits times the high part
+// of 1/ln2 (exact), plus the exponent.
+// CHECK-LABEL: func.func @expands_scalar_log2(
+// CHECK-SAME:      %[[X:[^:]+]]: f32)
+// CHECK-NOT:     math.log2
+// CHECK:         arith.andi %{{.+}}, %{{.+}} : i32
+// CHECK:         arith.sitofp
+// CHECK:         %[[INF:.+]] = arith.cmpf ueq, %[[X]]
+// CHECK:         %[[R:.+]] = arith.select %[[INF]], %[[X]], %{{.+}} : f32
+// CHECK-NOT:     math.log2
+// CHECK:         return %[[R]]
+func.func @expands_scalar_log2(%x: f32) -> f32 {
+  %r = math.log2 %x : f32
+  return %r : f32
+}
+
+// -----
+
+// torch.exp2 arrives as powf of the constant 2: 2^round(x) 2^r, NaN passed.
+// CHECK-LABEL: func.func @expands_powf_of_two(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<4xf32>)
+// CHECK-NOT:     math.powf
+// CHECK:         math.roundeven
+// CHECK:         arith.shli
+// CHECK:         %[[NAN:.+]] = arith.cmpf uno, %[[X]], %[[X]]
+// CHECK:         %[[R:.+]] = arith.select %[[NAN]], %[[X]], %{{.+}}
+// CHECK-NOT:     math.powf
+// CHECK:         return %[[R]]
+func.func @expands_powf_of_two(%x: vector<4xf32>) -> vector<4xf32> {
+  %two = arith.constant dense<2.0> : vector<4xf32>
+  %r = math.powf %two, %x : vector<4xf32>
+  return %r : vector<4xf32>
+}
+
+// -----
+
+// sin: reduced and evaluated in f64 lanes; only when some lane is too large
+// for that reduction does an scf.if recompute the lanes with f64 libm sin.
+// CHECK-LABEL: func.func @expands_vector_sin(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<2xf32>)
+// CHECK:         arith.extf %{{.+}} : vector<2xf32> to vector<2xf64>
+// CHECK:         math.roundeven %{{.+}} : vector<2xf64>
+// CHECK:         arith.truncf %{{.+}} : vector<2xf64> to vector<2xf32>
+// CHECK:         %[[ANY:.+]] = vector.reduction <or>
+// CHECK:         %[[R:.+]] = scf.if %[[ANY]] -> (vector<2xf32>)
+// CHECK-COUNT-2:   math.sin %{{.+}} : f64
+// CHECK:         } else {
+// CHECK-NOT:     math.sin %{{.+}} : f32
+// CHECK:         return %[[R]]
+func.func @expands_vector_sin(%x: vector<2xf32>) -> vector<2xf32> {
+  %r = math.sin %x : vector<2xf32>
+  return %r : vector<2xf32>
+}
+
+// -----
+
+// cos of a scalar: the same, the fallback a single f64 libm cos.
+// CHECK-LABEL: func.func @expands_scalar_cos(
+// CHECK:         arith.extf %{{.+}} : f32 to f64
+// CHECK:         %[[R:.+]] = scf.if %{{.+}} -> (f32)
+// CHECK:           math.cos %{{.+}} : f64
+// CHECK:         return %[[R]]
+func.func @expands_scalar_cos(%x: f32) -> f32 {
+  %r = math.cos %x : f32
+  return %r : f32
+}
+
+// -----
+
+// f64 keeps libm, and so do the functions the pass does not know (atan) and
+// powf of another base.
 // CHECK-LABEL: func.func @keeps_f64_and_unknown_functions(
 // CHECK-NEXT:    math.tanh %{{.+}} : vector<4xf64>
-// CHECK-NEXT:    math.log %{{.+}} : f64
-// CHECK-NEXT:    math.sin %{{.+}} : f32
+// CHECK-NEXT:    math.sin %{{.+}} : f64
+// CHECK-NEXT:    math.atan %{{.+}} : f32
+// CHECK-NEXT:    math.powf %{{.+}}, %{{.+}} : f32
 // CHECK-NEXT:    return
-func.func @keeps_f64_and_unknown_functions(%x: vector<4xf64>, %y: f64, %z: f32) -> (vector<4xf64>, f64, f32) {
+func.func @keeps_f64_and_unknown_functions(%x: vector<4xf64>, %y: f64, %z: f32) -> (vector<4xf64>, f64, f32, f32) {
   %a = math.tanh %x : vector<4xf64>
-  %b = math.log %y : f64
-  %c = math.sin %z : f32
-  return %a, %b, %c : vector<4xf64>, f64, f32
+  %b = math.sin %y : f64
+  %c = math.atan %z : f32
+  %d = math.powf %z, %z : f32
+  return %a, %b, %c, %d : vector<4xf64>, f64, f32, f32
 }

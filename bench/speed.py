@@ -43,6 +43,8 @@ else:
 
 # torch reads the OpenMP settings when it loads, hence after them.
 import torch  # noqa: E402
+from timing import format_seconds as _fmt  # noqa: E402
+from timing import quantile, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 
@@ -198,18 +200,6 @@ def _output(value) -> torch.Tensor:
     return torch.as_tensor(value)
 
 
-def time_calls(run: Callable[[], object], budget: float, min_calls: int = 3) -> list[float]:
-    times = []
-    started = time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - started < budget:
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-        if len(times) >= 200:
-            break
-    return times
-
-
 def prepare(systems, model_names, threads):
     """Build every runner (compiles happen here, outside the timed rounds)."""
     runners: dict[tuple[str, str], Runner] = {}
@@ -250,11 +240,6 @@ def measure(runners, expected, rounds, budget):
         for key, runner in runners.items():  # interleaved: every system, every model
             results[key].times[r] = time_calls(runner.run, budget)
     return results
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def report(all_results, missing, args) -> str:
@@ -310,10 +295,6 @@ def report(all_results, missing, args) -> str:
     }
     lines += ["Systems:", ""] + [f"- {s}: {n}" for s, n in sorted(notes.items())]
     return "\n".join(lines) + "\n"
-
-
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} us"
 
 
 def main() -> None:

@@ -1,0 +1,42 @@
+"""Timing helpers shared by the benchmarks (``speed.py``, ``ops.py``).
+
+No torch import here: a benchmark sets its OpenMP environment before torch
+loads, and importing this module must not load torch first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+def time_calls(
+    run: Callable[[], object], budget: float, min_calls: int = 3, max_calls: int = 200
+) -> list[float]:
+    """Seconds per call of ``run``: at least ``min_calls`` calls, then calls
+    until ``budget`` seconds have passed or ``max_calls`` calls were made."""
+    times = []
+    started = time.perf_counter()
+    while len(times) < min_calls or time.perf_counter() - started < budget:
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+        if len(times) >= max_calls:
+            break
+    return times
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} us"
+
+
+def first_line(err: BaseException, limit: int = 160) -> str:
+    """``Type: first line of the message``, for a one-line failure reason."""
+    text = str(err).strip()
+    line = text.splitlines()[0][:limit] if text else ""
+    return f"{type(err).__name__}: {line}" if line else type(err).__name__

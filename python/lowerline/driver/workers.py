@@ -24,6 +24,7 @@ from collections import Counter
 from typing import Any
 
 from lowerline.errors import LowerlineError
+from lowerline.processes import kill_group, run_in_group
 
 # Worker processes started by this process, by kind ("import", "compile"): an
 # honest observable of whether a compile was served from the cache.
@@ -123,6 +124,7 @@ class ImportWorker:
             stdout=subprocess.PIPE,
             stderr=log_fd,
             text=True,
+            start_new_session=True,  # ended as a group (lowerline.processes)
         )
         os.close(log_fd)
         return process
@@ -145,8 +147,14 @@ class ImportWorker:
                 line = process.stdout.readline() if ready else None
             except BrokenPipeError:
                 line = ""
+            except BaseException:
+                # Ctrl-C mid-job: the worker's late answer would be read as
+                # the next job's, so it is stopped with everything it started.
+                kill_group(process)
+                cls._process = None
+                raise
             if line is None:  # a hang inside torch-mlir must not hang the caller
-                process.kill()
+                kill_group(process)
                 cls._process = None
                 raise CompileError(
                     "import",
@@ -173,10 +181,9 @@ class ImportWorker:
             return
         if process.poll() is None and process.stdin is not None:
             process.stdin.close()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        kill_group(process)
         if cls._log:
             with contextlib.suppress(OSError):
                 os.remove(cls._log)
@@ -209,12 +216,10 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
     launches["compile"] += 1
     limit = timeout_seconds()
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "lowerline.driver.compile_worker", job],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=limit,  # subprocess.run kills the worker when it expires
+        # The worker and every tool it starts are killed together when the
+        # limit expires or the caller is interrupted (lowerline.processes).
+        done = run_in_group(
+            [sys.executable, "-m", "lowerline.driver.compile_worker", job], timeout=limit
         )
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)

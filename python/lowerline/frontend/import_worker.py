@@ -26,6 +26,8 @@ import traceback
 from collections import Counter, defaultdict
 from typing import Any
 
+from lowerline.processes import die_with_parent
+
 TORCH_BACKEND = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
     "torchdynamo-export-to-torch-backend-pipeline{extra-library=})"
@@ -199,6 +201,7 @@ def serve(requests, replies) -> None:
 
 
 def main() -> None:
+    die_with_parent()
     # Replies use the original stdout; anything libraries print goes to stderr.
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

@@ -1,0 +1,89 @@
+"""Processes a compile starts, and how they end: all together.
+
+A worker runs in a process group (a session) of its own, and every tool it
+starts (``mlir-translate``, ``opt``, ``llc``, ``cc``, ``ptxas``,
+``fatbinary``) stays in that group. Whatever ends the worker's call in the
+parent (a finished run, ``LOWERLINE_COMPILE_TIMEOUT``, an exception,
+Ctrl-C, interpreter exit: ``_kill_running``) ends with ``kill_group``: SIGKILL to the whole
+group, so no ``llc -O3`` keeps running after the compile that started it
+(measured before this: orphaned ``llc`` children at 100% CPU minutes after
+their worker was stopped). A group of its own also keeps the terminal's
+Ctrl-C away from the workers: the caller receives it and stops them.
+
+A worker also asks the kernel to kill it when its parent dies
+(``die_with_parent``), for a caller that is itself killed with SIGKILL and
+runs no clean-up; a tool that worker was running then finishes on its own.
+
+Used by the driver (which starts the workers) and by the workers themselves
+(the frontend's import worker too), hence at the top of the package.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+_PR_SET_PDEATHSIG = 1
+# Groups of run_in_group calls still running (in other threads at exit).
+_RUNNING: set[subprocess.Popen] = set()
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL every process left in ``process``'s group (started with
+    ``start_new_session``), the leader included; nothing if none is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def run_in_group(command: list[str], timeout: float | None = None, **kwargs: Any):
+    """``subprocess.run(command, capture_output=True, text=True)`` with the
+    child in a new process group, killed as a whole when the call ends: on
+    ``timeout`` (``subprocess.TimeoutExpired`` is raised, as ``run`` does),
+    on any exception including KeyboardInterrupt, and after a normal exit
+    (grandchildren it left behind)."""
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
+    ) as process:
+        _RUNNING.add(process)
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except BaseException:
+            kill_group(process)
+            process.wait()
+            raise
+        finally:
+            _RUNNING.discard(process)
+        kill_group(process)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+@atexit.register
+def _kill_running() -> None:
+    """At interpreter exit, compiles still running in other threads end too."""
+    for process in list(_RUNNING):
+        kill_group(process)
+
+
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent exits (Linux; a
+    no-op elsewhere). Called first thing by the worker processes."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)

@@ -56,7 +56,7 @@ from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, defined_functions, resolve_target
 from lowerline.pipeline.protocol import GPU_THREADS, LAST, NUM_RESULTS
 from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
-from lowerline.targets import GpuTarget, gpu_target
+from lowerline.targets import GpuTarget, check_gpu_target, gpu_target
 
 FLAG = "lowerline-gpu-tile-and-fuse"
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
@@ -278,7 +278,9 @@ class GpuTileAndFuse(Pass):
     summary = "Tile contractions and their epilogues into GPU thread blocks (tensors)"
     anchor = "builtin.module"
 
-    target: str = opt("sm_80", "GPU target: a name of lowerline.targets.GPU_TARGETS")
+    target: str = opt(
+        "sm_80", "GPU target: a name of lowerline.targets.GPU_TARGETS", check=check_gpu_target
+    )
     explain: bool = opt(False, "print the groups, tile sizes and refusals to stderr as remarks")
 
     def run(self, op: ir.Operation) -> None:

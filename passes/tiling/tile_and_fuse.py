@@ -62,7 +62,7 @@ from lowerline.pipeline.pass_api import (
 )
 from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
-from lowerline.targets import CpuTarget, cpu_target
+from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
@@ -665,7 +665,9 @@ class TileAndFuse(Pass):
     summary = "Tile, fuse and vectorize linalg ops on tensors with tile sizes from the target"
     anchor = "builtin.module"
 
-    target: str = opt("host", "target description: 'host' or a name of CPU_TARGETS")
+    target: str = opt(
+        "host", "target description: 'host' or a name of CPU_TARGETS", check=check_cpu_target
+    )
     explain: bool = opt(
         False, "print the fusion groups, tile sizes and refusals to stderr as remarks"
     )

@@ -58,6 +58,7 @@ from lowerline.frontend.export import (
 )
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
+from lowerline.pipeline.options import OptionError, check_values
 from lowerline.pipeline.remarks import Remark
 from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
@@ -149,7 +150,12 @@ def _parse_options(options: dict[str, Any], cls: type = CpuOptions) -> CpuOption
             f"compile option {name} takes a {type(default).__name__}, "
             f"got {type(value).__name__} {value!r}"
         )
-    return cls(**options)
+    parsed = cls(**options)
+    try:
+        check_values(parsed, "lowerline.compile", only=tuple(options))
+    except OptionError as err:
+        raise ValueError(str(err)) from None
+    return parsed
 
 
 class CompiledModule:

@@ -214,3 +214,15 @@ def gpu_target(name: str) -> GpuTarget:
         known = ", ".join(f"cuda:{k}" for k in GPU_TARGETS)
         raise ValueError(f"unknown GPU target '{name}'; targets: {known}")
     return GPU_TARGETS[chip]
+
+
+def check_cpu_target(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is a CPU target (an option check:
+    the host is accepted without detecting it)."""
+    if name not in ("cpu", "host"):
+        cpu_target(name)
+
+
+def check_gpu_target(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is a GPU target (an option check)."""
+    gpu_target(name)

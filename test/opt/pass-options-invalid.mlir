@@ -10,6 +10,24 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=PIPELINE-NAME
 // RUN: not lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-graph{widen-i1=false})" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=NOT-READ
+// RUN: not lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-loops{parallel=cuda})" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=ENUM
+// RUN: not lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-loops{target=zzz})" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not lowerline-opt %s --pass-pipeline='builtin.module(cse,lowerline-tile-and-fuse{target="x}y"})' \
+// RUN:   2>&1 | FileCheck %s --check-prefix=PASS-TARGET
+// RUN: not lowerline-opt %s --pass-pipeline="builtin.module(lowerline-gpu-to-tiled{target=sm_12})" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=GPU-TARGET
+
+// Values are checked when the pipeline is parsed, before any pass runs: enums
+// list what they accept, targets must be known, and the error points into
+// the pipeline text, not at the input file.
+// ENUM:        {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'parallel' of 'lowerline-to-loops': 'cuda' is not one of openmp, async{{$}}
+// ENUM-NOT:    {{.}}
+// TARGET:      {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'target' of 'lowerline-to-loops': unknown CPU target 'zzz'; targets: cpu, cpu:sapphirerapids, cpu:haswell, cpu:cortex-a72{{$}}
+// TARGET-NOT:  {{.}}
+// PASS-TARGET: {{^}}lowerline-opt: <pass-pipeline>:1:20: error: option 'target' of 'lowerline-tile-and-fuse': unknown CPU target 'x}y'
+// GPU-TARGET:  {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'target' of 'lowerline-gpu-to-tiled': unknown GPU target 'sm_12'
 
 // A bad option is one error line at the pass's column, naming the pass and what is
 // wrong: an unknown option or a bad value, of an upstream pass, a lowerline pass,

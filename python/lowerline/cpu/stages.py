@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lowerline.pipeline.options import opt
+from lowerline.pipeline.options import one_of, opt
 from lowerline.pipeline.pass_api import NamedPipeline
-from lowerline.targets import cpu_target
+from lowerline.targets import check_cpu_target, cpu_target
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class CpuOptions:
         "CPU the code is for: 'host' (this machine, detected) or a name of "
         "lowerline.targets.CPU_TARGETS; tile sizes, vector widths and the "
         "object's triple and CPU come from it",
+        check=check_cpu_target,
     )
     tile: bool = opt(
         True,
@@ -36,6 +37,7 @@ class CpuOptions:
         "openmp",
         "runtime for the parallel tiles: 'openmp' (Intel's OpenMP runtime) or "
         "'async' (MLIR's async runtime); bench/threads.md compares them",
+        check=one_of("openmp", "async"),
     )
     buffer_reuse: bool = opt(
         True,

@@ -26,19 +26,24 @@ from lowerline.cpu.stages import bufferized as cpu_bufferized
 from lowerline.cpu.stages import graph as cpu_graph
 from lowerline.cpu.stages import llvm as cpu_llvm
 from lowerline.cpu.stages import loops as cpu_loops
-from lowerline.pipeline.options import opt
+from lowerline.pipeline.options import one_of, opt
 from lowerline.pipeline.pass_api import NamedPipeline
-from lowerline.targets import gpu_target
+from lowerline.targets import check_gpu_target, gpu_target
 
 
 @dataclass(frozen=True)
 class GpuOptions:
-    target: str = opt("sm_80", "GPU: a name of lowerline.targets.GPU_TARGETS (sm_80, sm_90, ...)")
+    target: str = opt(
+        "sm_80",
+        "GPU: a name of lowerline.targets.GPU_TARGETS (sm_80, sm_90, ...)",
+        check=check_gpu_target,
+    )
     opt_level: int = opt(3, "LLVM optimization level of the kernels (nvvm-attach-target O)")
     binary: str = opt(
         "fatbin",
         "kernel image the library embeds: 'fatbin' (cubin for the target + PTX) or 'ptx' "
         "(JIT-compiled by the driver when loaded)",
+        check=one_of("fatbin", "ptx"),
     )
     cpu_emulation: bool = opt(
         True, "also build the mapped IR for the CPU (CompiledModule.run_on_cpu)"

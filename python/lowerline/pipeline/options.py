@@ -4,7 +4,10 @@ A pass or pipeline declares its options as the fields of a frozen dataclass;
 ``lowerline-foo{max-depth=4 enable}`` sets ``max_depth=4`` and ``enable=True``.
 Supported field types: bool, int, float, str and ``list[int]`` / ``list[str]``
 (``sizes=8,32`` or ``sizes={8,32}``; stored as tuples so the dataclass stays
-hashable).
+hashable). A field may name the values it accepts (``opt(..., check=one_of(
+"a", "b"))`` or any function that raises ``ValueError``): they are checked
+when the options are parsed, so a bad value is reported in the pipeline text,
+before any pass runs.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import typing
+from collections.abc import Callable
 from typing import Any
+
+Check = Callable[[Any], None]
 
 
 class OptionError(ValueError):
@@ -95,7 +101,32 @@ def parse_options(cls: type, text: str, owner: str, only: tuple[str, ...] | None
             raise OptionError(f"'{owner}' has no option '{key}' (its options: {known})")
         field_name = by_option[key]
         values[field_name] = _convert(owner, key, types[field_name], raw)
-    return cls(**values)
+    instance = cls(**values)
+    check_values(instance, owner, only=tuple(values))
+    return instance
+
+
+def check_values(instance: Any, owner: str, only: tuple[str, ...] | None = None) -> None:
+    """Run each field's ``check`` (``opt(check=...)``) on its value; the first
+    refusal is an ``OptionError`` naming the option and ``owner``."""
+    for f in _fields(type(instance), only):
+        check = f.metadata.get("check")
+        if check is None:
+            continue
+        try:
+            check(getattr(instance, f.name))
+        except ValueError as err:
+            raise OptionError(f"option '{option_name(f.name)}' of '{owner}': {err}") from None
+
+
+def one_of(*values: str) -> Check:
+    """A ``check`` accepting exactly ``values``."""
+
+    def check(value: Any) -> None:
+        if value not in values:
+            raise ValueError(f"'{value}' is not one of {', '.join(values)}")
+
+    return check
 
 
 def format_options(instance: Any) -> str:
@@ -136,6 +167,10 @@ def describe_options(
     return rows
 
 
-def opt(default: Any, help: str) -> Any:
-    """A dataclass field with a help string for ``--list-passes``."""
-    return dataclasses.field(default=default, metadata={"help": help})
+def opt(default: Any, help: str, check: Check | None = None) -> Any:
+    """A dataclass field with a help string for ``--list-passes`` and, when
+    given, the ``check`` its values must pass."""
+    metadata: dict[str, Any] = {"help": help}
+    if check is not None:
+        metadata["check"] = check
+    return dataclasses.field(default=default, metadata=metadata)

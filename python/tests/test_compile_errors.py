@@ -190,7 +190,9 @@ def test_unknown_option_target_and_bad_arguments_are_clear_errors(cache_dir):
     with pytest.raises(ValueError, match="max_specializations must be at least 1, got 0"):
         lowerline.compile(model, x, cache_dir=cache_dir, max_specializations=0)
     # Issue 20: option values are checked, not only their types.
-    with pytest.raises(ValueError, match=r"option 'parallel' .*'bogus' is not one of openmp, async"):
+    with pytest.raises(
+        ValueError, match=r"option 'parallel' .*'bogus' is not one of openmp, async"
+    ):
         lowerline.compile(model, x, cache_dir=cache_dir, parallel="bogus")
     with pytest.raises(ValueError, match=r"option 'binary' .*'elf' is not one of fatbin, ptx"):
         lowerline.compile(model, x, cache_dir=cache_dir, target="cuda:sm_80", binary="elf")

@@ -88,6 +88,10 @@ def test_model_file_must_define_model_and_inputs(tmp_path):
         load_model_file(str(source))
     with pytest.raises(UsageError, match="cannot open model file"):
         load_model_file(str(tmp_path / "missing.py"))
+    # Issue 20 item 7: a usage error, not an internal error.
+    source.write_text("model = 5\nexample_inputs = ()\n")
+    with pytest.raises(UsageError, match="model must be an nn.Module, got int"):
+        load_model_file(str(source))
 
 
 def test_bundled_example_defines_a_model():

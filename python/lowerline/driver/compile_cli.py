@@ -59,6 +59,10 @@ class CompileReport:
 
 
 def load_model_file(path: str) -> tuple[Any, tuple]:
+    """Run ``path`` (as ``python path`` would: it is code) and take its
+    ``model`` and ``example_inputs``."""
+    import torch
+
     if not os.path.exists(path):
         raise UsageError(f"cannot open model file '{path}': No such file or directory")
     namespace = runpy.run_path(path, run_name="__lowerline_model__")
@@ -68,8 +72,10 @@ def load_model_file(path: str) -> tuple[Any, tuple]:
             f"{path} must define {' and '.join(missing)} "
             "(an nn.Module and a tuple of its example inputs)"
         )
-    inputs = namespace["example_inputs"]
-    return namespace["model"], inputs if isinstance(inputs, tuple) else (inputs,)
+    model, inputs = namespace["model"], namespace["example_inputs"]
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"{path}: model must be an nn.Module, got {type(model).__name__}")
+    return model, inputs if isinstance(inputs, tuple) else (inputs,)
 
 
 def median_seconds(function: Callable[[], Any], runs: int) -> float:

@@ -8,6 +8,7 @@ pass, failed pass, unmet ``expected-*``). Errors are one line each, located
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -93,14 +94,34 @@ def _write_output(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    # Written next to the file it replaces and renamed over it, so a failure
+    # never leaves half a file; through a link, the link's target is replaced
+    # (as `mlir-opt -o` writes through it), with the mode a new file gets.
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lowerline-opt-")
+        os.fchmod(fd, _new_file_mode(target))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as err:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
         raise UsageError(f"cannot write output file '{path}': {err.strerror}") from None
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode ``path`` has, or else what ``open`` would create (0666 less
+    the umask): mkstemp's 0600 would hide the output from other users."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 class OptRun:

@@ -90,7 +90,7 @@ def test_model_file_must_define_model_and_inputs(tmp_path):
         load_model_file(str(tmp_path / "missing.py"))
     # Issue 20 item 7: a usage error, not an internal error.
     source.write_text("model = 5\nexample_inputs = ()\n")
-    with pytest.raises(UsageError, match="model must be an nn.Module, got int"):
+    with pytest.raises(UsageError, match=r"model must be an nn\.Module, got int"):
         load_model_file(str(source))
 
 

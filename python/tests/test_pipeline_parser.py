@@ -50,3 +50,16 @@ def test_syntax_errors_point_at_the_fault(text, pos, fragment):
         parse_pipeline(text)
     assert info.value.pos == pos
     assert fragment in info.value.message
+
+
+def test_deep_pipelines_are_a_located_error_not_a_recursion_error(tmp_path):
+    """Issue 20 item 4: a 500-deep pipeline gave a RecursionError (status 2)."""
+    from lowerline.tools import opt
+
+    source = tmp_path / "in.mlir"
+    source.write_text("func.func @f() { return }\n")
+    deep = "builtin.module(" * 500 + ")" * 500
+    with pytest.raises(PipelineSyntaxError, match="nested deeper than 64 anchors") as err:
+        parse_pipeline(deep)
+    assert err.value.pos == 960
+    assert opt.main([str(source), f"--pass-pipeline={deep}"]) == 1

@@ -37,7 +37,7 @@ from lowerline.pipeline.scheduler import (
     plan_pipeline,
     run_steps,
 )
-from lowerline.pipeline.source import Chunk, parse_chunk, split_input
+from lowerline.pipeline.source import Chunk, NestingTooDeep, parse_chunk, split_input
 
 
 @dataclass
@@ -200,7 +200,7 @@ class OptRun:
                 print_generic_op_form=self.config.generic,
             )
             self.inst.record("(print)", time.perf_counter() - start)
-        except ir.MLIRError:
+        except (ir.MLIRError, NestingTooDeep):
             failure = "parsing failed"
         except PipelineFailed as err:
             failure = str(err)

@@ -23,7 +23,7 @@ from lowerline.pipeline.scheduler import (
     plan_pipeline,
     run_steps,
 )
-from lowerline.pipeline.source import Chunk, parse_chunk
+from lowerline.pipeline.source import Chunk, NestingTooDeep, parse_chunk
 
 
 class LoweringError(LowerlineError):
@@ -56,7 +56,7 @@ class Lowerer:
         self.collector.source_name = source_name
         try:
             return parse_chunk(Chunk(text, 1), source_name, self.context)
-        except ir.MLIRError:
+        except (ir.MLIRError, NestingTooDeep):
             raise LoweringError(f"cannot parse {source_name}", self.collector.take()) from None
 
     def run(

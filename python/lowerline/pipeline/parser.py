@@ -53,10 +53,16 @@ class NestedPipeline:
         return f"{self.anchor}({','.join(e.text() for e in self.elements)})"
 
 
+# Anchors nested deeper than this are refused (MLIR's op nesting is far
+# shallower; the parser recurses once per level).
+MAX_PIPELINE_DEPTH = 64
+
+
 class _Scanner:
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def skip_space(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -124,8 +130,12 @@ def _parse_elements(scanner: _Scanner) -> list[PassElement | NestedPipeline]:
 
 
 def _parse_nested(scanner: _Scanner, anchor: str, pos: int) -> NestedPipeline:
+    if scanner.depth >= MAX_PIPELINE_DEPTH:
+        raise PipelineSyntaxError(f"pipeline nested deeper than {MAX_PIPELINE_DEPTH} anchors", pos)
     scanner.expect("(", f"after anchor '{anchor}'")
+    scanner.depth += 1
     nested = NestedPipeline(anchor, _parse_elements(scanner), pos)
+    scanner.depth -= 1
     scanner.expect(")", f"to close '{anchor}('")
     return nested
 

@@ -9,12 +9,14 @@ lower into the ATen ops and source lines of the user's program.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import inspect
 import os
 import platform
 import re
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -112,8 +114,32 @@ def describe_inputs(
     return in_spec, specs
 
 
+# torch.export is not thread-safe: two exports at once trip over each
+# other's module wrappers ("Unexpected key _export_root.1"), measured.
+_EXPORT_LOCK = threading.Lock()
+
+
 def export_program(module: torch.nn.Module, args: tuple) -> Program:
+    """Export a snapshot of ``module`` (one export at a time).
+
+    torch.export swaps fake tensors into the module it traces; on the live
+    module, another thread's eager call during the export computed with them
+    (measured: DataDependentOutputException in a plain ``torch.allclose``). A
+    deep copy keeps the caller's module untouched, at the cost of one copy of
+    the weights while a new specialization is exported.
+    """
     in_spec, inputs = describe_inputs(module, args)
+    with _EXPORT_LOCK:
+        try:
+            snapshot = copy.deepcopy(module)
+        except Exception:  # a module holding something uncopyable: trace it as it is
+            snapshot = module
+        return _export(snapshot, args, in_spec, inputs)
+
+
+def _export(
+    module: torch.nn.Module, args: tuple, in_spec: pytree.TreeSpec, inputs: list[InputSpec]
+) -> Program:
     try:
         exported = torch.export.export(module, args, strict=False)
     except Exception as err:

@@ -108,6 +108,18 @@ def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
     return largest_divisor(n, limit, lanes(target, element_bytes)) or largest_divisor(n, limit)
 
 
+# Independent vector accumulators per reduced row: an add's latency (4 cycles)
+# times the two adds a cycle the cores here issue, rounded to a power of two.
+_REDUCTION_ACCUMULATORS = 4
+
+
+def reduction_chunk(target: CpuTarget, element_bytes: int = 4) -> int:
+    """Elements of a row reduced per step along the innermost axis: a few
+    vectors of partial sums, so the adds of one step do not wait on each
+    other and the accumulators stay in registers."""
+    return _REDUCTION_ACCUMULATORS * lanes(target, element_bytes)
+
+
 @dataclass(frozen=True)
 class ConvTiles:
     """Tile sizes for an NCHW convolution out[n, f, oh, ow] (stride 1).

@@ -55,6 +55,8 @@ class Fn(torch.nn.Module):
             return torch.nn.functional.layer_norm(x, x.shape[-1:])
         if self.name == "sum":
             return x.sum(-1)
+        if self.name == "sum0":
+            return x.sum(0)
         if self.name == "amax":
             return x.amax(-1)
         raise ValueError(self.name)
@@ -66,6 +68,7 @@ CASES = [
     ("log_softmax", (64, 50257)),
     ("layer_norm", (64, 50257)),
     ("sum", (64, 50257)),
+    ("sum0", (64, 50257)),
     ("amax", (3, 4099)),
 ]
 

@@ -17,7 +17,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   caches and the cores, an ``mr x nr`` register tile sized for the vector
   registers, and a k loop of rank-1 updates.
 - **Every other linalg op** (elementwise, reductions such as softmax and
-  layernorm rows, fills, transposes) is tiled to vector-sized rows.
+  layernorm rows, fills, transposes) is tiled to vector-sized rows. A
+  reduction along a long innermost axis is reduced in chunks of a few
+  vectors with partial results in registers
+  (``lowerline.passes.tiling.reduction_chunks``): no vector is longer than
+  the target's registers allow, whatever the row's length.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -47,12 +51,20 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import linalg
 
-from lowerline.cpu.tile_plan import ConvTiles, MatmulTiles, conv_tiles, matmul_tiles, vector_tile
+from lowerline.cpu.tile_plan import (
+    ConvTiles,
+    MatmulTiles,
+    conv_tiles,
+    matmul_tiles,
+    reduction_chunk,
+    vector_tile,
+)
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
+from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import (
     Pass,
@@ -105,6 +117,9 @@ class Group:
     reg: list[int] = field(default_factory=list)
     red: list[int] = field(default_factory=list)
     vector_tiles: list[int] = field(default_factory=list)
+    # A row reduction split into chunks of the innermost axis (tile sizes over
+    # the iteration space); [] when the row is reduced in one vector.
+    chunks: list[int] = field(default_factory=list)
     flops: int = 0
     bytes_moved: int = 0
     refused: list[Remark] = field(default_factory=list)
@@ -190,7 +205,8 @@ def _decision(g: Group) -> str:
     """What was planned for ``g``: its kind, the fused ops and the tile sizes."""
     if g.kind == "vector":
         threads = f", parallel tile {g.par}" if g.par else ""
-        return f"{g.name}: vector tile {g.vector_tiles}{threads}"
+        chunks = f", reduced in chunks {g.chunks}" if g.chunks else ""
+        return f"{g.name}: vector tile {g.vector_tiles}{threads}{chunks}"
     return (
         f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.plan.describe()}; "
         f"{g.flops / 1e6:.2f} MFLOP, {g.bytes_moved / 1e6:.2f} MB moved"
@@ -376,10 +392,11 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tiles[last] = vector_tile(shape[last], target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
     else:
-        # Row reductions (softmax, layernorm): the whole row in one vector.
+        # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
     group.par = _parallel_rows(shape, iterators, target)
+    group.chunks = reduction_chunks(op, shape, iterators, reduction_chunk(target, eb))
     return group
 
 
@@ -684,6 +701,12 @@ class TileAndFuse(Pass):
         for group in plan.groups:
             body = vector_script(group) if group.kind == "vector" else contraction_script(group)
             group.failure = apply_script(op, body)
+            if group.chunks and not group.failure:
+                failure = split_rows(op, f"{group.name}.root", group.chunks)
+                if failure:
+                    group.failure = (
+                        f"its reduction was not split into vector-sized chunks: {failure}"
+                    )
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
         strip_tags(op)

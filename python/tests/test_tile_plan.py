@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from lowerline.cpu.tile_plan import conv_tiles, matmul_tiles
+from lowerline.cpu.tile_plan import conv_tiles, matmul_tiles, reduction_chunk, vector_tile
 from lowerline.targets import CPU_TARGETS
 
 
@@ -38,3 +38,22 @@ def test_conv_partial_tiles_split_into_power_of_two_pieces(width, tail):
     tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, 8, width)
     assert tiles.nr == 32
     assert tiles.tail == tail
+
+
+@pytest.mark.parametrize(
+    ("n", "tile"),
+    [
+        (4096, 128),  # a divisor in whole vectors
+        (196, 98),  # no such divisor, but a large one: no partial tile
+        (50257, 128),  # 50257 = 29 x 1733: whole vectors and a masked last tile, not 29 lanes
+        (100, 100),  # the row fits
+    ],
+)
+def test_vector_tiles_are_whole_vectors_unless_a_large_divisor_exists(n, tile):
+    assert vector_tile(n, CPU_TARGETS["sapphirerapids"]) == tile
+
+
+def test_reduction_chunks_follow_the_vector_width():
+    assert reduction_chunk(CPU_TARGETS["sapphirerapids"]) == 64
+    assert reduction_chunk(CPU_TARGETS["haswell"]) == 32
+    assert reduction_chunk(CPU_TARGETS["haswell"], element_bytes=8) == 16

@@ -325,3 +325,93 @@ func.func @keeps_a_fill_with_other_users(%a: tensor<64x128xf32>, %b: tensor<128x
   %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r, %f : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A reduction along a long innermost axis is split into chunks of the
+// target's lanes times 4 (64 on Sapphire Rapids, 32 on Haswell) accumulated in partial
+// results, then merged once per row: no vector as long as the row. 1000 is
+// not a multiple of the chunk: the last chunk is partial (masked later).
+// EXPLAIN-SPR:        remark: linalg.generic: g1: vector tile [1, 0], reduced in chunks [0, 64] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW:        remark: linalg.generic: g1: vector tile [1, 0], reduced in chunks [0, 32] [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @splits_long_row_reduction(
+// CHECK:         scf.for
+// SPR:             %[[ACC:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 1, 64>} {{.+}} -> tensor<1x64xf32>
+// HSW:             %[[ACC:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 1, 32>} {{.+}} -> tensor<1x32xf32>
+// CHECK:           %[[PART:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]])
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]
+// SPR-SAME:            lowerline.vector_sizes = array<i64: 1, 64>
+// HSW-SAME:            lowerline.vector_sizes = array<i64: 1, 32>
+// CHECK:           linalg.reduce ins(%[[PART]] : {{.+}}) {{.+}} dimensions = [1]
+// CHECK-NOT:     array<i64: 1, 1000>
+func.func @splits_long_row_reduction(%a: tensor<4x1000xf32>) -> tensor<4xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x1000xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Rows no longer than a chunk (16), and reductions over an outer axis (the
+// innermost is parallel, already vector-sized): not split.
+// EXPLAIN-NOT:        reduced in chunks
+// EXPLAIN:            remark: linalg.generic: g3: vector tile [1, 16] [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @keeps_short_rows_and_column_reductions_whole(
+// CHECK-NOT:     linalg.reduce
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      lowerline.vector_sizes = array<i64: 1, 16>
+// CHECK:         linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
+// CHECK-SAME:      lowerline.vector_sizes = array<i64: 1, 16>
+// CHECK-NOT:     linalg.reduce
+func.func @keeps_short_rows_and_column_reductions_whole(%a: tensor<4x16xf32>) -> (tensor<4xf32>, tensor<16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x16xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<16xf32>) -> tensor<16xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%a : tensor<4x16xf32>) outs(%f2 : tensor<16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %0, %1 : tensor<4xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A row reduction kept as a unit dim (softmax's row maximum: the output map
+// (d0, d1) -> (d0, 0)), which upstream's reduction tiling cannot take: its
+// output is collapsed to tensor<4xf32> first and expanded back after it.
+// EXPLAIN-SPR:        remark: linalg.generic: g1: vector tile [1, 0], reduced in chunks [0, 64] [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @splits_row_reduction_with_unit_output_dim(
+// CHECK:         %[[INIT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// CHECK:         %[[R:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[INIT]]) -> (tensor<4xf32>)
+// CHECK:           linalg.reduce
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[R]] {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// CHECK:         return %[[E]]
+func.func @splits_row_reduction_with_unit_output_dim(%a: tensor<4x1000xf32>) -> tensor<4x1xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4x1xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x1000xf32>) outs(%f : tensor<4x1xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}

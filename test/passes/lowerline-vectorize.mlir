@@ -212,3 +212,28 @@ func.func @keeps_read_of_partially_masked_write(%t: tensor<1x8x1x32xf32>) -> vec
   %r = vector.transfer_read %w[%c0, %c0, %c0, %c0], %p {in_bounds = [true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d1, d3)>} : tensor<1x8x1x32xf32>, vector<8x32xf32>
   return %r : vector<8x32xf32>
 }
+
+// -----
+
+// A long row reduction (split by tile-and-fuse into chunks of 64) adds
+// vector<64xf32> chunks into a loop-carried accumulator and reduces it once
+// per row: no vector as long as the row.
+// CHECK-LABEL: func.func @row_sum_in_chunks(
+// CHECK:         %[[SUM:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<1x64xf32>)
+// CHECK:           vector.transfer_read {{.+}} : tensor<8x4096xf32>, vector<64xf32>
+// CHECK:           arith.addf {{.+}} : vector<64xf32>
+// CHECK:         vector.extract %[[SUM]][0] : vector<64xf32> from vector<1x64xf32>
+// CHECK:         vector.reduction <add>, {{.+}} : vector<64xf32> into f32
+// CHECK-NOT:     vector<4096xf32>
+func.func @row_sum_in_chunks(%a: tensor<8x4096xf32>) -> tensor<8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<8x4096xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -101,11 +101,24 @@ def _balanced_nc(row_tiles: int, n: int, nc: int, nr: int, cores: int) -> int:
 
 
 def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
-    """Tile size for the vectorized (innermost) dimension of an elementwise op."""
-    limit = 8 * lanes(target, element_bytes)
-    if n <= limit:
-        return n
-    return largest_divisor(n, limit, lanes(target, element_bytes)) or largest_divisor(n, limit)
+    """Tile size for the vectorized (innermost) dimension of an elementwise op:
+    a divisor of ``n`` when a good one exists, else whole vectors with a
+    masked partial last tile (a 50257-wide row would otherwise be tiled by
+    its divisor 29: odd-width vectors, which LLVM splits lane by lane)."""
+    vl = lanes(target, element_bytes)
+    return _tile(n, 8 * vl, vl)[0]
+
+
+# Independent vector accumulators per reduced row: an add's latency (4 cycles)
+# times the two adds a cycle the cores here issue, rounded to a power of two.
+_REDUCTION_ACCUMULATORS = 4
+
+
+def reduction_chunk(target: CpuTarget, element_bytes: int = 4) -> int:
+    """Elements of a row reduced per step along the innermost axis: a few
+    vectors of partial sums, so the adds of one step do not wait on each
+    other and the accumulators stay in registers."""
+    return _REDUCTION_ACCUMULATORS * lanes(target, element_bytes)
 
 
 @dataclass(frozen=True)

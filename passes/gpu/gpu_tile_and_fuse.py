@@ -43,11 +43,13 @@ from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.tile_and_fuse import (
     Group,
     element_bytes,
+    forall_over_last,
     fuse_into,
     fused_producers_and_consumers,
     ints,
     is_linalg,
     match,
+    nest_members,
     strip_tags,
     tag_members,
     tensor_type,
@@ -140,14 +142,8 @@ def _block_mapping(sizes: list[int]) -> str:
 def group_script(g: Group) -> str:
     """Block forall from the group's last op; root, epilogue and fill fused in;
     the root's reduction tiled into shared-memory steps."""
-    inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
-    if g.fill:
-        inner.append(g.fill)
-    text = match("%last", g.name, attr=LAST)
-    text += (
-        f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
-        f"{ints(g.par)} (mapping = {_block_mapping(g.par)}) : ({ANY}) -> ({ANY}, {ANY})\n"
-    )
+    inner = nest_members(g)
+    text = forall_over_last(g, _block_mapping(g.par))
     if not isinstance(g.tiles, ContractionTiles):
         raise ValueError(f"{g.name} has no GPU tile plan")
     threads = ", ".join(str(t) for t in g.tiles.thread_counts)

@@ -515,19 +515,32 @@ def fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) 
     return text
 
 
+def nest_members(g: Group) -> list[ir.Operation]:
+    """The ops fused into the group's forall after its last op, outermost
+    first: the consumers before the last, the root, the fill."""
+    inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
+    if g.fill:
+        inner.append(g.fill)
+    return inner
+
+
+def forall_over_last(g: Group, mapping: str = "") -> str:
+    """Script lines tiling the group's last op into ``%forall`` over its
+    parallel tiles (``g.par``), with an optional ``(mapping = ...)``."""
+    mapped = f" (mapping = {mapping})" if mapping else ""
+    return match("%last", g.name, attr=LAST) + (
+        f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
+        f"{ints(g.par)}{mapped} : ({ANY}) -> ({ANY}, {ANY})\n"
+    )
+
+
 def contraction_script(g: Group) -> str:
     """forall over parallel tiles; in each, a loop nest over register tiles
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
     stored."""
-    inner = [*reversed(g.consumers[:-1]), g.root] if g.consumers else []
-    if g.fill:
-        inner.append(g.fill)
-    text = match("%last", g.name, attr=LAST)
-    text += (
-        f"  %tiled, %forall = transform.structured.tile_using_forall %last tile_sizes "
-        f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
-    )
+    inner = nest_members(g)
+    text = forall_over_last(g)
     text += fuse_into(inner, "%forall", "p", "%root")
     text += match("%inlast", g.name, "%forall", attr=LAST)
     rank = len(g.reg)

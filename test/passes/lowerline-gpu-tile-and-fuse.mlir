@@ -14,7 +14,7 @@
 
 // SM90:      remark: builtin.module: target sm_90 [lowerline-gpu-tile-and-fuse]
 // SM90-NEXT: remark: linalg.matmul: g0: matmul;
-// BADTARGET: error: unknown GPU target 'sm_1'; targets: {{.*}}sm_80
+// BADTARGET: <pass-pipeline>:1:{{[0-9]+}}: error: option 'target' of 'lowerline-gpu-tile-and-fuse': unknown GPU target 'sm_1'; targets: {{.*}}sm_80
 
 // matmul + fill + bias + relu: one group. One block per 64x64 output tile
 // (2 x 4 blocks for 128x256), the fill, a k loop in steps of 16 (the operand

@@ -1,6 +1,7 @@
 """``lowerline-approximate-math``: f32 tanh, erf, log, log1p, log2, expm1,
-exp2 (``powf`` of the constant 2, torch-mlir's ``torch.exp2``), sin and cos
-as vector polynomials (no libm calls, sin/cos aside for |x| >= 2^28 pi/2).
+exp2 (``powf`` of the constant 2, torch-mlir's ``torch.exp2``), sin, cos,
+atan, atan2 and ``powf`` of any base as vector polynomials (no libm calls,
+sin/cos aside for |x| >= 2^28 pi/2).
 
 Why: LLVM has no vector ``tanh``, ``erf``, ``log`` or ``log1p`` of its own;
 ``llvm.tanh`` / ``llvm.log`` on a vector, and ``math.erf`` / ``math.log1p``
@@ -42,6 +43,11 @@ subnormals included; the pytest suite sweeps bit patterns)::
              as two exact powers of two (subnormal results rounded once)
     sin, cos in f64 lanes with musl's reduction and polynomials; see
              ``trigonometry.py`` (and its libm fallback for huge |x|)
+    atan,    in f64 lanes: Cephes's reduction (pi/2 - atan(1/x), pi/4 +
+    atan2    atan((x-1)/(x+1))) and a degree-5 polynomial in x^2; atan2 from
+             atan(|y|/|x|) with C99's quadrants; see ``arctangent.py``
+    x^y      2^(y log2|x|) in f64 lanes plus C99's special cases; see
+             ``power.py`` (powf of the constant base 2 takes exp2 above)
 
 exp itself comes from ``lowerline-approximate-exp``. bf16/f16 ops reach here
 already widened to f32 (``math-extend-to-supported-types`` in the llvm stage)
@@ -58,6 +64,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from lowerline.passes.lowering.approximate_exp import build_exp
+from lowerline.passes.lowering.arctangent import build_atan, build_atan2
 from lowerline.passes.lowering.polynomials import (
     add,
     cmp,
@@ -69,6 +76,7 @@ from lowerline.passes.lowering.polynomials import (
     select,
     sub,
 )
+from lowerline.passes.lowering.power import build_powf
 from lowerline.passes.lowering.trigonometry import build_cos, build_sin
 from lowerline.passes.support.elementwise_ir import constant, element, expand
 from lowerline.pipeline.pass_api import Pass, ops_matching
@@ -329,6 +337,13 @@ _BUILDERS: dict[str, Callable[[ir.Value], ir.Value]] = {
     "math.expm1": _expm1,
     "math.sin": build_sin,
     "math.cos": build_cos,
+    "math.atan": build_atan,
+}
+
+# Two-operand functions; powf of the constant 2 is matched before these.
+_BINARY_BUILDERS: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
+    "math.atan2": build_atan2,
+    "math.powf": build_powf,
 }
 
 
@@ -340,9 +355,13 @@ def _is_f32_exp2(op: ir.Operation) -> bool:
     return _exp2_base(op) and isinstance(element(op.operands[1].type), ir.F32Type)
 
 
-def _expand_exp2(op: ir.Operation) -> None:
+def _is_f32_binary(op: ir.Operation) -> bool:
+    return op.name in _BINARY_BUILDERS and isinstance(element(op.operands[0].type), ir.F32Type)
+
+
+def _expand_binary(op: ir.Operation, build: Callable[[ir.Value, ir.Value], ir.Value]) -> None:
     with ir.InsertionPoint(op), op.location:
-        result = build_exp2(op.operands[1])
+        result = build(op.operands[0], op.operands[1])
     op.results[0].replace_all_uses_with(result)
     op.erase()
 
@@ -351,7 +370,7 @@ def _expand_exp2(op: ir.Operation) -> None:
 class ApproximateMath(Pass):
     flag = "lowerline-approximate-math"
     summary = (
-        "Expand f32 math.tanh/erf/log/log1p/log2/expm1/sin/cos and powf(2, x)"
+        "Expand f32 math.tanh/erf/log/log1p/log2/expm1/sin/cos/atan/atan2/powf"
         " into vectorizable polynomials (no libm calls)"
     )
     anchor = None
@@ -360,4 +379,6 @@ class ApproximateMath(Pass):
         for found in ops_matching(op, _is_f32_known):
             expand(found, _BUILDERS[found.name])
         for found in ops_matching(op, _is_f32_exp2):
-            _expand_exp2(found)
+            _expand_binary(found, lambda _, x: build_exp2(x))
+        for found in ops_matching(op, _is_f32_binary):
+            _expand_binary(found, _BINARY_BUILDERS[found.name])

@@ -1,6 +1,6 @@
-"""f32 tanh, erf, log, log1p, log2, expm1, exp2, sin and cos as compiled code
-computes them (lowerline-approximate-math), over a dense sweep of f32 bit
-patterns.
+"""f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2 and
+pow as compiled code computes them (lowerline-approximate-math), over a dense
+sweep of f32 bit patterns (pairs of them for atan2 and pow).
 
 Measured against float64 torch (the reference), in ulps of its result rounded
 to f32: within 2 everywhere (measured: under 1, expm1 1.34); NaN, +-inf and
@@ -74,6 +74,7 @@ FUNCTIONS = {
     "exp2": torch.exp2,
     "sin": torch.sin,
     "cos": torch.cos,
+    "atan": torch.atan,
 }
 
 
@@ -150,7 +151,8 @@ class Activations(torch.nn.Module):
 def test_no_libm_calls_for_these_functions(cache_dir):
     x = torch.randn(4, 64, generator=torch.Generator().manual_seed(2))
     llvm = lowerline.compile(Functions().eval(), x, cache_dir=cache_dir).ir("llvm")
-    for name in ("tanhf", "erff", "logf", "log1pf", "log2f", "expm1f", "powf", "sinf", "cosf"):
+    for function in FUNCTIONS:
+        name = {"exp2": "powf"}.get(function, function + "f")
         assert f"@{name}" not in llvm, name
 
 
@@ -174,3 +176,115 @@ def test_bf16_gelu_computes_erf_in_f32_without_libm(cache_dir):
     # each rounded to bf16: a few bf16 ulps from eager's f32-inside GELU.
     want = torch.nn.functional.gelu(x)
     torch.testing.assert_close(compiled(x), want, atol=2**-8, rtol=2**-6)
+
+
+# atan2 and pow: every pair of these, a random sweep of (y, x) bit patterns,
+# and (pow) a sweep of x for fixed exponents.
+PAIR_SPECIAL = [
+    *(float(v) for v in (0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 2.5, -2.5)),
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    2.0**-149,
+    -(2.0**-149),
+    2.0**-126,
+    3.4028235e38,
+    -3.4028235e38,
+    2.0**24,
+    2.0**24 + 2,
+    -(2.0**25),
+    1e-3,
+    100.0,
+    0.9999999,
+    1.0000001,
+]
+EXPONENTS = (0.5, 2.5, -1.5, 3.0, -2.0, 1e-3, 100.0)
+PAIRS = 1 << 20
+POW_STEP = 9973
+
+
+class Pairs(torch.nn.Module):
+    def forward(self, y, x, sweep, exponents):
+        return torch.atan2(y, x), torch.pow(x, y), torch.pow(sweep, exponents), sweep**2.5
+
+
+def _pairs() -> tuple[torch.Tensor, torch.Tensor]:
+    special = torch.tensor(PAIR_SPECIAL)
+    grid_y, grid_x = torch.meshgrid(special, special, indexing="ij")
+    generator = torch.Generator().manual_seed(22)
+    bits = torch.randint(-(2**31), 2**31, (2, PAIRS), dtype=torch.int64, generator=generator)
+    random = bits.to(torch.int32).view(torch.float32)
+    # Half of the random pairs close to |x| = 1, where pow stays finite.
+    near_one = torch.exp2(torch.randn(2, PAIRS // 2, generator=generator) * 4)
+    near_one[0] = torch.randn(PAIRS // 2, generator=generator) * 30
+    y = torch.cat([grid_y.flatten(), random[0], near_one[0]])
+    x = torch.cat([grid_x.flatten(), random[1], near_one[1] * torch.sign(random[1][: PAIRS // 2])])
+    return y, x
+
+
+def _pow_sweep() -> tuple[torch.Tensor, torch.Tensor]:
+    bits = torch.arange(0, 2**32, POW_STEP, dtype=torch.int64)
+    bits = torch.where(bits >= 2**31, bits - 2**32, bits).to(torch.int32)
+    x = torch.cat([bits.view(torch.float32), torch.tensor(PAIR_SPECIAL)])
+    exponents = torch.tensor(EXPONENTS).repeat_interleave(len(x))
+    return x.repeat(len(EXPONENTS)), exponents
+
+
+@pytest.fixture(scope="module")
+def pairs(cache_dir):
+    y, x = _pairs()
+    sweep, exponents = _pow_sweep()
+    args = (y, x, sweep, exponents)
+    outputs = lowerline.compile(Pairs().eval(), *args, cache_dir=cache_dir)(*args)
+    computed = dict(zip(("atan2", "pow", "pow_sweep", "pow_2.5"), outputs, strict=True))
+    references = {
+        "atan2": (torch.atan2, (y, x)),
+        "pow": (torch.pow, (x, y)),
+        "pow_sweep": (torch.pow, (sweep, exponents)),
+        "pow_2.5": (torch.pow, (sweep, torch.full_like(sweep, 2.5))),
+    }
+    return computed, references
+
+
+BINARY = ("atan2", "pow", "pow_sweep", "pow_2.5")
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_within_2_ulp_of_float64(pairs, name):
+    computed, references = pairs
+    function, args = references[name]
+    err = _ulps(computed[name], function(*(a.double() for a in args)))
+    worst = err.argmax()
+    assert err.max().item() <= 2, (name, [a[worst].item() for a in args], err.max().item())
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_special_values_as_torch(pairs, name):
+    computed, references = pairs
+    function, args = references[name]
+    want, mine = function(*args), computed[name]
+    assert torch.equal(torch.isnan(mine), torch.isnan(want))
+    exact = torch.isinf(want) | (want == 0)
+    wrong = exact & ~((mine == want) & (torch.signbit(mine) == torch.signbit(want)))
+    assert not wrong.any(), [(a[wrong][:4].tolist()) for a in args]
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_within_2_ulp_of_float32_torch(pairs, name):
+    computed, references = pairs
+    function, args = references[name]
+    want = function(*args)
+    normal = want.abs() >= 2.0**-126
+    for a in args:
+        normal &= (a.abs() >= 2.0**-126) | (a == 0)
+    err = _ulps(computed[name][normal], want[normal].double())
+    worst = err.argmax()
+    assert err.max().item() <= 2, (name, [a[normal][worst].item() for a in args], err.max().item())
+
+
+def test_no_libm_calls_for_atan2_and_pow(cache_dir):
+    x = torch.randn(4, 64, generator=torch.Generator().manual_seed(3))
+    args = (x, x.abs(), x, x)
+    llvm = lowerline.compile(Pairs().eval(), *args, cache_dir=cache_dir).ir("llvm")
+    for name in ("atan2f", "powf", "atan2", "pow"):
+        assert f"@{name}(" not in llvm, name

@@ -169,18 +169,80 @@ func.func @expands_scalar_cos(%x: f32) -> f32 {
 
 // -----
 
-// f64 keeps libm, and so do the functions the pass does not know (atan) and
-// powf of another base.
+// atan: in f64 lanes, Cephes's reduction chosen by selects, rounded once to
+// f32 and the sign of x copied (-0 stays -0).
+// CHECK-LABEL: func.func @expands_vector_atan(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<4xf32>)
+// CHECK-NOT:     math.atan
+// CHECK:         arith.extf %[[X]] : vector<4xf32> to vector<4xf64>
+// CHECK:         arith.divf %{{.+}} : vector<4xf64>
+// CHECK:         math.fma %{{.+}} : vector<4xf64>
+// CHECK:         %[[T:.+]] = arith.truncf %{{.+}} : vector<4xf64> to vector<4xf32>
+// CHECK:         %[[R:.+]] = math.copysign %[[T]], %[[X]] : vector<4xf32>
+// CHECK-NOT:     math.atan
+// CHECK:         return %[[R]]
+func.func @expands_vector_atan(%x: vector<4xf32>) -> vector<4xf32> {
+  %r = math.atan %x : vector<4xf32>
+  return %r : vector<4xf32>
+}
+
+// -----
+
+// atan2: atan(|y| / |x|) in f64, pi - r where x has its sign bit set, the
+// sign of y copied, NaN if either operand is NaN.
+// CHECK-LABEL: func.func @expands_scalar_atan2(
+// CHECK-SAME:      %[[Y:[^:]+]]: f32, %[[X:[^:]+]]: f32)
+// CHECK-NOT:     math.atan2
+// CHECK:         arith.divf %{{.+}} : f64
+// CHECK:         arith.bitcast %[[X]] : f32 to i32
+// CHECK:         %[[Q:.+]] = math.copysign %{{.+}}, %[[Y]] : f32
+// CHECK:         %[[NAN:.+]] = arith.cmpf uno, %[[X]], %[[Y]] : f32
+// CHECK:         %[[R:.+]] = arith.select %[[NAN]], %{{.+}}, %[[Q]] : f32
+// CHECK-NOT:     math.atan2
+// CHECK:         return %[[R]]
+func.func @expands_scalar_atan2(%y: f32, %x: f32) -> f32 {
+  %r = math.atan2 %y, %x : f32
+  return %r : f32
+}
+
+// -----
+
+// powf of a variable base: 2^(y log2|x|) in f64 lanes, rounded once to f32,
+// then the special cases; pow(x, 0) = 1 is the last select.
+// CHECK-LABEL: func.func @expands_vector_powf(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<8xf32>, %[[Y:[^:]+]]: vector<8xf32>)
+// CHECK-NOT:     math.powf
+// CHECK:         arith.extf %[[Y]] : vector<8xf32> to vector<8xf64>
+// CHECK:         arith.shrsi %{{.+}} : vector<8xi64>
+// CHECK:         math.roundeven %{{.+}} : vector<8xf64>
+// CHECK:         arith.truncf %{{.+}} : vector<8xf64> to vector<8xf32>
+// CHECK:         %[[ZERO:.+]] = arith.cmpf oeq, %[[Y]], %{{.+}} : vector<8xf32>
+// CHECK:         %[[R:.+]] = arith.select %[[ZERO]], %{{.+}}, %{{.+}} : vector<8xi1>, vector<8xf32>
+// CHECK-NOT:     math.powf
+// CHECK:         return %[[R]]
+func.func @expands_vector_powf(%x: vector<8xf32>, %y: vector<8xf32>) -> vector<8xf32> {
+  %r = math.powf %x, %y : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// f64 keeps libm (the pass has no f64 polynomials), and so do the functions
+// it does not know (acos).
 // CHECK-LABEL: func.func @keeps_f64_and_unknown_functions(
 // CHECK-NEXT:    math.tanh %{{.+}} : vector<4xf64>
 // CHECK-NEXT:    math.sin %{{.+}} : f64
-// CHECK-NEXT:    math.atan %{{.+}} : f32
-// CHECK-NEXT:    math.powf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:    math.acos %{{.+}} : f32
+// CHECK-NEXT:    math.powf %{{.+}}, %{{.+}} : f64
+// CHECK-NEXT:    math.atan2 %{{.+}}, %{{.+}} : f64
+// CHECK-NEXT:    math.atan %{{.+}} : vector<4xf64>
 // CHECK-NEXT:    return
-func.func @keeps_f64_and_unknown_functions(%x: vector<4xf64>, %y: f64, %z: f32) -> (vector<4xf64>, f64, f32, f32) {
+func.func @keeps_f64_and_unknown_functions(%x: vector<4xf64>, %y: f64, %z: f32) -> (vector<4xf64>, f64, f32, f64, f64, vector<4xf64>) {
   %a = math.tanh %x : vector<4xf64>
   %b = math.sin %y : f64
-  %c = math.atan %z : f32
-  %d = math.powf %z, %z : f32
-  return %a, %b, %c, %d : vector<4xf64>, f64, f32, f32
+  %c = math.acos %z : f32
+  %d = math.powf %y, %y : f64
+  %e = math.atan2 %y, %y : f64
+  %f = math.atan %x : vector<4xf64>
+  return %a, %b, %c, %d, %e, %f : vector<4xf64>, f64, f32, f64, f64, vector<4xf64>
 }

@@ -180,7 +180,7 @@ def llvm(o: CpuOptions) -> str:
         "func.func(llvm-request-c-wrappers)",
         # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
         "lowerline-approximate-exp",
-        # f32 tanh, erf, log, log1p, log2, expm1, exp2 (powf of 2), sin, cos likewise.
+        # f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2, powf likewise.
         "lowerline-approximate-math",
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",

@@ -41,6 +41,10 @@ else:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("KMP_BLOCKTIME", "0")
 
+# bench/timing.py sits beside this file, which is also loaded by path (the
+# zoo's benchmark cases), not only run as a script.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 # torch reads the OpenMP settings when it loads, hence after them.
 import torch  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402

@@ -215,7 +215,10 @@ def _cache(args: argparse.Namespace) -> int:
     if args.action == "path":
         print(cache.root)
         return 0
-    print(f"removed {cache.clear()} entries from {cache.root}")
+    cleared = cache.clear()  # CacheError (nothing removed) for a folder that is not a cache
+    for path in cleared.entries + cleared.reproducers + cleared.workspaces:
+        print(f"removed {path}")
+    print(cleared.summary())
     return 0
 
 

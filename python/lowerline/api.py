@@ -28,6 +28,7 @@ shapes and numbers in a dict, and hands the tensors' memory to the library
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -468,10 +469,18 @@ class CompiledModule:
                 program, self.options, workspace, os.path.join(cache.root, "failures")
             )
             cache.publish(key, workspace, meta, _artifact_files(workspace))
+        except OSError as err:
+            if err.errno in _DISK_ERRNOS:  # a full or read-only disk: name it and the way out
+                raise cache.unwritable(err, workspace) from err
+            raise
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
         # Another process may have published the same key first: use theirs.
         return cache.lookup(key) or meta
+
+
+# Errors of a disk that cannot take the artifacts (full, read-only, no permission, quota).
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT})
 
 
 def _tensor_error(spec: InputSpec, value: Any) -> Exception:
@@ -664,7 +673,9 @@ def compile(
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
-    store = Cache.at(private or cache_dir)
+    # A private cache lives as long as this module: a key of its own, never on disk.
+    store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
+    store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
     compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations)
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)

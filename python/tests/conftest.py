@@ -2,11 +2,17 @@
 every lowerline pass's output is checked against the attribute protocol."""
 
 import os
+import tempfile
 
 import pytest
 
 # Set at import, before any compile worker starts: workers inherit it.
 os.environ["LOWERLINE_CHECK_PROTOCOL"] = "1"
+# The cache's HMAC key (lowerline.driver.cache): one per test run, never the
+# user's ~/.config/lowerline/cache.key; child processes inherit it.
+os.environ["LOWERLINE_CACHE_KEY"] = os.path.join(
+    tempfile.mkdtemp(prefix="lowerline-test-key-"), "cache.key"
+)
 
 
 @pytest.fixture(scope="module")

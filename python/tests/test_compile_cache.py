@@ -83,6 +83,7 @@ print(json.dumps({{"hit": compiled.cache_hit, "launches": dict(workers.launches)
 
 def _start_child(cache_dir: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOWERLINE_")}
+    env["LOWERLINE_CACHE_KEY"] = os.environ["LOWERLINE_CACHE_KEY"]  # this user's key
     return subprocess.Popen(
         [sys.executable, "-c", CHILD.format(tests=TESTS), cache_dir],
         stdout=subprocess.PIPE,
@@ -295,7 +296,10 @@ def test_clear_empties_the_cache_but_not_running_builds(tmp_path):
     os.makedirs(tmp_path / "tmp" / f"build-{dead}-abandoned")
     live = Cache.at(str(tmp_path)).new_workspace()
 
-    assert Cache.at(str(tmp_path)).clear() == 1
+    cleared = Cache.at(str(tmp_path)).clear()
+    assert len(cleared.entries) == 1
+    assert cleared.reproducers == [str(tmp_path / "failures" / "llvm-1.mlir")]
+    assert cleared.workspaces == [str(tmp_path / "tmp" / f"build-{dead}-abandoned")]
     assert _entries(tmp_path) == []
     assert not os.path.exists(tmp_path / "failures")
     assert os.listdir(tmp_path / "tmp") == [os.path.basename(live)]

@@ -21,8 +21,9 @@ import sys
 import tempfile
 import threading
 from collections import Counter
-from typing import Any
+from typing import Any, TextIO
 
+from lowerline.driver.cache import REPRODUCER_NAME
 from lowerline.errors import LowerlineError
 from lowerline.processes import kill_group, run_in_group
 
@@ -247,8 +248,10 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
     # current-stage.json names the step that was running and its input: a
     # pipeline replays with lowerline-opt, object emission with lowerline object.
     if current is not None and current.get("stage") == stage:
-        reproducer = _keep_reproducer(current["input"], failures_dir, stage)
-        if current["pipeline"] is None:
+        reproducer, not_saved = _keep_reproducer(current["input"], failures_dir, stage)
+        if reproducer is None:
+            message += f" ({not_saved})"
+        elif current["pipeline"] is None:
             command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
             if current.get("target") not in (None, "host"):
                 command += f" --target {shlex.quote(current['target'])}"
@@ -271,17 +274,46 @@ def _death(returncode: int) -> str:
 MAX_REPRODUCERS = 32
 
 
-def _keep_reproducer(stage_input: str, failures_dir: str, stage: str) -> str:
-    """Copy the failing stage's input to ``failures_dir``, keeping the newest few."""
-    os.makedirs(failures_dir, exist_ok=True)
+def _keep_reproducer(stage_input: str, failures_dir: str, stage: str) -> tuple[str | None, str]:
+    """Copy the failing stage's input to ``failures_dir``, keeping the newest few.
+
+    Best effort: returns ``(path, "")``, or ``(None, why)`` when the disk is
+    full or the folder read-only; the CompileError it serves must still reach
+    the user with its stage and diagnostics, and no partial file is left.
+    """
+    try:
+        os.makedirs(failures_dir, mode=0o700, exist_ok=True)
+        _prune_reproducers(failures_dir)
+        fd, path = tempfile.mkstemp(prefix=f"{stage}-", suffix=".mlir", dir=failures_dir)
+    except OSError as err:
+        return None, _not_saved(failures_dir, err)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            _copy_text(stage_input, out)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        return None, _not_saved(failures_dir, err)
+    return path, ""
+
+
+def _not_saved(failures_dir: str, err: OSError) -> str:
+    return f"no reproducer: it could not be saved in {failures_dir} ({err.strerror or err})"
+
+
+def _prune_reproducers(failures_dir: str) -> None:
+    """Remove the oldest reproducers (only files lowerline named) beyond ``MAX_REPRODUCERS``."""
     kept = []
     for entry in os.scandir(failures_dir):
-        with contextlib.suppress(OSError):  # removed meanwhile by another process
-            kept.append((entry.stat().st_mtime, entry.path))
+        if REPRODUCER_NAME.fullmatch(entry.name):
+            with contextlib.suppress(OSError):  # removed meanwhile by another process
+                kept.append((entry.stat().st_mtime, entry.path))
     for _, old in sorted(kept)[: max(0, len(kept) - MAX_REPRODUCERS + 1)]:
         with contextlib.suppress(OSError):
             os.remove(old)
-    fd, path = tempfile.mkstemp(prefix=f"{stage}-", suffix=".mlir", dir=failures_dir)
-    with os.fdopen(fd, "w", encoding="utf-8") as out, open(stage_input, encoding="utf-8") as src:
+
+
+def _copy_text(source: str, out: TextIO) -> None:
+    """Copy the text of ``source`` to ``out`` (a seam for tests of a full disk)."""
+    with open(source, encoding="utf-8") as src:
         out.write(src.read())
-    return path

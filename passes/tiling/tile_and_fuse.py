@@ -361,6 +361,15 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
     return shape if shape and all(shape) else None
 
 
+_EMPTY = "an empty tensor: nothing to compute"
+
+
+def _has_empty_tensor(op: ir.Operation) -> bool:
+    """An operand or result with a zero-size dimension (K = 0, no channels, batch 0)."""
+    values = [*op.operands, *op.results]
+    return any(0 in t.shape for t in map(tensor_type, values) if t is not None)
+
+
 def _without_tiles(op: ir.Operation) -> str:
     """Why ``op`` has no loops to tile (``_iteration_shape`` found none): the
     refusal names the case, so that a fallback list can tell a one-element
@@ -368,10 +377,9 @@ def _without_tiles(op: ir.Operation) -> str:
     result = tensor_type(op.results[0])
     if result is not None and result.rank == 0:
         return "a 0-d result (one element): no loops to tile"
-    values = list(op.operands)
-    if any(0 in t.shape for t in map(tensor_type, values) if t is not None):
-        return "an empty tensor: nothing to compute"
-    if any(not isinstance(v.type, ir.ShapedType) for v in values):
+    if _has_empty_tensor(op):
+        return _EMPTY
+    if any(not isinstance(v.type, ir.ShapedType) for v in op.operands):
         return "a scalar (not tensor) operand: not planned"
     return "dynamic shapes"
 
@@ -382,6 +390,8 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     eb = element_bytes(op) or 4
     if op.name not in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.generic"):
         return "not an elementwise, reduction, fill, copy or transpose op"
+    if _has_empty_tensor(op):
+        return _EMPTY
     shape = _iteration_shape(op)
     if not shape:
         return _without_tiles(op)
@@ -452,6 +462,11 @@ def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: li
     taken: list[ir.Operation] = []
     for op in ops:
         if op.name not in _ROOTS:
+            continue
+        if _has_empty_tensor(op):
+            # No iteration to plan (and tile sizes would divide by the size):
+            # its loops run zero times; a fill and epilogue get groups of their own.
+            _add_group(plan, op, _EMPTY, counter)
             continue
         build = _conv_group if op.name in _CONVOLUTIONS else _contraction_group
         found = _add_group(plan, op, build(op, f"g{counter[0]}", target), counter)

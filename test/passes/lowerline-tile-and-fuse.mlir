@@ -415,3 +415,34 @@ func.func @splits_row_reduction_with_unit_output_dim(%a: tensor<4x1000xf32>) -> 
   } -> tensor<4x1xf32>
   return %0 : tensor<4x1xf32>
 }
+
+// -----
+
+// Zero-size dimensions are not planned (tile sizes would divide by them, and
+// tiling an empty dimension aborted LLVM in computeAllSliceParameters): the
+// ops stay as they are, their loops run zero times, and explain says why.
+// CHECK-LABEL: func.func @empty_dimensions_are_not_tiled(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.matmul
+// CHECK:         linalg.transpose
+// CHECK:         return
+// EXPLAIN-DAG: remark: linalg.conv_2d_nchw_fchw: left as loops: an empty tensor: nothing to compute
+// EXPLAIN-DAG: remark: linalg.matmul: left as loops: an empty tensor: nothing to compute
+// EXPLAIN-DAG: remark: linalg.transpose: left as loops: an empty tensor: nothing to compute
+func.func @empty_dimensions_are_not_tiled(%x: tensor<1x0x5x5xf32>, %w: tensor<4x0x3x3xf32>,
+    %a: tensor<2x0xf32>, %b: tensor<0x3xf32>, %t: tensor<0x4xf32>)
+    -> (tensor<1x4x3x3xf32>, tensor<2x3xf32>, tensor<4x0xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x4x3x3xf32>
+  %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x0x5x5xf32>, tensor<4x0x3x3xf32>)
+    outs(%f0 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %e1 = tensor.empty() : tensor<2x3xf32>
+  %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<2x0xf32>, tensor<0x3xf32>) outs(%f1 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %e2 = tensor.empty() : tensor<4x0xf32>
+  %tr = linalg.transpose ins(%t : tensor<0x4xf32>) outs(%e2 : tensor<4x0xf32>) permutation = [1, 0]
+  return %c, %m, %tr : tensor<1x4x3x3xf32>, tensor<2x3xf32>, tensor<4x0xf32>
+}

@@ -126,10 +126,19 @@ EXPECTED: tuple[Expected, ...] = (
         "a 0-d result (one element)",
         "a 0-d (one-element) tensor: no loops to tile",
     ),
-    Expected(
-        "linalg.generic",
-        "an empty tensor: nothing to compute",
-        "an empty tensor: no element to compute",
+    *(
+        Expected(
+            op, "an empty tensor: nothing to compute", "an empty tensor: no element to compute"
+        )
+        for op in (
+            "linalg.generic",
+            "linalg.fill",
+            "linalg.transpose",
+            "linalg.copy",
+            "linalg.matmul",
+            "linalg.batch_matmul",
+            "linalg.conv_2d_nchw_fchw",
+        )
     ),
     # Off the hot path.
     Expected(

@@ -677,6 +677,17 @@ INTEGER = [
     ),
 ]
 
+# Zero-size dimensions (issue 20 item 3): empty results, or zeros plus the
+# bias where the reduction (K, input features) is empty. Tile planning used
+# to divide by the size, and a transpose of an empty weight aborted LLVM.
+EMPTY = [
+    Case("linear_batch_0", "empty", conv(torch.nn.Linear, 1, 1), lambda: (randn(0, 1),)),
+    Case("linear_in_0", "empty", conv(torch.nn.Linear, 0, 3), lambda: (randn(2, 0),)),
+    Case("linear_out_0", "empty", conv(torch.nn.Linear, 4, 0), lambda: (randn(2, 4),)),
+    Case("conv_batch_0", "empty", conv(torch.nn.Conv2d, 3, 4, 3), lambda: (randn(0, 3, 5, 5),)),
+    Case("bmm_k_0", "empty", lambda: Fn(torch.bmm), lambda: (randn(2, 3, 0), randn(2, 0, 5))),
+]
+
 CASES = (
     ELEMENTWISE
     + COMPARISONS
@@ -691,12 +702,13 @@ CASES = (
     + RESHAPE
     + CUMSUM
     + INTEGER
+    + EMPTY
 )
 
 
 def test_every_group_has_three_cases() -> None:
     groups = Counter(case.group for case in CASES)
-    assert len(groups) == 13 and min(groups.values()) >= 3, groups
+    assert len(groups) == 14 and min(groups.values()) >= 3, groups
     assert len(CASES) >= 60
 
 

@@ -46,6 +46,7 @@ from lowerline.passes.tiling.tile_and_fuse import (
     forall_over_last,
     fuse_into,
     fused_producers_and_consumers,
+    has_empty_tensor,
     ints,
     is_linalg,
     match,
@@ -105,6 +106,8 @@ def _own_fill(op: ir.Operation) -> None:
 
 
 def _group(op: ir.Operation, name: str, target: GpuTarget, earlier: list[Group]) -> Group | str:
+    if has_empty_tensor(op):
+        return "an empty tensor: nothing to compute"
     eb = element_bytes(op)
     if eb is None:
         types = {str(v.type) for v in op.operands}

@@ -364,7 +364,7 @@ def _iteration_shape(op: ir.Operation) -> list[int] | None:
 _EMPTY = "an empty tensor: nothing to compute"
 
 
-def _has_empty_tensor(op: ir.Operation) -> bool:
+def has_empty_tensor(op: ir.Operation) -> bool:
     """An operand or result with a zero-size dimension (K = 0, no channels, batch 0)."""
     values = [*op.operands, *op.results]
     return any(0 in t.shape for t in map(tensor_type, values) if t is not None)
@@ -377,7 +377,7 @@ def _without_tiles(op: ir.Operation) -> str:
     result = tensor_type(op.results[0])
     if result is not None and result.rank == 0:
         return "a 0-d result (one element): no loops to tile"
-    if _has_empty_tensor(op):
+    if has_empty_tensor(op):
         return _EMPTY
     if any(not isinstance(v.type, ir.ShapedType) for v in op.operands):
         return "a scalar (not tensor) operand: not planned"
@@ -390,7 +390,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     eb = element_bytes(op) or 4
     if op.name not in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.generic"):
         return "not an elementwise, reduction, fill, copy or transpose op"
-    if _has_empty_tensor(op):
+    if has_empty_tensor(op):
         return _EMPTY
     shape = _iteration_shape(op)
     if not shape:
@@ -463,7 +463,7 @@ def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: li
     for op in ops:
         if op.name not in _ROOTS:
             continue
-        if _has_empty_tensor(op):
+        if has_empty_tensor(op):
             # No iteration to plan (and tile sizes would divide by the size):
             # its loops run zero times; a fill and epilogue get groups of their own.
             _add_group(plan, op, _EMPTY, counter)

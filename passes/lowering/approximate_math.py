@@ -219,14 +219,21 @@ def _log_specials(x: ir.Value, y: ir.Value, at_zero: float) -> ir.Value:
     return select(cmp(arith.CmpFPredicate.UEQ, x, constant(t, _INF)), x, y)
 
 
-def _log(x: ir.Value) -> ir.Value:
+def _split_scaled(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """``_split`` of positive ``x``, subnormals first scaled by 2^23 (their
+    exponent field is 0) and the exponent corrected back."""
     t = x.type
     i32 = i32_like(t)
     subnormal = cmp(arith.CmpFPredicate.OLT, x, constant(t, _TINY))
     scaled = select(subnormal, mul(x, constant(t, 2.0**23)), x)
     k, f = _split(scaled)
     k = arith.SubIOp(k, select(subnormal, constant(i32, 23), constant(i32, 0))).result
-    return _log_specials(x, _log_reduced(k, f, constant(t, 0.0)), 0.0)
+    return k, f
+
+
+def _log(x: ir.Value) -> ir.Value:
+    k, f = _split_scaled(x)
+    return _log_specials(x, _log_reduced(k, f, constant(x.type, 0.0)), 0.0)
 
 
 def _log1p(x: ir.Value) -> ir.Value:
@@ -250,10 +257,7 @@ def _log1p(x: ir.Value) -> ir.Value:
 def _log2(x: ir.Value) -> ir.Value:
     t = x.type
     i32 = i32_like(t)
-    subnormal = cmp(arith.CmpFPredicate.OLT, x, constant(t, _TINY))
-    scaled = select(subnormal, mul(x, constant(t, 2.0**23)), x)
-    k, f = _split(scaled)
-    k = arith.SubIOp(k, select(subnormal, constant(i32, 23), constant(i32, 0))).result
+    k, f = _split_scaled(x)
     # log(1 + f) = hi + lo with hi = f - f^2/2 cut to 12 bits (musl log2f),
     # so hi / ln2 is hi * ivln2_hi (exact) plus small terms.
     s = arith.DivFOp(f, add(constant(t, 2.0), f)).result

@@ -195,8 +195,9 @@ def _split(u: ir.Value) -> tuple[ir.Value, ir.Value]:
     return k, sub(m, constant(t, 1.0))
 
 
-def _log_reduced(k: ir.Value, f: ir.Value, correction: ir.Value) -> ir.Value:
-    """``k ln2 + log(1 + f) + correction`` for ``|f| <= sqrt(2) - 1``."""
+def _log_terms(f: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """fdlibm's pieces of ``log(1 + f) = f - f^2/2 + s (f^2/2 + r)``:
+    ``s = f / (2 + f)``, the polynomial ``r`` and ``f^2/2``."""
     t = f.type
     s = arith.DivFOp(f, add(constant(t, 2.0), f)).result
     z = mul(s, s)
@@ -204,6 +205,13 @@ def _log_reduced(k: ir.Value, f: ir.Value, correction: ir.Value) -> ir.Value:
     lg1, lg2, lg3, lg4 = (constant(t, c) for c in _LOG_LG)
     r = add(mul(z, math.fma(w, lg3, lg1)), mul(w, math.fma(w, lg4, lg2)))
     half_f2 = mul(mul(constant(t, 0.5), f), f)
+    return s, r, half_f2
+
+
+def _log_reduced(k: ir.Value, f: ir.Value, correction: ir.Value) -> ir.Value:
+    """``k ln2 + log(1 + f) + correction`` for ``|f| <= sqrt(2) - 1``."""
+    t = f.type
+    s, r, half_f2 = _log_terms(f)
     dk = arith.SIToFPOp(t, k).result
     low = math.fma(dk, constant(t, _LN2_LO), correction)
     y = sub(math.fma(s, add(half_f2, r), low), half_f2)
@@ -260,12 +268,7 @@ def _log2(x: ir.Value) -> ir.Value:
     k, f = _split_scaled(x)
     # log(1 + f) = hi + lo with hi = f - f^2/2 cut to 12 bits (musl log2f),
     # so hi / ln2 is hi * ivln2_hi (exact) plus small terms.
-    s = arith.DivFOp(f, add(constant(t, 2.0), f)).result
-    z = mul(s, s)
-    w = mul(z, z)
-    lg1, lg2, lg3, lg4 = (constant(t, c) for c in _LOG_LG)
-    r = add(mul(z, math.fma(w, lg3, lg1)), mul(w, math.fma(w, lg4, lg2)))
-    half_f2 = mul(mul(constant(t, 0.5), f), f)
+    s, r, half_f2 = _log_terms(f)
     hi = sub(f, half_f2)
     hi_bits = arith.AndIOp(arith.BitcastOp(i32, hi).result, constant(i32, _HIGH_12_BITS)).result
     hi = arith.BitcastOp(t, hi_bits).result

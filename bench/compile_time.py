@@ -34,8 +34,9 @@ import torch
 torch.manual_seed(0)
 mode, name, expr, inputs = sys.argv[1:5]
 if expr == "None":
-    import runpy, lowerline.driver.compile_cli as cc, os
-    ns = runpy.run_path(os.path.join(cc.EXAMPLES_DIR, "classifier.py"))
+    import runpy, os
+    from lowerline.examples import EXAMPLES_DIR
+    ns = runpy.run_path(os.path.join(EXAMPLES_DIR, "classifier.py"))
     model, args = ns["model"], ns["example_inputs"]
 else:
     model, args = eval(expr).eval(), eval(inputs)

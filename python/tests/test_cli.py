@@ -38,7 +38,7 @@ def test_opt_failure_leaves_no_output_file(tmp_path, capsys):
 
 
 def test_cli_run_prints_results(capsys):
-    from lowerline.driver.runner import EXAMPLES_DIR
+    from lowerline.examples import EXAMPLES_DIR
 
     assert cli.main(["run", f"{EXAMPLES_DIR}/mlp.mlir"]) == 0
     out = capsys.readouterr().out

@@ -5,8 +5,9 @@ import re
 
 import pytest
 
-from lowerline.driver.compile_cli import EXAMPLES_DIR, load_model_file
+from lowerline.driver.compile_cli import load_model_file
 from lowerline.errors import UsageError
+from lowerline.examples import EXAMPLES_DIR
 from lowerline.tools import cli
 
 MODEL_FILE = """

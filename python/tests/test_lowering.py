@@ -3,7 +3,8 @@ import pytest
 
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions, cpu, module_pipeline
 from lowerline.driver.jit import JitFunction, RunError, signature_of
-from lowerline.driver.runner import EXAMPLES_DIR, run_file
+from lowerline.driver.runner import run_file
+from lowerline.examples import EXAMPLES_DIR
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.stage_runner import StageRunner, stages_of
 

@@ -28,8 +28,6 @@ from lowerline.pipeline.remarks import Remark
 if TYPE_CHECKING:  # lowerline.runtime imports torch, which the CLI imports late
     from lowerline.runtime.native import MemoryStats
 
-EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
-
 
 @dataclass
 class GpuReport:

@@ -7,7 +7,6 @@ compiled and called; inputs and results are returned for printing.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -18,8 +17,6 @@ from lowerline.driver.jit import JitFunction, Signature, TensorSpec, signature_o
 from lowerline.errors import UsageError
 from lowerline.pipeline.lowerer import Lowerer
 from lowerline.pipeline.stage_runner import DumpPolicy, StageRunner, stages_of
-
-EXAMPLES_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 
 
 @dataclass

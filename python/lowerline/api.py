@@ -44,6 +44,7 @@ from torch.utils import _pytree as pytree
 
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.cache import Cache
+from lowerline.driver.memory import compile_memory as memory_bound
 from lowerline.driver.workers import (
     CompileError,
     ImportWorker,
@@ -170,8 +171,10 @@ class CompiledModule:
         cache: Cache,
         dump_dir: str | None,
         max_specializations: int,
+        compile_memory: int | None = None,
     ):
         self._module = module  # kept to compile new specializations only
+        self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
         self.options = options
         self._options_text = _options_text(options)
@@ -465,8 +468,9 @@ class CompiledModule:
         cache = self._cache
         workspace = cache.new_workspace()
         try:
+            failures = os.path.join(cache.root, "failures")
             meta = _compile_artifact(
-                program, self.options, workspace, os.path.join(cache.root, "failures")
+                program, self.options, workspace, failures, self._compile_memory
             )
             cache.publish(key, workspace, meta, _artifact_files(workspace))
         except OSError as err:
@@ -525,15 +529,20 @@ def _stage_file(folder: str, stage: str) -> str:
 
 
 def _compile_artifact(
-    program: Program, options: CpuOptions | GpuOptions, workspace: str, failures: str
+    program: Program,
+    options: CpuOptions | GpuOptions,
+    workspace: str,
+    failures: str,
+    memory: int | None = None,
 ) -> dict:
-    """Import and compile ``program`` into ``workspace``; returns the entry's metadata."""
+    """Import and compile ``program`` into ``workspace``, each worker within
+    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
     seconds["save"] = time.perf_counter() - start
     start = time.perf_counter()
-    reply = ImportWorker.run(workspace)
+    reply = ImportWorker.run(workspace, memory)
     seconds["import"] = time.perf_counter() - start
     if not reply["ok"]:
         if reply["kind"] == "unsupported" and reply.get("ops"):
@@ -542,7 +551,7 @@ def _compile_artifact(
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
         json.dump(request, handle)
-    result = run_compile_worker(workspace, failures)
+    result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
     tensor_inputs = [a["user_index"] for a in reply["args"] if a["kind"] == "input"]
     # The weights are inside the library now; the raw copies are not needed,
@@ -633,6 +642,7 @@ def compile(
     cache: bool = True,
     cache_dir: str | None = None,
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+    compile_memory: int | str | None = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -654,6 +664,10 @@ def compile(
     ``~/.cache/lowerline`` (size limit: ``$LOWERLINE_CACHE_MAX_BYTES``);
     ``cache=False`` compiles into a temporary folder removed with the compiled
     module. ``dump_dir`` receives every stage's IR and the library.
+    ``compile_memory`` bounds the memory of each compile's worker processes
+    (bytes, or a size such as ``"4G"``; default ``$LOWERLINE_COMPILE_MEMORY``,
+    else half the machine's memory): a worker going past it is stopped and
+    reported as a ``CompileError`` naming the stage and pass that was running.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -672,11 +686,12 @@ def compile(
         parsed = _parse_options({**options, "target": target_name})
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
+    memory = None if compile_memory is None else memory_bound(compile_memory)
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
     store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
-    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations)
+    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
     compiled._add(compiled._build(example_inputs))

@@ -33,6 +33,7 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
@@ -147,17 +148,45 @@ def _clone(module: ir.Module) -> ir.Module:
     return copy
 
 
+HOG_ENV = "LOWERLINE_TEST_HOG_MEMORY"
+
+
+def _hog_memory(stage: str, spec: str) -> list[bytes]:
+    """The test hook ``$LOWERLINE_TEST_HOG_MEMORY=STAGE:BYTES``: in the first
+    pass of ``STAGE``, take BYTES of memory (touched, so resident), 16 MiB at
+    a time with pauses the parent's memory watch sees: a pass that blows up,
+    for the tests of the memory bound (python/tests/test_compile_memory.py).
+    Elsewhere, nothing."""
+    wanted_stage, _, size = spec.partition(":")
+    if stage != wanted_stage:
+        return []
+    chunk, held = 16 << 20, []
+    for _ in range(parse_size(size, HOG_ENV) // chunk + 1):
+        held.append(b"\1" * chunk)
+        time.sleep(0.005)
+    return held
+
+
 def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
     """A runner that dumps every stage to ``ir/`` and, before each stage and
     each pass, says what runs on what (``progress.log``,
     ``current-stage.json``): the parent's account of a worker that died."""
     progress = Progress(os.path.join(job, "progress.log"))
+    stage_now = {"name": "", "passes": 0}
+    hog = os.environ.get(HOG_ENV)
 
     def on_stage(start: StageStart) -> None:
         progress.log("stage", start.stage)
         _record_step(job, start.stage, start.input_path, start.pipeline)
+        stage_now.update(name=start.stage, passes=0)
 
-    inst = Instrumentation(before=lambda label: progress.log("pass", label))
+    def before(label: str) -> None:
+        progress.log("pass", label)
+        stage_now["passes"] += 1
+        if hog and stage_now["passes"] == 1:
+            _hog_memory(stage_now["name"], hog)
+
+    inst = Instrumentation(before=before)
     return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)
 
 

@@ -83,6 +83,8 @@ def _target_name(target: str) -> str:
 # torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
 STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
+# In Specialization.tensor_inputs: the seed of the model's random ops.
+SEED_INPUT = -1
 
 
 def _number_key(value: bool | int | float) -> tuple:
@@ -102,13 +104,31 @@ class Specialization:
     inputs: list[InputSpec]
     out_spec: pytree.TreeSpec
     outputs: list[tuple]  # ("tensor", shape, dtype) or ("constant", value)
-    tensor_inputs: list[int]  # flat user-input indices that are function arguments
+    # Flat user-input indices that are function arguments; SEED_INPUT: a seed
+    # drawn from torch's default generator at each call (random ops).
+    tensor_inputs: list[int]
     artifacts_dir: str
     stage_seconds: dict[str, float]
     cache_hit: bool
     function: NativeFunction | GpuFunction
     cpu_function: NativeFunction | None = None  # GPU targets: the mapped IR on the CPU
     fallbacks: list[Remark] = field(default_factory=list)
+
+    def arguments(self, flat: tuple | list) -> list[torch.Tensor]:
+        """The library's arguments for a call with inputs ``flat``: the
+        tensor inputs, contiguous, and a seed per call where it takes one.
+
+        The seed is drawn from torch's default generator, as torch's own
+        random ops draw theirs: ``torch.manual_seed(s)`` before a call makes
+        its random numbers reproducible, and two calls differ."""
+        tensors = []
+        for index in self.tensor_inputs:
+            if index == SEED_INPUT:
+                tensors.append(torch.randint(2**62, ()))
+                continue
+            tensor = flat[index]
+            tensors.append(tensor if tensor.is_contiguous() else tensor.contiguous())
+        return tensors
 
     @property
     def key(self) -> tuple:
@@ -286,7 +306,7 @@ class CompiledModule:
         specialization = self._by_key.get(self._key(flat)) or self._specialize(args)
         if specialization.cpu_function is None:
             raise RuntimeError("compiled with cpu_emulation=False: no CPU build of the mapped IR")
-        tensors = [flat[i].contiguous() for i in specialization.tensor_inputs]
+        tensors = specialization.arguments(flat)
         return specialization.assemble(specialization.cpu_function(tensors))
 
     def memory(self) -> MemoryStats:
@@ -317,10 +337,7 @@ class CompiledModule:
         specialization = self._by_key.get(self._key(flat))
         if specialization is None:
             specialization = self._specialize(args)
-        tensors = [flat[i] for i in specialization.tensor_inputs]
-        for index, tensor in enumerate(tensors):
-            if not tensor.is_contiguous():
-                tensors[index] = tensor.contiguous()
+        tensors = specialization.arguments(flat)
         self._last_called = specialization
         return specialization.assemble(specialization.function(tensors))
 
@@ -554,6 +571,8 @@ def _compile_artifact(
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
     tensor_inputs = [a["user_index"] for a in reply["args"] if a["kind"] == "input"]
+    if result.get("seed"):  # a trailing seed drawn at each call (compile_worker.bind_seed)
+        tensor_inputs.append(SEED_INPUT)
     # The weights are inside the library now; the raw copies are not needed,
     # nor the job files that name this workspace.
     shutil.rmtree(os.path.join(workspace, "weights"), ignore_errors=True)

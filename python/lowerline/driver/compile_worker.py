@@ -9,8 +9,9 @@ and writes:
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
-  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``), ``error.json`` when a
-  pass fails with diagnostics.
+  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
+  @main takes a trailing seed argument, ``bind_seed``), ``error.json`` when
+  a pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
 built zero-copy from memory-mapped files, so passes can fold and pack them
@@ -35,6 +36,7 @@ from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
+from lowerline.driver.seed import bind_seed
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
@@ -221,28 +223,33 @@ def _link(
     seconds["object" if name == "lib" else f"{name}-object"] = time.perf_counter() - start
 
 
-def _parse_input(job: str, request: dict, lowerer: Lowerer, seconds: dict) -> ir.Module:
+def _parse_input(
+    job: str, request: dict, lowerer: Lowerer, seconds: dict
+) -> tuple[ir.Module, bool]:
+    """The job's module with its weights as constants, and whether @main
+    takes a seed argument (``bind_seed``)."""
     start = time.perf_counter()
     Progress(os.path.join(job, "progress.log")).log("stage", "linalg")
     with open(os.path.join(job, "linalg.mlir"), encoding="utf-8") as handle:
         module = lowerer.parse(handle.read(), "linalg.mlir")
     with lowerer.context:
         bind_weights(module, request["args"])
+        seeded = bind_seed(module, _main_func(module))
     _dumps(job).write(module, 0, "linalg")
     seconds["linalg"] = time.perf_counter() - start
-    return module
+    return module, seeded
 
 
 def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     options = CpuOptions(**request["options"])
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
-    module = _parse_input(job, request, lowerer, seconds)
+    module, seeded = _parse_input(job, request, lowerer, seconds)
     with Watch(tiled=options.tile) as watch:
         runner = _stage_runner(job, lowerer, watch.after_stage)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
@@ -253,7 +260,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     target = gpu_target(options.target)
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
-    module = _parse_input(job, request, lowerer, seconds)
+    module, seeded = _parse_input(job, request, lowerer, seconds)
     kept: dict[str, Any] = {}
 
     def after(stage: str, current: ir.Module) -> None:
@@ -277,7 +284,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     if "mapped" in kept:
         emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
 
 
 def _emulate_on_cpu(

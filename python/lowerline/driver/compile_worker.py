@@ -174,19 +174,18 @@ def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
     each pass, says what runs on what (``progress.log``,
     ``current-stage.json``): the parent's account of a worker that died."""
     progress = Progress(os.path.join(job, "progress.log"))
-    stage_now = {"name": "", "passes": 0}
     hog = os.environ.get(HOG_ENV)
+    first_pass: list[str] = []  # the stage whose first pass is next, if any
 
     def on_stage(start: StageStart) -> None:
         progress.log("stage", start.stage)
         _record_step(job, start.stage, start.input_path, start.pipeline)
-        stage_now.update(name=start.stage, passes=0)
+        first_pass[:] = [start.stage]
 
     def before(label: str) -> None:
         progress.log("pass", label)
-        stage_now["passes"] += 1
-        if hog and stage_now["passes"] == 1:
-            _hog_memory(stage_now["name"], hog)
+        if hog and first_pass:
+            _hog_memory(first_pass.pop(), hog)
 
     inst = Instrumentation(before=before)
     return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)

@@ -229,13 +229,13 @@ def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -
     (None: ``memory.compile_memory()``); raise CompileError on any failure."""
     launches["compile"] += 1
     limit = timeout_seconds()
-    command = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
+    argv = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
     try:
         # The worker and every tool it starts are killed together when the
         # limit expires, the memory bound is passed or the caller is
         # interrupted (lowerline.processes).
         with MemoryWatch(compile_memory(memory)) as watch:
-            done = run_in_group(command, timeout=limit, started=watch.start)
+            done = run_in_group(argv, timeout=limit, started=watch.start)
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)
         raise CompileError(

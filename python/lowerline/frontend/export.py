@@ -5,6 +5,15 @@ example inputs, runs ``torch.export`` and describes the program's calling
 convention; ``cache_key`` hashes everything a compiled artifact depends on;
 ``describe_unsupported`` turns the import worker's list of ops that did not
 lower into the ATen ops and source lines of the user's program.
+
+Training mode: a module is exported in the mode it is in. One in
+``.train()`` compiles when its forward changes no state; its random ops
+(``nn.Dropout``, ``F.dropout(training=True)``, ``nn.RReLU``) then draw new
+numbers at every call, seeded from torch's generator
+(``lowerline.driver.seed``). A forward that updates buffers or inputs
+(BatchNorm's running statistics in training mode) is refused by the import
+worker: the compiled module holds a snapshot of the weights and would drop
+the updates; ``.eval()`` is the way out.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ import torch.nn.functional as F
 
 import lowerline
 from lowerline.api import SEED_INPUT
+from lowerline.driver import seed
+from lowerline.pipeline.lowerer import Lowerer, LoweringError
 
 ROWS, COLS = 64, 1031  # odd row length: partial vectors in every row
 
@@ -235,3 +237,61 @@ def test_compiling_a_large_random_tensor_costs_what_a_small_one_does():
     y = large(torch.zeros(128, 256, 512))
     assert y.shape == (128, 256, 512)
     assert y.min() >= 0 and y.max() < 1 and abs(y.mean().item() - 0.5) < 1e-3
+
+
+# torch-mlir's get_next_seed twice, as its linalg backend leaves it (a load,
+# an LCG step, a store), the second step reading what the first stored.
+TWO_SEEDS = """
+ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64>
+func.func @main(%x: tensor<4xf32>) -> (i64, i64) {
+  %m = arith.constant 6364136223846793005 : i64
+  %first = ml_program.global_load @global_seed : tensor<i64>
+  %a0 = tensor.extract %first[] : tensor<i64>
+  %a = arith.muli %a0, %m : i64
+  %s = tensor.insert %a into %first[] : tensor<i64>
+  ml_program.global_store @global_seed = %s : tensor<i64>
+  %second = ml_program.global_load @global_seed : tensor<i64>
+  %b0 = tensor.extract %second[] : tensor<i64>
+  %b = arith.muli %b0, %m : i64
+  %t = tensor.insert %b into %second[] : tensor<i64>
+  ml_program.global_store @global_seed = %t : tensor<i64>
+  return %a, %b : i64, i64
+}
+"""
+
+
+def _bind(text: str) -> tuple[bool, str]:
+    lowerer = Lowerer()
+    module = lowerer.parse(text)
+    with lowerer.context:
+        main = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+        taken = seed.bind_seed(module, main[0])
+    return taken, str(module)
+
+
+def test_the_seed_global_becomes_an_argument_threaded_through_its_stores():
+    taken, text = _bind(TWO_SEEDS)
+    assert taken
+    assert "ml_program" not in text
+    assert re.search(r"func.func @main\(%arg0: tensor<4xf32>, %arg1: tensor<i64>\)", text)
+    # The first step reads the argument, the second what the first inserted.
+    assert re.search(r"tensor.extract %arg1\[\]", text)
+    assert re.search(r"%inserted = tensor.insert .*\n.*tensor.extract %inserted\[\]", text)
+
+
+def test_a_module_without_random_ops_is_left_alone():
+    # Another global (no random op of torch-mlir's) stays as it is.
+    taken, text = _bind(TWO_SEEDS.replace("@global_seed", "@other_seed"))
+    assert not taken
+    assert "%arg1" not in text and text.count("ml_program.global_load @other_seed") == 2
+
+
+def test_a_seed_used_inside_a_region_is_an_error():
+    nested = TWO_SEEDS.replace(
+        "  return %a, %b : i64, i64",
+        "  %c = scf.execute_region -> tensor<i64> {\n"
+        "    %l = ml_program.global_load @global_seed : tensor<i64>\n"
+        "    scf.yield %l : tensor<i64>\n  }\n  return %a, %b : i64, i64",
+    )
+    with pytest.raises(LoweringError, match="@global_seed is used outside the body of @main"):
+        _bind(nested)

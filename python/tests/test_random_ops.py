@@ -221,6 +221,23 @@ def test_rand_never_rounds_up_to_one():
     assert samples[3174] == np.nextafter(np.float32(1), np.float32(0))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_rand_stays_below_one(dtype):
+    # Rounded to nearest, 1 sample in 2**12 (float16) or 2**9 (bfloat16) was 1.0.
+    class HalfRand(torch.nn.Module):
+        def forward(self, x):
+            return torch.rand(x.shape, dtype=dtype)
+
+    x = torch.zeros(ROWS, COLS)
+    compiled = lowerline.compile(HalfRand(), x, cache=False)
+    torch.manual_seed(7)
+    samples = compiled(x)
+    assert samples.dtype == dtype
+    assert samples.min() >= 0 and samples.max() < 1
+    # Quantization adds up to half a step (2**-9 for bfloat16 near 1) to the distance.
+    assert _ks_distance(samples, _uniform_cdf(0, 1)) < 0.015
+
+
 def _vector_shapes(ir_text: str) -> set[str]:
     return set(re.findall(r"vector<([0-9x]+)x[a-z0-9]+>", ir_text))
 

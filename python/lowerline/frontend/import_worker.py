@@ -63,16 +63,16 @@ def _weight_bytes(tensor) -> bytes:
 
 
 def _prepare_graph(ep, job: str) -> dict[str, Any]:
-    """Drop unused non-tensor inputs and constant outputs; write the weights."""
+    """Drop unused non-tensor inputs and constant outputs; write the weights.
+
+    Buffers that forward writes into (``graph_signature.buffers_to_mutate``)
+    are not weights but arguments (``"state"``): their values change from
+    call to call, so the library must not bake them in.
+    """
     import torch
 
     signature = ep.graph_signature
-    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
-        raise ImportFailure(
-            "unsupported",
-            "the model mutates its buffers or inputs in forward (e.g. BatchNorm in "
-            "training mode); call .eval() on it, compiled modules are for inference",
-        )
+    mutated_buffers = set(signature.buffers_to_mutate.values())
     kinds = {spec.arg.name: spec for spec in signature.input_specs}
     tensors = {**ep.state_dict, **ep.constants}
     graph = ep.graph_module.graph
@@ -97,6 +97,9 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 continue
             args.append({"kind": "input", "name": node.name, "user_index": user_index})
             continue
+        if spec.target in mutated_buffers:
+            args.append({"kind": "state", "name": spec.target})
+            continue
         tensor = tensors[spec.target]
         path = os.path.join(job, "weights", f"{len(args)}.bin")
         with open(path, "wb") as handle:
@@ -110,12 +113,40 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 "dtype": str(tensor.dtype).removeprefix("torch."),
             }
         )
-    output = next(n for n in graph.nodes if n.op == "output")
-    results = list(output.args[0])
-    kept = [i for i, r in enumerate(results) if isinstance(r, torch.fx.Node)]
-    output.args = (tuple(results[i] for i in kept),)
+    results = _prepare_results(ep, graph, args)
     graph.lint()
-    return {"args": args, "tensor_outputs": kept}
+    return {"args": args, "results": results}
+
+
+def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The library's results, in order: the new value of every mutated buffer
+    and input (what the caller writes back), then the user's outputs. Numbers
+    (``t.item()``, ``int(t)``) become 0-d tensors (int64, float64 or bool),
+    which the caller turns back into Python numbers; constant outputs are
+    dropped (the caller has them)."""
+    import torch
+
+    inputs = {arg["name"]: arg["user_index"] for arg in args if arg["kind"] == "input"}
+    output = next(n for n in graph.nodes if n.op == "output")
+    kept, results = [], []
+    for spec, value in zip(ep.graph_signature.output_specs, output.args[0], strict=True):
+        if not isinstance(value, torch.fx.Node):
+            continue
+        kind = spec.kind.name
+        if kind == "BUFFER_MUTATION":
+            entry: dict[str, Any] = {"kind": "state", "name": spec.target}
+        elif kind == "USER_INPUT_MUTATION":
+            entry = {"kind": "input", "user_index": inputs[spec.target]}
+        elif kind == "USER_OUTPUT":
+            entry = {"kind": "output"}
+        else:
+            raise ImportFailure("unsupported", f"unsupported output kind {kind} ('{value.name}')")
+        val = value.meta["val"]
+        entry.update(shape=list(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        kept.append(value)
+        results.append(entry)
+    output.args = (tuple(kept),)
+    return results
 
 
 def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -11,9 +11,17 @@ miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
 compile worker (MLIR, crash-isolated) lowers them to a shared library -> the
 library is loaded here with ctypes and called on the tensors' memory.
 
-Specializations: a call with new input shapes or new values of Python-number
-inputs (torch.export bakes numbers in) compiles another specialization from
-the module, up to ``max_specializations``; each is cached like the first.
+Specializations: a call with new input shapes, new values of Python-number
+inputs (torch.export bakes numbers in) or tensor inputs that share memory
+differently compiles another specialization from the module, up to
+``max_specializations``; each is cached like the first. Numbers read from
+tensors (``t.item()``) are run-time values; number outputs come back as
+Python numbers.
+
+Mutations: what ``forward`` writes into its inputs is copied back into the
+caller's tensors after the call; mutated buffers are the module's own
+tensors, passed to the library at each call and updated in place (state
+shared with the module, not a weight).
 
 Weights are baked in: a compiled module holds the weights it was compiled
 with, never calls the module's ``forward`` and keeps working when the module

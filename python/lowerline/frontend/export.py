@@ -1,10 +1,12 @@
 """The user-process half of the frontend: torch.export and the cache key.
 
 Nothing here imports MLIR or torch_mlir. ``export_program`` checks the
-example inputs, runs ``torch.export`` and describes the program's calling
-convention; ``cache_key`` hashes everything a compiled artifact depends on;
-``describe_unsupported`` turns the import worker's list of ops that did not
-lower into the ATen ops and source lines of the user's program.
+example inputs, runs ``torch.export`` (strict where non-strict fails on a
+number read from a tensor) and describes the program's calling convention:
+its outputs (number outputs made 0-d tensors), the buffers and inputs
+``forward`` writes into; ``cache_key`` hashes everything a compiled artifact
+depends on; ``describe_unsupported`` turns the import worker's list of ops
+that did not lower into the ATen ops and source lines of the user's program.
 """
 
 from __future__ import annotations
@@ -160,15 +162,21 @@ def _export(
         else:
             outputs.append(("constant", result))
     _numbers_as_tensors(exported)
+    state, mutated = _writes(exported)
+    return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+
+
+def _writes(exported: torch.export.ExportedProgram) -> tuple[frozenset[str], frozenset[int]]:
+    """The buffers (by name) and flat user inputs (by index) ``forward`` writes into."""
     written = mutated_placeholders(exported.graph)
+    specs = exported.graph_signature.input_specs
     state = frozenset(
         spec.target
-        for spec in exported.graph_signature.input_specs
+        for spec in specs
         if spec.kind.name == "BUFFER" and spec.arg.name in written and spec.target
     )
-    users = [s for s in exported.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    mutated = frozenset(i for i, s in enumerate(users) if s.arg.name in written)
-    return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+    users = [spec for spec in specs if spec.kind.name == "USER_INPUT"]
+    return state, frozenset(i for i, spec in enumerate(users) if spec.arg.name in written)
 
 
 def _trace(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram:
@@ -234,30 +242,55 @@ _NUMBER_DTYPES = {
 
 def _numbers_as_tensors(exported: torch.export.ExportedProgram) -> None:
     """Make every run-time number output (``t.item()``, ``int(t)``) a 0-d
-    tensor (``aten.scalar_tensor``), which the library returns like any
-    tensor and the call turns back into a Python number (``Program.outputs``
-    keeps its type). torch.export.save cannot write a ``SymBool`` output."""
+    tensor, which the library returns like any tensor and the call turns back
+    into a Python number (``Program.outputs`` keeps its type).
+    torch.export.save cannot write a ``SymBool`` output."""
     graph = exported.graph
     output = next(n for n in graph.nodes if n.op == "output")
     results = list(output.args[0])
     for spec, (index, result) in zip(
         exported.graph_signature.output_specs, enumerate(results), strict=True
     ):
-        if (
-            not isinstance(result, torch.fx.Node)
-            or type(result.meta.get("val")) not in _NUMBER_DTYPES
-        ):
-            continue
-        dtype = _NUMBER_DTYPES[type(result.meta["val"])]
-        with graph.inserting_before(output):
-            tensor = graph.call_function(
-                torch.ops.aten.scalar_tensor.default, (result,), {"dtype": dtype}
-            )
-        tensor.meta["val"] = torch.empty((), dtype=dtype)
-        results[index] = tensor
-        spec.arg = torch.export.graph_signature.TensorArgument(name=tensor.name)
+        if isinstance(result, torch.fx.Node) and type(result.meta.get("val")) in _NUMBER_DTYPES:
+            with graph.inserting_before(output):
+                tensor = _number_tensor(graph, result, _NUMBER_DTYPES[type(result.meta["val"])])
+            results[index] = tensor
+            spec.arg = torch.export.graph_signature.TensorArgument(name=tensor.name)
     output.args = (tuple(results),)
     exported.graph_module.recompile()
+
+
+_READS = (torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default)
+
+
+def _number_tensor(
+    graph: torch.fx.Graph, number: torch.fx.Node, dtype: torch.dtype
+) -> torch.fx.Node:
+    """A 0-d tensor of ``dtype`` holding ``number``: the tensor it was read
+    from where it is ``t.item()`` (no round trip through a scalar; torch-mlir
+    also imports a bool tensor's item with a wrong type), else ``aten.scalar_tensor``."""
+    source = number.args[0] if number.target in _READS else None
+    if not isinstance(source, torch.fx.Node) or not isinstance(
+        source.meta.get("val"), torch.Tensor
+    ):
+        return _with_val(
+            graph.call_function(torch.ops.aten.scalar_tensor.default, (number,), {"dtype": dtype}),
+            dtype,
+        )
+    if source.meta["val"].dim():
+        source = _with_val(
+            graph.call_function(torch.ops.aten.reshape.default, (source, [])),
+            source.meta["val"].dtype,
+        )
+    return _with_val(
+        graph.call_function(torch.ops.aten._to_copy.default, (source,), {"dtype": dtype}), dtype
+    )
+
+
+def _with_val(node: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
+    """``node`` with the 0-d tensor type the importer reads from its ``val``."""
+    node.meta["val"] = torch.empty((), dtype=dtype)
+    return node
 
 
 def mutated_placeholders(graph: torch.fx.Graph) -> set[str]:

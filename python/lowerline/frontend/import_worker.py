@@ -8,9 +8,11 @@ line per request line ``{"job": DIR}``. For each job it reads
 * ``DIR/weights/<n>.bin``: every parameter, buffer and constant tensor, raw
   bytes in function-argument order (weights travel as bytes, never as text);
 * ``DIR/torch.mlir`` and ``DIR/linalg.mlir``: the torch-backend and
-  linalg-on-tensors IR of ``@main``, whose arguments are the weights followed
-  by the tensor user inputs;
-* the reply: argument and output layout, or the list of unsupported ops.
+  linalg-on-tensors IR of ``@main``, whose arguments are the weights, the
+  buffers ``forward`` writes into (state) and the tensor user inputs, in the
+  exported program's order, and whose results are the new values of the
+  mutated buffers and inputs followed by the user's outputs;
+* the reply: argument and result layout, or the list of unsupported ops.
 
 This is the only module that imports ``torch_mlir``; its LLVM (24) never
 shares a process with the ``mlir`` bindings (22) that generate code.
@@ -149,6 +151,51 @@ def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, An
     return results
 
 
+def _drop_bool_range_checks(graph) -> None:
+    """Drop ``torch.sym_ite`` nodes that feed only run-time range assertions.
+
+    ``bool(t)`` in strict export reads the value as an int through
+    ``sym_ite(b, 1, 0)`` and asserts ``0 <= it <= 1`` (``aten._assert_scalar``),
+    which holds for any bool; torch-mlir cannot import ``sym_ite``. Assertions
+    of the user's own (``torch._check``) are kept.
+    """
+    import torch
+
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.sym_ite:
+            continue
+        chain = _assertion_chain(node)
+        if chain is None:
+            continue
+        for dead in reversed(list(graph.nodes)):
+            if dead in chain:
+                graph.erase_node(dead)
+    # The reads (``aten._local_scalar_dense``) now unused: the bool itself is
+    # returned as a tensor (lowerline.frontend.export), and torch-mlir imports
+    # the read of a bool with a wrong type.
+    for node in list(graph.nodes):
+        if node.target is torch.ops.aten._local_scalar_dense.default and not node.users:
+            graph.erase_node(node)
+
+
+def _assertion_chain(node) -> set | None:
+    """``node`` and every node using it, if all of them end in assertions; else None."""
+    import torch
+
+    chain, pending = {node}, list(node.users)
+    while pending:
+        user = pending.pop()
+        if user in chain:
+            continue
+        chain.add(user)
+        if user.target is torch.ops.aten._assert_scalar.default:
+            continue
+        if not user.users or user.op != "call_function":
+            return None
+        pending.extend(user.users)
+    return chain
+
+
 def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]]:
     counts: Counter[str] = Counter()
     places: dict[str, list[str]] = defaultdict(list)
@@ -185,6 +232,7 @@ def import_job(job: str) -> dict[str, Any]:
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     ep = torch.export.load(os.path.join(job, "program.pt2"))
     ep = ep.run_decompositions(decomposition_table())
+    _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)

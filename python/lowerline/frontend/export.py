@@ -11,13 +11,16 @@ that did not lower into the ATen ops and source lines of the user's program.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.metadata
 import inspect
+import io
 import os
 import platform
 import re
+import sys
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -189,16 +192,21 @@ def _trace(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram
     (``aten._local_scalar_dense``), as it does ``t.item()``, so the value is
     computed at each call instead of being baked in. Data-dependent control
     flow (``if t.sum() > 0``) fails both ways; the non-strict error is reported.
+    What the failed attempt prints to stderr (torch prints its partial graph)
+    is dropped when the strict export succeeds.
     """
+    printed = io.StringIO()
     try:
-        return torch.export.export(module, args, strict=False)
+        with contextlib.redirect_stderr(printed):
+            exported = torch.export.export(module, args, strict=False)
     except Exception as err:
-        if not _data_dependent(err):
-            raise
-        try:
-            return torch.export.export(module, args, strict=True)
-        except Exception:
-            raise err from None
+        if _data_dependent(err):
+            with contextlib.suppress(Exception):
+                return torch.export.export(module, args, strict=True)
+        sys.stderr.write(printed.getvalue())
+        raise
+    sys.stderr.write(printed.getvalue())
+    return exported
 
 
 def _data_dependent(err: BaseException) -> bool:

@@ -122,10 +122,9 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
 
 def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The library's results, in order: the new value of every mutated buffer
-    and input (what the caller writes back), then the user's outputs. Numbers
-    (``t.item()``, ``int(t)``) become 0-d tensors (int64, float64 or bool),
-    which the caller turns back into Python numbers; constant outputs are
-    dropped (the caller has them)."""
+    and input (what the caller writes back), then the user's outputs (number
+    outputs are 0-d tensors already: ``lowerline.frontend.export``); constant
+    outputs are dropped (the caller has them)."""
     import torch
 
     inputs = {arg["name"]: arg["user_index"] for arg in args if arg["kind"] == "input"}
@@ -143,7 +142,11 @@ def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, An
             entry = {"kind": "output"}
         else:
             raise ImportFailure("unsupported", f"unsupported output kind {kind} ('{value.name}')")
-        val = value.meta["val"]
+        val = value.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise ImportFailure(
+                "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
+            )
         entry.update(shape=list(val.shape), dtype=str(val.dtype).removeprefix("torch."))
         kept.append(value)
         results.append(entry)

@@ -148,22 +148,6 @@ def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cac
     assert "torch_c." not in message and "yield" not in message
 
 
-class MutatesBuffer(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("calls", torch.zeros(1))
-
-    def forward(self, x):
-        self.calls.add_(1)
-        return x + self.calls
-
-
-def test_a_model_that_mutates_its_state_is_refused(cache_dir):
-    with pytest.raises(lowerline.CompileError, match="mutates its buffers or inputs") as info:
-        lowerline.compile(MutatesBuffer(), torch.randn(3), cache_dir=cache_dir)
-    assert info.value.stage == "import"
-
-
 class DataDependent(torch.nn.Module):
     def forward(self, x):
         return x if x.sum() > 0 else -x

@@ -14,7 +14,7 @@ compile worker (the IR is torch-mlir's, before any stage):
 * ``bind_seed``: the global becomes a trailing ``tensor<i64>`` argument of
   ``@main``; each load reads the value last stored (the argument at first)
   and the stores go. ``lowerline.compile`` draws the argument at each call
-  from torch's default generator (``api.Specialization.arguments``).
+  from torch's default generator (``api._argument``).
 * samples are rounded down, never up: the generator computes
   ``from + u * (to - from)`` in f64 and ``truncf`` rounds it to nearest, so a
   float32 ``rand`` gave exactly 1.0 about once in 2**25 samples (``rand`` is

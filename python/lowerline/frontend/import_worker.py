@@ -8,9 +8,11 @@ line per request line ``{"job": DIR}``. For each job it reads
 * ``DIR/weights/<n>.bin``: every parameter, buffer and constant tensor, raw
   bytes in function-argument order (weights travel as bytes, never as text);
 * ``DIR/torch.mlir`` and ``DIR/linalg.mlir``: the torch-backend and
-  linalg-on-tensors IR of ``@main``, whose arguments are the weights followed
-  by the tensor user inputs;
-* the reply: argument and output layout, or the list of unsupported ops.
+  linalg-on-tensors IR of ``@main``, whose arguments are the weights, the
+  buffers ``forward`` writes into (state) and the tensor user inputs, in the
+  exported program's order, and whose results are the new values of the
+  mutated buffers and inputs followed by the user's outputs;
+* the reply: argument and result layout, or the list of unsupported ops.
 
 This is the only module that imports ``torch_mlir``; its LLVM (24) never
 shares a process with the ``mlir`` bindings (22) that generate code.
@@ -63,16 +65,16 @@ def _weight_bytes(tensor) -> bytes:
 
 
 def _prepare_graph(ep, job: str) -> dict[str, Any]:
-    """Drop unused non-tensor inputs and constant outputs; write the weights."""
+    """Drop unused non-tensor inputs and constant outputs; write the weights.
+
+    Buffers that forward writes into (``graph_signature.buffers_to_mutate``)
+    are not weights but arguments (``"state"``): their values change from
+    call to call, so the library must not bake them in.
+    """
     import torch
 
     signature = ep.graph_signature
-    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
-        raise ImportFailure(
-            "unsupported",
-            "the model mutates its buffers or inputs in forward (e.g. BatchNorm in "
-            "training mode); call .eval() on it, compiled modules are for inference",
-        )
+    mutated_buffers = set(signature.buffers_to_mutate.values())
     kinds = {spec.arg.name: spec for spec in signature.input_specs}
     tensors = {**ep.state_dict, **ep.constants}
     graph = ep.graph_module.graph
@@ -97,6 +99,9 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 continue
             args.append({"kind": "input", "name": node.name, "user_index": user_index})
             continue
+        if spec.target in mutated_buffers:
+            args.append({"kind": "state", "name": spec.target})
+            continue
         tensor = tensors[spec.target]
         path = os.path.join(job, "weights", f"{len(args)}.bin")
         with open(path, "wb") as handle:
@@ -110,12 +115,88 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 "dtype": str(tensor.dtype).removeprefix("torch."),
             }
         )
-    output = next(n for n in graph.nodes if n.op == "output")
-    results = list(output.args[0])
-    kept = [i for i, r in enumerate(results) if isinstance(r, torch.fx.Node)]
-    output.args = (tuple(results[i] for i in kept),)
+    results = _prepare_results(ep, graph, args)
     graph.lint()
-    return {"args": args, "tensor_outputs": kept}
+    return {"args": args, "results": results}
+
+
+def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The library's results, in order: the new value of every mutated buffer
+    and input (what the caller writes back), then the user's outputs (number
+    outputs are 0-d tensors already: ``lowerline.frontend.export``); constant
+    outputs are dropped (the caller has them)."""
+    import torch
+
+    inputs = {arg["name"]: arg["user_index"] for arg in args if arg["kind"] == "input"}
+    output = next(n for n in graph.nodes if n.op == "output")
+    kept, results = [], []
+    for spec, value in zip(ep.graph_signature.output_specs, output.args[0], strict=True):
+        if not isinstance(value, torch.fx.Node):
+            continue
+        kind = spec.kind.name
+        if kind == "BUFFER_MUTATION":
+            entry: dict[str, Any] = {"kind": "state", "name": spec.target}
+        elif kind == "USER_INPUT_MUTATION":
+            entry = {"kind": "input", "user_index": inputs[spec.target]}
+        elif kind == "USER_OUTPUT":
+            entry = {"kind": "output"}
+        else:
+            raise ImportFailure("unsupported", f"unsupported output kind {kind} ('{value.name}')")
+        val = value.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise ImportFailure(
+                "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
+            )
+        entry.update(shape=list(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        kept.append(value)
+        results.append(entry)
+    output.args = (tuple(kept),)
+    return results
+
+
+def _drop_bool_range_checks(graph) -> None:
+    """Drop ``torch.sym_ite`` nodes that feed only run-time range assertions.
+
+    ``bool(t)`` in strict export reads the value as an int through
+    ``sym_ite(b, 1, 0)`` and asserts ``0 <= it <= 1`` (``aten._assert_scalar``),
+    which holds for any bool; torch-mlir cannot import ``sym_ite``. Assertions
+    of the user's own (``torch._check``) are kept.
+    """
+    import torch
+
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.sym_ite:
+            continue
+        chain = _assertion_chain(node)
+        if chain is None:
+            continue
+        for dead in reversed(list(graph.nodes)):
+            if dead in chain:
+                graph.erase_node(dead)
+    # The reads (``aten._local_scalar_dense``) now unused: the bool itself is
+    # returned as a tensor (lowerline.frontend.export), and torch-mlir imports
+    # the read of a bool with a wrong type.
+    for node in list(graph.nodes):
+        if node.target is torch.ops.aten._local_scalar_dense.default and not node.users:
+            graph.erase_node(node)
+
+
+def _assertion_chain(node) -> set | None:
+    """``node`` and every node using it, if all of them end in assertions; else None."""
+    import torch
+
+    chain, pending = {node}, list(node.users)
+    while pending:
+        user = pending.pop()
+        if user in chain:
+            continue
+        chain.add(user)
+        if user.target is torch.ops.aten._assert_scalar.default:
+            continue
+        if not user.users or user.op != "call_function":
+            return None
+        pending.extend(user.users)
+    return chain
 
 
 def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -154,6 +235,7 @@ def import_job(job: str) -> dict[str, Any]:
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     ep = torch.export.load(os.path.join(job, "program.pt2"))
     ep = ep.run_decompositions(decomposition_table())
+    _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)

@@ -181,6 +181,13 @@ def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
     extents = [_dim(original, d) for d in range(rank)]
     zero = _index(0)
 
+    def from_end(where: ir.Value, d: int) -> ir.Value:
+        # torch's index_put counts a negative index from the end, and
+        # torch-mlir passes its indices through as they are (the indices of
+        # a valid scatter are never negative).
+        negative = arith.cmpi(arith.CmpIPredicate.slt, where, zero)
+        return arith.select(negative, arith.addi(where, extents[d]), where)
+
     def apply(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
         (out,) = carried
         # The update's trailing coordinates address the last dimensions; the
@@ -190,7 +197,7 @@ def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
         for k, iv in enumerate(ivs[1:]):
             starts[offset + k] = iv
         for column, d in enumerate(dimension_map):
-            where = _as_index(tensor.extract(indices, [ivs[0], _index(column)]))
+            where = from_end(_as_index(tensor.extract(indices, [ivs[0], _index(column)])), d)
             current = starts[d]
             starts[d] = where if current is None else arith.addi(where, current)
         at = [zero if s is None else s for s in starts]
@@ -302,7 +309,7 @@ def _float_before(ascending: bool) -> Before:
 
 
 def _int_before(ascending: bool, signedness: str) -> Before:
-    names = {(True, "s"): "SLT", (True, "u"): "ULT", (False, "s"): "SGT", (False, "u"): "UGT"}
+    names = {(True, "s"): "slt", (True, "u"): "ult", (False, "s"): "sgt", (False, "u"): "ugt"}
     predicate = getattr(arith.CmpIPredicate, names[ascending, signedness])
     return lambda b, a: arith.cmpi(predicate, b, a)
 

@@ -18,9 +18,11 @@ combiners::
     %r = scf.for %n ... iter_args(%out = %original) {     // every update, in order
       %i = tensor.extract %indices[%n, %c0]  ...          // its destination
       %u = tensor.extract %updates[%n, ...]
-      %o = tensor.extract %out[...]
-      %v = <the combiner's body>(%u, %o)
-      scf.if (in bounds) { tensor.insert %v into %out[...] } else { %out }
+      scf.if (%i in bounds) {
+        %o = tensor.extract %out[%i, ...]
+        %v = <the combiner's body>(%u, %o)
+        tensor.insert %v into %out[%i, ...]
+      } else { %out }
 
 A scan carries its output through a loop nest in row-major order, so
 ``output[i-1]`` is written before ``output[i]``. A sort is a stable bottom-up
@@ -142,28 +144,21 @@ def _lower_scan(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
     (output,) = _loop_nest(uppers, [init], step)
     if not list(op.results[1].uses):
         return [output, accumulator]
-    return [output, _scan_final(op, combiner, output, uppers, inclusive)]
+    return [output, _scan_final(op, output, uppers)]
 
 
-def _scan_final(
-    op: ir.Operation,
-    combiner: ir.Operation,
-    output: ir.Value,
-    uppers: list[ir.Value],
-    inclusive: bool,
-) -> ir.Value:
-    """The scan's second result: its value at the last index along the dimension."""
+def _scan_final(op: ir.Operation, output: ir.Value, uppers: list[ir.Value]) -> ir.Value:
+    """The scan's second result as TMTensor defines it: the last output along
+    the dimension, which only steps after the first store; so a dimension of
+    0 or 1 leaves the accumulator's init (a dynamic one is taken as longer)."""
     source, _, accumulator = op.operands
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
-    if ir.RankedTensorType(source.type).shape[dim] == 0:
+    if ir.RankedTensorType(source.type).shape[dim] in (0, 1):
         return accumulator
     last = arith.subi(uppers[dim], _index(1))
 
     def store(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
-        at = _inserted(ivs, dim, last)
-        value = tensor.extract(output, at)
-        if not inclusive:
-            (value,) = _inline(combiner, [value, tensor.extract(source, at)])
+        value = tensor.extract(output, _inserted(ivs, dim, last))
         return [tensor.insert(value, carried[0], ivs)]
 
     return _loop_nest(_without(uppers, dim), [accumulator], store)[0]

@@ -24,3 +24,17 @@ func.func @rejects_missing_combiner(%x: tensor<4xf32>, %o: tensor<4xf32>, %a: te
       : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<f32>)
   return %r#0 : tensor<4xf32>
 }
+
+// -----
+
+// Equality is not an order.
+func.func @rejects_equality_comparator(%k: tensor<6xf32>) -> tensor<6xf32> {
+  // expected-error @below {{lowerline.tm_sort: comparator predicate 'oeq' is not an order}}
+  %r = "lowerline.tm_sort"(%k) {combiner = @equal, dimension = 0 : i64}
+      : (tensor<6xf32>) -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+func.func private @equal(%a: f32, %b: f32) -> i1 {
+  %c = arith.cmpf oeq, %a, %b : f32
+  return %c : i1
+}

@@ -29,6 +29,31 @@ func.func private @combine_mul(%a: f32, %b: f32) -> f32 {
 
 // -----
 
+// An exclusive scan whose final value is used: element 0 is the accumulator's
+// init, element i combines output[i-1] and input[i-1]; a second loop nest
+// stores the last output into the accumulator (TMTensor's final value).
+// CHECK-LABEL: func.func @exclusive_scan_with_final(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x3xi32>, %[[INIT:[a-z0-9]+]]: tensor<4x3xi32>, %[[ACC:[a-z0-9]+]]: tensor<3xi32>)
+// CHECK:         %[[OUT:.+]] = scf.for
+// CHECK:             %[[START:.+]] = tensor.extract %[[ACC]]
+// CHECK:             arith.select %{{.+}}, %[[START]], %{{.+}} : i32
+// CHECK:         %[[LAST:.+]] = arith.subi
+// CHECK:         %[[FINAL:.+]] = scf.for %[[J:.+]] = {{.+}} iter_args(%[[A:.+]] = %[[ACC]])
+// CHECK:           %[[O:.+]] = tensor.extract %[[OUT]][%[[LAST]], %[[J]]]
+// CHECK-NEXT:      tensor.insert %[[O]] into %[[A]][%[[J]]]
+// CHECK:         return %[[OUT]], %[[FINAL]]
+func.func @exclusive_scan_with_final(%x: tensor<4x3xi32>, %init: tensor<4x3xi32>, %acc: tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>) {
+  %r:2 = "lowerline.tm_scan"(%x, %init, %acc) {combiner = @combine_addi, dimension = 0 : i64, inclusive = false}
+      : (tensor<4x3xi32>, tensor<4x3xi32>, tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>)
+  return %r#0, %r#1 : tensor<4x3xi32>, tensor<3xi32>
+}
+func.func private @combine_addi(%a: i32, %b: i32) -> i32 {
+  %s = arith.addi %a, %b : i32
+  return %s : i32
+}
+
+// -----
+
 // scatter_add: one loop per update dimension carrying the original; the index
 // column sets dimension 0 (a negative index counts from the end, as in
 // index_put), the update's own coordinate dimension 1; updates outside the

@@ -12,6 +12,9 @@ line per request line ``{"job": DIR}``. For each job it reads
   by the tensor user inputs;
 * the reply: argument and output layout, or the list of unsupported ops.
 
+torch-mlir's TMTensor sort, scatter and scan ops cross as stand-ins that
+upstream MLIR can parse (``lowerline.tm_*``, see ``_stand_in_tm_tensor_ops``).
+
 This is the only module that imports ``torch_mlir``; its LLVM (24) never
 shares a process with the ``mlir`` bindings (22) that generate code.
 """

@@ -34,7 +34,8 @@ torch with aten ops whose lowering is exact:
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
-  ``float32`` (its "opmath" type) and round once, which this does too, as
+  ``float32`` (its "opmath" type; a cumprod keeps its running product in
+  it) and round once, which this does too, as
   torch-mlir already does for matmul and convolution. Over 1029 bf16 values
   a half accumulator is off by 10% and more.
 
@@ -74,6 +75,7 @@ ACCUMULATE_IN_F32 = (
     aten.avg_pool3d.default,
     aten._adaptive_avg_pool2d.default,
     aten.adaptive_avg_pool1d.default,
+    aten.cumprod.default,
 )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from zoo_support import Case, Fn, params, run_case
+from zoo_support import BF16, Case, Fn, params, run_case
 
 import lowerline
 
@@ -219,6 +219,13 @@ SCANS = [
         lambda: Fn(lambda x: torch.cumprod(x, -1)),
         lambda: (near_one(3, 1029),),
         **in_order("1029 products in order as ATen does; a few ulps of f32"),
+    ),
+    Case(
+        "cumprod_bf16_running_product_in_f32",
+        "scan",
+        lambda: Fn(lambda x: torch.cumprod(x, 1)),
+        lambda: (near_one(3, 1029).to(torch.bfloat16),),
+        **BF16,
     ),
     Case(
         "cumprod_int_dim0_batch1",

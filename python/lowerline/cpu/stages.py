@@ -66,9 +66,11 @@ def graph(o: CpuOptions) -> str:
     which elementwise fusion can merge into their consumers. Results nothing
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
+    torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
+    (``lowerline-lower-tm-tensor``): nothing after it knows them.
     """
     return (
-        "func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
+        "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
         "lowerline-fuse-elementwise),canonicalize,cse"
     )
 

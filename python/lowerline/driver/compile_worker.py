@@ -118,6 +118,10 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     new_type = ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
+    # The compiled code never writes its inputs: one-shot-bufferize copies an
+    # input that is updated in place (a scatter into it) instead of writing it.
+    read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get([read_only] * len(entry.arguments))
 
 
 def _record_step(

@@ -65,6 +65,15 @@ class CompileError(LowerlineError):
         super().__init__("\n".join(lines))
 
 
+# ATen ops whose result's shape depends on the input's values: compiled code
+# has static output shapes, so these cannot be lowered, only reported.
+DATA_DEPENDENT_SHAPES = ("masked_select", "nonzero", "unique", "argwhere")
+
+
+def _short_name(aten: str) -> str:
+    return aten.removeprefix("aten.").removeprefix("torch.").split(".", 1)[0].strip("_")
+
+
 class UnsupportedOpsError(CompileError):
     """The model uses ops that cannot be lowered; lists all of them at once.
 
@@ -83,7 +92,12 @@ class UnsupportedOpsError(CompileError):
                 if len(op["where"]) > 5:
                     line += f" and {len(op['where']) - 5} more places"
             mlir_op = op.get("mlir_op") or ""
-            if mlir_op.startswith("torch."):
+            if _short_name(op["op"]) in DATA_DEPENDENT_SHAPES:
+                line += (
+                    " [the size of its result depends on the data; compiled code has "
+                    "static output shapes]"
+                )
+            elif mlir_op.startswith("torch."):
                 line += " [torch-mlir has no lowering of it to linalg]"
             elif mlir_op and mlir_op != op["op"]:
                 line += f" [torch-mlir makes it {mlir_op}, which upstream MLIR cannot take]"

@@ -435,7 +435,7 @@ _TM_TENSOR_SOURCES = {
     "tm_tensor.sort": ("sort", "topk", "argsort", "msort", "kthvalue", "median", "mode"),
     "tm_tensor.scatter": ("scatter", "index_put", "index_add", "index_copy", "_unsafe_index_put"),
     "tm_tensor.scan": ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"),
-    "tm_tensor.topk": ("topk",),
+    "tm_tensor.topk": ("topk", "kthvalue"),
     "tm_tensor.attention": ("scaled_dot_product_attention", "_scaled_dot_product"),
 }
 _STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')

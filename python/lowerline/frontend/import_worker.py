@@ -14,6 +14,9 @@ line per request line ``{"job": DIR}``. For each job it reads
   mutated buffers and inputs followed by the user's outputs;
 * the reply: argument and result layout, or the list of unsupported ops.
 
+torch-mlir's TMTensor sort, scatter and scan ops cross as stand-ins that
+upstream MLIR can parse (``lowerline.tm_*``, see ``_stand_in_tm_tensor_ops``).
+
 This is the only module that imports ``torch_mlir``; its LLVM (24) never
 shares a process with the ``mlir`` bindings (22) that generate code.
 """
@@ -39,6 +42,19 @@ LINALG_BACKEND = "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipe
 UPSTREAM_DIALECTS = frozenset(
     {"builtin", "func", "arith", "math", "linalg", "tensor", "scf", "cf", "complex", "ml_program"}
 )
+# torch-mlir's TMTensor ops that lowerline lowers (lowerline-lower-tm-tensor),
+# the stand-in each crosses as (declared in dialects/lowerline.irdl.mlir) and
+# the properties it keeps, as attributes. Other tm_tensor ops (topk,
+# attention) stay and are reported as unsupported.
+TM_TENSOR_STAND_INS = {
+    "tm_tensor.scan": ("lowerline.tm_scan", ("dimension", "inclusive")),
+    "tm_tensor.scatter": ("lowerline.tm_scatter", ("dimension_map", "unique_indices")),
+    "tm_tensor.sort": ("lowerline.tm_sort", ("dimension",)),
+}
+# The operand groups (inputs, outputs) each stand-in takes: scan one input
+# and (output, accumulator); scatter (updates, indices) and the original;
+# sort its keys and values as outputs only.
+_TM_TENSOR_SEGMENTS = {"tm_tensor.scan": (1, 2), "tm_tensor.scatter": (2, 1)}
 _FRAME = re.compile(r'"([^"]+)":(\d+):\d+')
 
 
@@ -205,7 +221,11 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]
 
     def visit(op):
         name = op.name
-        if name.split(".", 1)[0] in UPSTREAM_DIALECTS:
+        # TMTensor ops that cross are lowered later, also when the pipeline
+        # failed on other ops: only those are reported.
+        if name.split(".", 1)[0] in UPSTREAM_DIALECTS or name.startswith("lowerline.tm_"):
+            return
+        if _crosses(op):
             return
         counts[name] += 1
         frame = _user_frame(str(op.location), torch_dirs)
@@ -221,6 +241,105 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]
 
     walk(module.operation)
     return [{"op": k, "count": counts[k], "where": places[k]} for k in sorted(counts)]
+
+
+def _crosses(op) -> bool:
+    """Whether ``op`` is a TMTensor op with the operand groups its stand-in takes."""
+    if op.name not in TM_TENSOR_STAND_INS:
+        return False
+    if not all(map(_is_constant, _captures(op))):
+        return False
+    segments = list(op.attributes["operandSegmentSizes"])
+    if op.name == "tm_tensor.sort":
+        return segments[0] == 0 and segments[1] in (1, 2)
+    return tuple(segments) == _TM_TENSOR_SEGMENTS[op.name]
+
+
+def _captures(op) -> list:
+    """The values ``op``'s region uses but does not define, once each."""
+    block = op.regions[0].blocks[0]
+    defined = list(block.arguments)
+    captured: list = []
+    for child in block.operations:
+        for value in child.operands:
+            if value not in defined and value not in captured:
+                captured.append(value)
+        defined.extend(child.results)
+    return captured
+
+
+def _is_constant(value) -> bool:
+    owner = getattr(value, "owner", None)
+    return getattr(owner, "name", None) == "arith.constant"
+
+
+def _outline_combiner(op, name: str, module) -> None:
+    """Move the one block of ``op``'s region into ``func.func private @name``,
+    its ``tm_tensor.yield`` becoming ``func.return``; the constants it uses
+    from outside are copied in (``_crosses`` admits no other captures)."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import func
+
+    block = op.regions[0].blocks[0]
+    captured = _captures(op)
+    body = list(block.operations)
+    terminator = body[-1]
+    signature = ([a.type for a in block.arguments], [v.type for v in terminator.operands])
+    with ir.InsertionPoint(module.body), op.location:
+        combiner = func.FuncOp(name, signature, visibility="private")
+        entry = combiner.add_entry_block()
+    for old, new in zip(block.arguments, entry.arguments, strict=True):
+        old.replace_all_uses_with(new)
+    copies = [(value, value.owner.clone(ip=ir.InsertionPoint(entry)).result) for value in captured]
+
+    def inside(value):
+        return next((copy for outer, copy in copies if outer == value), value)
+
+    for child in body[:-1]:
+        entry.append(child)
+        for number, value in enumerate(child.operands):
+            child.operands[number] = inside(value)
+    with ir.InsertionPoint(entry), op.location:
+        func.ReturnOp([inside(value) for value in terminator.operands])
+
+
+def _stand_in_tm_tensor_ops(module) -> None:
+    """Replace the TMTensor ops lowerline lowers by their stand-ins.
+
+    torch-mlir prints TMTensor ops in a custom syntax upstream MLIR cannot
+    parse, and their generic form keeps their attributes in properties,
+    which an unregistered op's reader cannot see. The stand-ins are
+    unregistered here, so they print in generic form with plain attributes,
+    and IRDL declares them on the other side.
+    """
+    from torch_mlir import ir
+
+    found: list = []
+
+    def visit(op):
+        if _crosses(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    module.context.allow_unregistered_dialects = True
+    for number, op in enumerate(found):
+        name, kept = TM_TENSOR_STAND_INS[op.name]
+        combiner = f"__tm_tensor_combiner_{number}"
+        _outline_combiner(op, combiner, module)
+        attributes = {key: op.attributes[key] for key in kept}
+        attributes["combiner"] = ir.FlatSymbolRefAttr.get(combiner, context=module.context)
+        stand_in = ir.Operation.create(
+            name,
+            results=[result.type for result in op.results],
+            operands=list(op.operands),
+            attributes=attributes,
+            loc=op.location,
+            ip=ir.InsertionPoint(op),
+        )
+        for old, new in zip(op.results, stand_in.results, strict=True):
+            old.replace_all_uses_with(new)
+        op.erase()
 
 
 def import_job(job: str) -> dict[str, Any]:
@@ -252,6 +371,7 @@ def import_job(job: str) -> dict[str, Any]:
             if not ops:
                 raise ImportFailure("import", f"torch-mlir failed: {err}") from None
             raise ImportFailure("unsupported", "unsupported ops", ops=ops) from None
+    _stand_in_tm_tensor_ops(module)
     ops = _unsupported_ops(module, torch_dirs)
     if ops:
         raise ImportFailure("unsupported", "unsupported ops", ops=ops)

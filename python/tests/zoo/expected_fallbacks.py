@@ -109,6 +109,38 @@ EXPECTED: tuple[Expected, ...] = (
     ),
     Expected(
         "linalg.generic",
+        "its body has tensor.extract",
+        "the index and update lists torch-mlir gathers for a scatter (scatter, "
+        "scatter_reduce, index_put, max_unpool), and the gathers and pooling with "
+        "indices of test_zoo_tmtensor: no vector gather yet",
+        cases=(
+            "scatter_src_unique",
+            "scatter_value_dim1",
+            "scatter_add_duplicates",
+            *(
+                f"scatter_reduce_{reduce}_{self}"
+                for reduce in ("sum", "prod", "amax", "amin", "mean")
+                for self in ("self", "noself")
+            ),
+            "index_put_two_indices_negative",
+            "max_unpool2d_odd",
+            "gather_dim1_3d",
+            "take_along_dim_argsort",
+            "index_select_dim2_int",
+            "advanced_index_rows_batch1",
+            "max_pool2d_with_indices_odd",
+            "adaptive_max_pool2d_with_indices",
+        ),
+    ),
+    Expected(
+        "linalg.map",
+        _NO_PLAN,
+        "scatter_reduce's mean: torch-mlir divides the sums by the counts in a "
+        "linalg.map, which tile-and-fuse has no plan for yet; one pass over the output",
+        cases=("scatter_reduce_mean_self", "scatter_reduce_mean_noself"),
+    ),
+    Expected(
+        "linalg.generic",
         "an argmax-like reduction with 2 results",
         "argmax / max with indices, whose index is an output: a reduction with two results "
         "does not vectorize (upstream 22). Unused indices (softmax's row maximum) are "

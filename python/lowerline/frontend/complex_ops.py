@@ -3,8 +3,9 @@
 torch-mlir's linalg lowering of these ops on complex tensors is unusable in
 torch-mlir 20261001 (measured on complex64 and complex128):
 
-* ``abs`` and ``exp`` emit ``math.absf`` / ``math.exp`` on ``complex<f32>``,
-  which fails verification ("operand #0 must be floating-point-like");
+* ``abs``, ``exp``, ``log``, ``neg`` and ``reciprocal`` emit ``math.absf``,
+  ``math.exp``, ``math.log``, ``arith.negf``, ``arith.divf`` on ``complex<f32>``,
+  which fail verification ("operand #0 must be floating-point-like");
 * ``add.Tensor`` / ``sub.Tensor`` scale the second operand by ``alpha`` with
   ``arith.muli`` on complex values (invalid IR too);
 * ``mul`` by a real scalar and ``div.Tensor`` report "unimplemented: Only
@@ -133,6 +134,28 @@ def complex_exp(z: torch.Tensor) -> Any:
     return _join(magnitude * torch.cos(im), magnitude * torch.sin(im))
 
 
+def complex_neg(z: torch.Tensor) -> Any:
+    if not z.is_complex():
+        return NotImplemented
+    re, im = _parts(z, _REAL_OF[z.dtype])
+    return _join(-re, -im)
+
+
+def complex_log(z: torch.Tensor) -> Any:
+    # log|z| + i arg(z), as std::log of a complex.
+    if not z.is_complex():
+        return NotImplemented
+    re, im = _parts(z, _REAL_OF[z.dtype])
+    return _join(torch.log(_hypot(re, im)), torch.atan2(im, re))
+
+
+def complex_reciprocal(z: torch.Tensor) -> Any:
+    if not z.is_complex():
+        return NotImplemented
+    c, d = _parts(z, _REAL_OF[z.dtype])
+    return _join(*_div((torch.ones_like(c), torch.zeros_like(d)), (c, d)))
+
+
 def angle(z: torch.Tensor) -> torch.Tensor:
     if z.is_complex():
         re, im = _parts(z, _REAL_OF[z.dtype])
@@ -153,5 +176,8 @@ def table() -> dict[Any, Callable[..., Any]]:
         aten.div.Tensor: div,
         aten.abs.default: complex_abs,
         aten.exp.default: complex_exp,
+        aten.neg.default: complex_neg,
+        aten.log.default: complex_log,
+        aten.reciprocal.default: complex_reciprocal,
         aten.angle.default: angle,
     }

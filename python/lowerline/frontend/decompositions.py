@@ -25,7 +25,8 @@ torch with aten ops whose lowering is exact:
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
-* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp`` and ``angle``
+* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
+  ``neg``, ``reciprocal`` and ``angle``
   (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
   the parts, in ``complex_ops``.
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:

@@ -49,6 +49,7 @@ COMPLEX_CASES = (
     "abs_angle_real_imag",
     "abs_of_large_parts",
     "exp",
+    "neg_log_reciprocal",
     "angle_of_reals",
     "view_as_real_and_back",
     "polar_magnitude",

@@ -1,9 +1,9 @@
 """Complex numbers through the whole pipeline: concatenation, elementwise
 arithmetic and functions, parts and views, and the FFTs torch-mlir lowers.
 
-torch-mlir leaves complex add/sub/mul/div/abs/exp/angle unusable; the
-frontend rewrites them as real arithmetic on the parts
-(``lowerline.frontend.complex_ops``). Complex buffers reach the llvm stage
+torch-mlir leaves complex add, sub, mul, div, abs, exp, log, neg, reciprocal
+and angle unusable; the frontend rewrites them as real arithmetic on the
+parts (``lowerline.frontend.complex_ops``). Complex buffers reach the llvm stage
 as structs of two floats (``convert-complex-to-standard``,
 ``test/pipelines/llvm-complex.mlir``). Shapes are odd; batch 1 and larger.
 """
@@ -61,6 +61,12 @@ CASES = [
         "complex",
         lambda: Fn(lambda a: torch.exp(a)),
         lambda: (cplx(3, 7),),
+    ),
+    Case(
+        "neg_log_reciprocal",
+        "complex",
+        lambda: Fn(lambda a: (-a, torch.log(a), torch.reciprocal(a), 1 / a)),
+        lambda: (cplx(1, 9),),
     ),
     Case(
         "angle_of_reals",

@@ -60,6 +60,13 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return lines
 
 
+def _ops_section(title: str, text: str, results: list[outcome.Outcome]) -> list[str]:
+    """A section: its title, a paragraph, and one row per op with its reason."""
+    lines = ["", f"## {title}", ""] + ([text, ""] if text else [])
+    rows = [[r.op, r.category, r.detail] for r in results]
+    return lines + _table(rows, ["op", "category", "reason"])
+
+
 def render(every: list[outcome.Outcome], seconds: float) -> str:
     variants = [r for r in every if r.op.endswith("[complex64]")]
     results = [r for r in every if r not in variants]
@@ -104,29 +111,21 @@ def render(every: list[outcome.Outcome], seconds: float) -> str:
         for family, rs in sorted(families.items())
     ]
     lines += _table(rows, ["family", "pass", "failing"])
-    lines += ["", "## Failing ops of the denominator, with the reason", ""]
-    failing = [r for r in counted if not r.passed]
-    rows = [[r.op, r.category, r.detail] for r in failing]
-    lines += _table(rows, ["op", "category", "reason"])
-    lines += [
-        "",
-        "## Outside the denominator",
-        "",
+    lines += _ops_section(
+        "Failing ops of the denominator, with the reason", "", [r for r in counted if not r.passed]
+    )
+    lines += _ops_section(
+        "Outside the denominator",
         "Ops torch-mlir's linalg backend leaves as torch ops, ops torch.export refuses, "
         "and ops no module was generated for (with the reason).",
-        "",
-    ]
-    rows = [[r.op, r.category, r.detail] for r in results if not r.counted]
-    lines += _table(rows, ["op", "category", "reason"])
-    lines += [
-        "",
-        "## Complex variants of elementwise ops",
-        "",
+        [r for r in results if not r.counted],
+    )
+    lines += _ops_section(
+        "Complex variants of elementwise ops",
         "Each elementwise op (ATen's `pointwise` tag) that eager torch computes on complex64 "
         f"tensors, run on complex64 inputs: {_rate(variants)} pass (not in the denominator).",
-        "",
-    ]
-    lines += _table([[r.op, r.category, r.detail] for r in variants], ["op", "category", "reason"])
+        variants,
+    )
     return "\n".join(lines) + "\n"
 
 

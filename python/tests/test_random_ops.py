@@ -12,7 +12,6 @@ N(0, 1) is 0.5 apart).
 from __future__ import annotations
 
 import copy
-
 import math
 import re
 

@@ -79,7 +79,9 @@ class UnsupportedOpsError(CompileError):
 
     ``ops``: one dict per op with ``op`` (the ATen op of the user's program
     where it is known, else the MLIR op), ``count``, ``where`` (``file:line``
-    of the user's source) and ``mlir_op`` (what torch-mlir made of it).
+    of the user's source), ``mlir_op`` (what torch-mlir made of it) and
+    ``reason`` (why it stopped there: no torch-mlir lowering, a lowering that
+    rejects this use, or a TMTensor op lowerline does not lower).
     """
 
     def __init__(self, ops: list[dict[str, Any]]):
@@ -91,16 +93,13 @@ class UnsupportedOpsError(CompileError):
                 line += f" at {', '.join(op['where'][:5])}"
                 if len(op["where"]) > 5:
                     line += f" and {len(op['where']) - 5} more places"
-            mlir_op = op.get("mlir_op") or ""
             if _short_name(op["op"]) in DATA_DEPENDENT_SHAPES:
                 line += (
                     " [the size of its result depends on the data; compiled code has "
                     "static output shapes]"
                 )
-            elif mlir_op.startswith("torch."):
-                line += " [torch-mlir has no lowering of it to linalg]"
-            elif mlir_op and mlir_op != op["op"]:
-                line += f" [torch-mlir makes it {mlir_op}, which upstream MLIR cannot take]"
+            elif op.get("reason"):  # the import worker's: which lowering is missing
+                line += f" [{op['reason']}]"
             lines.append(line)
         total = len(ops)
         super().__init__(

@@ -32,6 +32,10 @@ torch with aten ops whose lowering is exact:
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
+* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
+  ``neg``, ``reciprocal`` and ``angle``
+  (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
+  the parts, in ``complex_ops``.
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
   ``float32`` (its "opmath" type; a cumprod keeps its running product in
@@ -51,6 +55,8 @@ from typing import Any
 
 import torch
 from torch.utils import _pytree as pytree
+
+from lowerline.frontend import complex_ops
 
 aten = torch.ops.aten
 HALF = (torch.float16, torch.bfloat16)
@@ -277,4 +283,8 @@ def decomposition_table() -> dict:
     table[aten.clamp.Tensor] = clamp
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
+    for op, entry in complex_ops.table().items():
+        if op in table:  # none today; an entry of torch-mlir's must not be lost
+            raise RuntimeError(f"{op} has a decomposition already; chain the two")
+        table[op] = entry
     return table

@@ -424,12 +424,6 @@ def cache_key(program: Program, options: str, target: str) -> str:
     return digest.hexdigest()
 
 
-# Ops torch-mlir leaves behind around an op that did not lower: terminators of
-# its regions, casts between torch and builtin tensors, its constant operands.
-_COLLATERAL = re.compile(
-    r"^(torch_c\.|torch\.constant\.|torch\.prim\.(ListConstruct|TupleConstruct)$|"
-    r"torch\.vtensor\.literal$|.*\.yield$)"
-)
 # torch-mlir's TMTensor ops and the ATen ops that lower to them.
 _TM_TENSOR_SOURCES = {
     "tm_tensor.sort": ("sort", "topk", "argsort", "msort", "kthvalue", "median", "mode"),
@@ -461,11 +455,9 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
     ``ops`` lists MLIR ops (``tm_tensor.sort``, ``torch.aten.fft_fft``) with
     counts and source lines; the result names the ATen call in the user's
     program (``aten.topk.default``) where a call at one of those lines matches,
-    with its count and lines, and keeps the MLIR name (``mlir_op``). Ops that
-    torch-mlir only leaves behind around a failure (casts, terminators,
-    constants) are dropped.
+    with its count and lines, and keeps the MLIR name (``mlir_op``) and the
+    import worker's ``reason``.
     """
-    culprits = [op for op in ops if not _COLLATERAL.match(op["op"])] or ops
     internal = (os.path.dirname(torch.__file__),)
     calls: dict[str, list[tuple[str, str]]] = defaultdict(list)  # line -> [(aten name, short)]
     for node in program.exported.graph.nodes:
@@ -478,7 +470,7 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
             calls[where].append((name, short))
     found: dict[tuple[str, str], dict[str, Any]] = {}
     described = []
-    for op in culprits:
+    for op in ops:
         mlir_name = op["op"]
         if mlir_name.startswith("torch.aten."):
             wanted: tuple[str, ...] = (mlir_name.removeprefix("torch.aten.").split(".", 1)[0],)
@@ -493,6 +485,7 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
                 entry = found.get((name, mlir_name))
                 if entry is None:
                     entry = {"op": name, "count": 0, "where": [], "mlir_op": mlir_name}
+                    entry["reason"] = op.get("reason", "")
                     found[(name, mlir_name)] = entry
                     described.append(entry)
                 entry["count"] += 1

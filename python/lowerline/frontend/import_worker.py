@@ -215,7 +215,48 @@ def _assertion_chain(node) -> set | None:
     return chain
 
 
-def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]]:
+# Ops torch-mlir leaves behind around a failure (casts to builtin tensors,
+# constants, list builders, terminators): never the cause of one.
+COLLATERAL = re.compile(
+    r"^(torch_c\.|torch\.constant\.|torch\.prim\.(ListConstruct|TupleConstruct)$|"
+    r"torch\.vtensor\.literal$|.*\.yield$)"
+)
+# A pattern's own diagnostic and the op it names (MLIRError's text):
+#   error: "f.py":3:0: unimplemented: Only integer/float dtype supported
+#    note: "f.py":3:0: see current operation: %1 = "torch.aten.mul.Scalar"(...
+_DIAGNOSTIC = re.compile(
+    r"error: (?:\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
+    r"see current operation: [^\n]*?\"(?P<op>[\w.]+)\"\("
+)
+
+
+def _reasons(error: str) -> dict[str, str]:
+    """Op name -> the first specific diagnostic torch-mlir gave for it (not
+    the conversion framework's generic "failed to legalize")."""
+    found: dict[str, str] = {}
+    for match in _DIAGNOSTIC.finditer(error):
+        message = match["message"].strip()
+        if not message.startswith("failed to legalize"):
+            found.setdefault(match["op"], message)
+    return found
+
+
+def _reason(name: str, diagnostics: dict[str, str]) -> str:
+    """Why ``name`` is still there after torch-mlir's linalg backend."""
+    dialect = name.split(".", 1)[0]
+    if dialect == "tm_tensor":
+        return f"torch-mlir lowers it to TMTensor ({name}), in a form lowerline does not lower yet"
+    if dialect != "torch":
+        return f"torch-mlir makes it {name}, a {dialect} op lowerline does not take"
+    if name in diagnostics:
+        return f"torch-mlir's linalg lowering rejects this use of it: {diagnostics[name]}"
+    return "torch-mlir has no lowering of it to linalg"
+
+
+def _unsupported_ops(module, torch_dirs: tuple[str, ...], error: str = "") -> list[dict[str, Any]]:
+    """Ops outside ``UPSTREAM_DIALECTS``, each with its count, user source
+    lines and ``reason``; ops left around a failure (``COLLATERAL``) are not
+    listed: a failure that leaves only those is torch-mlir's own."""
     counts: Counter[str] = Counter()
     places: dict[str, list[str]] = defaultdict(list)
 
@@ -225,7 +266,7 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]
         # failed on other ops: only those are reported.
         if name.split(".", 1)[0] in UPSTREAM_DIALECTS or name.startswith("lowerline.tm_"):
             return
-        if _crosses(op):
+        if COLLATERAL.match(name) or _crosses(op):
             return
         counts[name] += 1
         frame = _user_frame(str(op.location), torch_dirs)
@@ -240,7 +281,11 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]
                     walk(child.operation)
 
     walk(module.operation)
-    return [{"op": k, "count": counts[k], "where": places[k]} for k in sorted(counts)]
+    diagnostics = _reasons(error)
+    return [
+        {"op": k, "count": counts[k], "where": places[k], "reason": _reason(k, diagnostics)}
+        for k in sorted(counts)
+    ]
 
 
 def _crosses(op) -> bool:
@@ -367,7 +412,7 @@ def import_job(job: str) -> dict[str, Any]:
         try:
             PassManager.parse(LINALG_BACKEND).run(module.operation)
         except Exception as err:
-            ops = _unsupported_ops(module, torch_dirs)
+            ops = _unsupported_ops(module, torch_dirs, str(err))
             if not ops:
                 raise ImportFailure("import", f"torch-mlir failed: {err}") from None
             raise ImportFailure("unsupported", "unsupported ops", ops=ops) from None

@@ -68,7 +68,7 @@ for _key, _value in WAIT_SETTINGS[WAIT].items():
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
-from models import MODELS, build, cases, parse_case  # noqa: E402
+from models import KERNELS, MODELS, build, cases, parse_case  # noqa: E402
 from peers import PEERS, SYSTEMS, outputs  # noqa: E402
 from timing import first_line, quantile, time_calls  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
@@ -311,7 +311,7 @@ def main() -> None:
     args = parser.parse_args()
     systems = args.systems.split(",")
     unknown = [s for s in systems if s not in SYSTEMS] + [
-        m for m in args.models.split(",") if m not in MODELS
+        m for m in args.models.split(",") if m not in MODELS and m not in KERNELS
     ]
     if unknown:
         parser.error(f"unknown system or model: {', '.join(unknown)}")

@@ -3,7 +3,8 @@
 Each family file defines builders ``name(batch) -> (module, inputs)``: a
 module in eval mode with seeded weights and a tuple of example inputs whose
 leading dimension is ``batch``. ``MODELS`` maps a model name to its builder;
-``cases(batches)`` names each (model, batch) pair ``name/bB``.
+``cases(batches)`` names each (model, batch) pair ``name/bB``. ``KERNELS``
+(single-op workloads) are built by name but are not in ``MODELS``.
 
 Sizes are real layer widths at small resolutions or sequence lengths, so
 that one eager call takes roughly 0.05 to 20 ms on one core at batch 8.
@@ -18,7 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from . import audio, convnets, mobile, recsys, sequence, text, transformers, unet
+from . import audio, convnets, kernels, mobile, recsys, sequence, text, transformers, unet
 
 Builder = Callable[[int], tuple[nn.Module, tuple[torch.Tensor, ...]]]
 
@@ -33,15 +34,20 @@ MODELS: dict[str, Builder] = {
     **sequence.MODELS,
 }
 
+# Named by --models, never run by default.
+KERNELS: dict[str, Builder] = dict(kernels.MODELS)
+
 DEFAULT_BATCHES = (1, 8)
 
 
 def build(name: str, batch: int) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """The seeded module (eval mode) and inputs of one case."""
-    if name not in MODELS:
-        raise KeyError(f"unknown benchmark model {name!r}; known: {', '.join(MODELS)}")
+    builder = MODELS.get(name) or KERNELS.get(name)
+    if builder is None:
+        known = ", ".join([*MODELS, *KERNELS])
+        raise KeyError(f"unknown benchmark model {name!r}; known: {known}")
     torch.manual_seed(0)
-    module, inputs = MODELS[name](batch)
+    module, inputs = builder(batch)
     return module.eval(), inputs
 
 

@@ -27,7 +27,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
 from models import KERNELS, MODELS  # noqa: E402
-from timing import first_line  # noqa: E402
+from timing import first_line, save_result  # noqa: E402
 
 EXAMPLE = "classifier"  # the README's bundled example
 NAMES = [*MODELS, *KERNELS, EXAMPLE]
@@ -112,10 +112,7 @@ def main() -> None:
                 continue
             for key, value in times.items():
                 rows[name][key].append(value)
-    text = "\n".join(table(rows, stages, failed, args)) + "\n"
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(text)
+    save_result(args.out, "\n".join(table(rows, stages, failed, args)) + "\n")
 
 
 def table(rows, stages, failed, args) -> list[str]:

@@ -147,3 +147,12 @@ SYSTEMS = {
     "lowerline": lowerline,
 }
 PEERS = ("inductor", "onnxruntime", "iree")
+
+
+def add_run_arguments(parser, models: list[str], rounds: int, budget: float) -> None:
+    """The options ``speed.py`` and ``suite.py`` share."""
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--budget", type=float, default=budget, help="seconds per system and round")
+    parser.add_argument("--models", default=",".join(models))
+    parser.add_argument("--systems", default=",".join(SYSTEMS))

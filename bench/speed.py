@@ -46,9 +46,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # torch reads the OpenMP settings when it loads, hence after them.
 import torch  # noqa: E402
-from peers import SYSTEMS, outputs  # noqa: E402
+from peers import SYSTEMS, add_run_arguments, outputs  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
-from timing import quantile, time_calls  # noqa: E402
+from timing import quantile, save_result, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 
@@ -216,11 +216,7 @@ def report(all_results, missing, args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--budget", type=float, default=0.5, help="seconds per system and round")
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    add_run_arguments(parser, list(MODELS), rounds=5, budget=0.5)
     parser.add_argument(
         "--spin", action="store_true", help="brief spinning for the peers too (see the docstring)"
     )
@@ -236,10 +232,7 @@ def main() -> None:
         runners, missing, expected = prepare(systems, models, threads)
         all_missing.update(missing)
         all_results[threads] = measure(runners, expected, args.rounds, args.budget)
-    text = report(all_results, all_missing, args)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(text)
+    save_result(args.out, report(all_results, all_missing, args))
 
 
 if __name__ == "__main__":

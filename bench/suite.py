@@ -69,8 +69,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 from models import KERNELS, MODELS, build, cases, parse_case  # noqa: E402
-from peers import PEERS, SYSTEMS, outputs  # noqa: E402
-from timing import first_line, quantile, time_calls  # noqa: E402
+from peers import PEERS, SYSTEMS, add_run_arguments, outputs  # noqa: E402
+from timing import first_line, quantile, save_result, time_calls  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
 
 # A result off eager by more than this (relative to the output's magnitude)
@@ -300,12 +300,8 @@ def report(results, systems, args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=0.2, help="seconds per system and round")
-    parser.add_argument("--models", default=",".join(MODELS))
+    add_run_arguments(parser, list(MODELS), rounds=3, budget=0.2)
     parser.add_argument("--batches", default="1,8")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--wait", choices=list(WAIT_SETTINGS), default="default")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "suite.md"))
     args = parser.parse_args()
@@ -326,10 +322,7 @@ def main() -> None:
         table = {case: prepare_case(case, systems, threads, workroot) for case in names}
         measure(table, args.rounds, args.budget)
         results[threads] = table
-    text = report(results, systems, args)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(text)
+    save_result(args.out, report(results, systems, args))
 
 
 if __name__ == "__main__":

@@ -64,35 +64,28 @@ class InvertedResidual(nn.Module):
         return x + self.body(x)
 
 
-class MobileNetV3Block(nn.Module):
-    """MobileNetV3 bneck: 1x1 expand + hardswish, depthwise 5x5 + hardswish,
-    squeeze-excite with hardsigmoid, 1x1 project, residual."""
+class ExpandDepthwiseSE(nn.Module):
+    """1x1 expand + activation, depthwise kxk + activation, squeeze-excite,
+    1x1 project, residual: MobileNetV3's bneck (hardswish, 5x5, hardsigmoid
+    gate) and EfficientNet's MBConv (SiLU, 3x3, sigmoid gate)."""
 
-    def __init__(self, channels: int = 40, hidden: int = 240):
+    def __init__(self, channels: int, hidden: int, kernel: int, act, se: int, se_act, gate):
         super().__init__()
-        self.expand = conv_bn(channels, hidden, 1, act=nn.Hardswish())
-        self.depthwise = conv_bn(hidden, hidden, 5, groups=hidden, act=nn.Hardswish())
-        self.se = SqueezeExcite(hidden, hidden // 4, nn.ReLU(), nn.Hardsigmoid())
+        self.expand = conv_bn(channels, hidden, 1, act=act())
+        self.depthwise = conv_bn(hidden, hidden, kernel, groups=hidden, act=act())
+        self.se = SqueezeExcite(hidden, se, se_act(), gate())
         self.project = conv_bn(hidden, channels, 1)
 
     def forward(self, x):
         return x + self.project(self.se(self.depthwise(self.expand(x))))
 
 
-class MBConv(nn.Module):
-    """EfficientNet MBConv: 1x1 expand + SiLU, depthwise 3x3 + SiLU,
-    squeeze-excite (SiLU, sigmoid), 1x1 project, residual."""
+def mobilenetv3_block() -> nn.Module:
+    return ExpandDepthwiseSE(40, 240, 5, nn.Hardswish, 60, nn.ReLU, nn.Hardsigmoid)
 
-    def __init__(self, channels: int = 40, expand: int = 6):
-        super().__init__()
-        hidden = channels * expand
-        self.expand = conv_bn(channels, hidden, 1, act=nn.SiLU())
-        self.depthwise = conv_bn(hidden, hidden, 3, groups=hidden, act=nn.SiLU())
-        self.se = SqueezeExcite(hidden, channels // 4, nn.SiLU(), nn.Sigmoid())
-        self.project = conv_bn(hidden, channels, 1)
 
-    def forward(self, x):
-        return x + self.project(self.se(self.depthwise(self.expand(x))))
+def efficientnet_mbconv() -> nn.Module:
+    return ExpandDepthwiseSE(40, 240, 3, nn.SiLU, 10, nn.SiLU, nn.Sigmoid)
 
 
 class ConvNeXtBlock(nn.Module):
@@ -120,7 +113,7 @@ def _bn(module: nn.Module) -> nn.Module:
 MODELS = {
     "mobilenetv1_dwsep": lambda b: (_bn(DepthwiseSeparable()), image(b, 64, 56)),
     "mobilenetv2_block": lambda b: (_bn(InvertedResidual(64)), image(b, 64, 10)),
-    "mobilenetv3_block": lambda b: (_bn(MobileNetV3Block()), image(b, 40, 14)),
-    "efficientnet_mbconv": lambda b: (_bn(MBConv()), image(b, 40, 14)),
+    "mobilenetv3_block": lambda b: (_bn(mobilenetv3_block()), image(b, 40, 14)),
+    "efficientnet_mbconv": lambda b: (_bn(efficientnet_mbconv()), image(b, 40, 14)),
     "convnext_block": lambda b: (ConvNeXtBlock(), image(b, 96, 14)),
 }

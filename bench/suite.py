@@ -125,8 +125,18 @@ def prepare_one(system, model, inputs, expected, threads, workdir) -> Entry:
     except ImportError as err:
         return Entry(failure=f"not installed ({err.name})")
     except Exception as err:  # a system failing on a model is a result
-        return Entry(failure=first_line(err), detail=str(err).strip())
+        return Entry(failure=reason(err), detail=str(err).strip())
     return Entry(run, note, time.perf_counter() - start, error)
+
+
+def reason(err: Exception) -> str:
+    """One line saying why: the first ``error:`` line of a compiler's output
+    (IREE's message starts with a generic "Error invoking ..."), else the
+    first line."""
+    for line in str(err).splitlines():
+        if "error:" in line:
+            return f"{first_line(err)} ({line.strip()[:300]})"
+    return first_line(err)
 
 
 def measure(table: dict[str, dict[str, Entry]], rounds: int, budget: float) -> None:

@@ -6,7 +6,9 @@
 All systems run in one process, interleaved: every round times every system
 on every model, so that the shared machine's drift hits all of them alike.
 The ratio of a system is the median over rounds of (its median in the round /
-eager's median in the same round). Writes ``bench/results.md``.
+eager's median in the same round). Writes ``bench/results.md``. The
+systems themselves are in ``peers.py`` (shared with ``suite.py``, the
+40-model suite).
 
 Thread and spin settings are fixed and recorded: torch threads, OpenMP
 (``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY=PASSIVE``, ``KMP_BLOCKTIME=0``), ONNX

@@ -43,8 +43,20 @@ torch with aten ops whose lowering is exact:
   torch-mlir already does for matmul and convolution. Over 1029 bf16 values
   a half accumulator is off by 10% and more.
 
+* ``aten.upsample_nearest{1,2,3}d.default``: torch's entry reads past the
+  input when the scales and output size disagree (``scales_h=1.5`` for 5 ->
+  9); ATen clamps the source index to the last row (``nearest_idx``).
+* ``aten._reshape_alias``: torch's (and torch-mlir's) entry is ``view(x,
+  size)``, which drops ``stride``; it is ``as_strided(x, size, stride)``.
+
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
+
+``decompose`` applies the table. ``run_decompositions`` hands an op that
+torch lists as composite (``CompositeImplicitAutograd``) to its composite
+kernel only, which an op with its own CPU kernel never reaches
+(``upsample_nearest2d.default``: kept, and torch-mlir lowers it with an
+integer scale, wrong for 5 -> 9); such an op is decomposed in a second pass.
 """
 
 from __future__ import annotations
@@ -170,6 +182,24 @@ def fmod(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
     return torch.where(a < 0, -magnitude, magnitude)
 
 
+def upsample_nearest(x: torch.Tensor, output_size: list[int], *scales: Any) -> torch.Tensor:
+    spatial = len(output_size)
+    indices = []
+    for k, out in enumerate(output_size):
+        size = x.shape[x.dim() - spatial + k]
+        scale = scales[k] if k < len(scales) else None
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+        # ATen: min(int64(floorf(i * step)), size - 1), in float32.
+        index = (torch.arange(out, dtype=torch.float32) * step).to(torch.int64)
+        index = torch.clamp(index, max=size - 1)
+        indices.append(index.reshape([out] + [1] * (spatial - 1 - k)))
+    return aten._unsafe_index.Tensor(x, [None] * (x.dim() - spatial) + indices)
+
+
+def reshape_alias(x: torch.Tensor, size: list[int], stride: list[int]) -> torch.Tensor:
+    return aten.as_strided.default(x, size, stride)
+
+
 def _is_nan(x: torch.Tensor | float) -> torch.Tensor | bool:
     if isinstance(x, torch.Tensor):
         return torch.isnan(x) if x.is_floating_point() else torch.zeros_like(x, dtype=torch.bool)
@@ -283,8 +313,32 @@ def decomposition_table() -> dict:
     table[aten.clamp.Tensor] = clamp
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
+    table[aten._reshape_alias.default] = reshape_alias
+    for op in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
+        table[op.default] = upsample_nearest
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
         table[op] = entry
     return table
+
+
+def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = entry(*args, **kwargs)
+        return op(*args, **kwargs) if result is NotImplemented else result
+
+    return decomposition
+
+
+def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """``ep`` with the table applied, composite ops with a kernel included."""
+    ep = ep.run_decompositions(decomposition_table())
+    table = decomposition_table()
+    kept = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in table]
+    if not kept:
+        return ep
+    # The second trace calls these nodes' targets: an entry runs in place of the op.
+    for node in kept:
+        node.target = _kept_or_decomposed(node.target, table[node.target])
+    return ep.run_decompositions(decomposition_table())

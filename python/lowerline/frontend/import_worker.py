@@ -394,11 +394,11 @@ def import_job(job: str) -> dict[str, Any]:
     from torch_mlir.extras.fx_importer import FxImporter
     from torch_mlir.passmanager import PassManager
 
-    from lowerline.frontend.decompositions import decomposition_table
+    from lowerline.frontend.decompositions import decompose
 
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     ep = torch.export.load(os.path.join(job, "program.pt2"))
-    ep = ep.run_decompositions(decomposition_table())
+    ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()

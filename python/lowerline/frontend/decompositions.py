@@ -46,6 +46,13 @@ torch with aten ops whose lowering is exact:
 * ``aten.upsample_nearest{1,2,3}d.default``: torch's entry reads past the
   input when the scales and output size disagree (``scales_h=1.5`` for 5 ->
   9); ATen clamps the source index to the last row (``nearest_idx``).
+* ``aten._weight_norm_interface``: ATen's kernel reads ``g`` as one value per
+  slice of ``v`` along ``dim`` whatever its shape, and returns the norms in
+  ``g``'s shape; torch's entry broadcasts ``g`` instead. ``g`` is reshaped to
+  ATen's reading (and refused when its size is not the slice count).
+* ``aten._trilinear`` with ``unroll_dim`` expanded in all three inputs: ATen
+  loops over zero slices there and returns zeros (or an empty tensor), which
+  is refused rather than imitated; every other use lowers exactly.
 * ``aten._reshape_alias``: torch's (and torch-mlir's) entry is ``view(x,
   size)``, which drops ``stride``; it is ``as_strided(x, size, stride)``.
 
@@ -66,11 +73,13 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch._decomp
 from torch.utils import _pytree as pytree
 
 from lowerline.frontend import complex_ops
 
 aten = torch.ops.aten
+TORCH_TABLE = torch._decomp.decomposition_table
 HALF = (torch.float16, torch.bfloat16)
 
 # Ops that accumulate: computed in float32 for half-precision inputs.
@@ -196,6 +205,31 @@ def upsample_nearest(x: torch.Tensor, output_size: list[int], *scales: Any) -> t
     return aten._unsafe_index.Tensor(x, [None] * (x.dim() - spatial) + indices)
 
 
+def weight_norm_interface(v: torch.Tensor, g: torch.Tensor, dim: int = 0) -> Any:
+    dim = dim % max(v.dim(), 1)
+    if g.numel() != v.shape[dim]:
+        raise ValueError(
+            f"aten._weight_norm_interface: g has {g.numel()} elements; it takes one per "
+            f"slice of v along dim {dim} ({v.shape[dim]})"
+        )
+    shape = [v.shape[dim] if d == dim else 1 for d in range(v.dim())]
+    weight, norm = TORCH_TABLE[aten._weight_norm_interface.default](v, g.reshape(shape), dim)
+    return weight, norm.reshape(g.shape)  # ATen's norm output takes g's shape
+
+
+def trilinear(*args: Any, **kwargs: Any) -> Any:
+    names = ("i1", "i2", "i3", "expand1", "expand2", "expand3", "sumdim", "unroll_dim")
+    bound = dict(zip(names, args, strict=False)) | kwargs
+    unroll = bound.get("unroll_dim", 1)
+    if all(unroll in bound[name] for name in ("expand1", "expand2", "expand3")):
+        raise ValueError(
+            f"aten._trilinear: unroll_dim {unroll} is expanded in all three inputs; ATen "
+            "computes zero slices along it (a zero or empty result), which lowerline "
+            "does not imitate"
+        )
+    return NotImplemented
+
+
 def reshape_alias(x: torch.Tensor, size: list[int], stride: list[int]) -> torch.Tensor:
     return aten.as_strided.default(x, size, stride)
 
@@ -314,8 +348,10 @@ def decomposition_table() -> dict:
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
     table[aten._reshape_alias.default] = reshape_alias
-    for op in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
-        table[op.default] = upsample_nearest
+    table[aten._weight_norm_interface.default] = weight_norm_interface
+    table[aten._trilinear.default] = trilinear
+    for nearest in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
+        table[nearest.default] = upsample_nearest
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")

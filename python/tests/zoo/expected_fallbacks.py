@@ -149,6 +149,25 @@ EXPECTED: tuple[Expected, ...] = (
         ),
     ),
     Expected(
+        "linalg.generic",
+        "its body has tensor.extract",
+        "nearest and bilinear upsampling read their input at computed rows and columns, "
+        "and torch-mlir writes as_strided (_reshape_alias) as a gather "
+        "(test_zoo_conformance_fixes): no vector gather yet",
+        cases=tuple(
+            f"{name}_b{batch}"
+            for name in (
+                "upsample_nearest2d_size",
+                "upsample_nearest2d_scales",
+                "upsample_nearest1d_3d",
+                "interpolate",
+                "nn_upsample",
+                "reshape_alias_strides",
+            )
+            for batch in (1, 8)
+        ),
+    ),
+    Expected(
         "linalg.map",
         _NO_PLAN,
         "scatter_reduce's mean: torch-mlir divides the sums by the counts in a "

@@ -769,6 +769,14 @@ SPECS: dict[str, Spec] = {
     "upsample_bilinear2d.vec": lambda: ((_r(2, 3, 5, 7), [9, 11], False, None), {}),
     "upsample_nearest1d.vec": lambda: ((_r(2, 3, 7), [11], None), {}),
     "upsample_nearest2d.vec": lambda: ((_r(2, 3, 5, 7), [9, 11], None), {}),
+    # Scales that disagree with the output size: ATen clamps the source row.
+    "upsample_nearest2d": lambda: ((_r(2, 3, 5, 7), [9, 11], 1.5, 1.7), {}),
+    # A transpose by strides; the generated [7] by [2] reads past the input.
+    "_reshape_alias": lambda: ((_r(3, 5), [5, 3], [1, 5]), {}),
+    # g holds one value per row; ATen reads any other g as flat rows.
+    "_weight_norm_interface": lambda: ((_r(3, 5), _r(3, 1), 0), {}),
+    # F.bilinear's call; one expanding all three inputs at unroll_dim is refused.
+    "_trilinear": lambda: ((_r(7, 5), _r(3, 5, 6), _r(7, 6), [1, 3], [0], [1, 2], [2, 3], 1), {}),
     "nll_loss2d_forward": lambda: (
         (_r(2, 4, 3, 5).log_softmax(1), _i(4, 2, 3, 5), None, 1, -100),
         {},

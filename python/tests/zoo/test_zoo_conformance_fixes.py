@@ -1,0 +1,135 @@
+"""Ops the conformance zoo found wrong, through the forms user models reach them.
+
+Odd sizes, batch 1 and 8. The nearest upsamplings' ``.default`` overloads are
+composite ops torch.export keeps; ``frontend.decompositions.decompose``
+applies lowerline's entries to them (torch-mlir's own lowering is wrong off
+integer scales). Arguments ATen reads in ways lowerline does not imitate are
+refused with the op's name.
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from zoo_support import Case, Fn, params, run_case
+
+import lowerline
+
+aten = torch.ops.aten
+
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+def _upsampling(batch: int) -> list[Case]:
+    return [
+        Case(
+            f"upsample_nearest2d_size_b{batch}",
+            "upsample",
+            lambda: Fn(lambda x: aten.upsample_nearest2d.default(x, [9, 11])),
+            lambda: (randn(batch, 3, 5, 7),),
+        ),
+        Case(
+            f"upsample_nearest2d_scales_b{batch}",
+            "upsample",
+            # The scales disagree with the size: ATen clamps the source index.
+            lambda: Fn(lambda x: aten.upsample_nearest2d.default(x, [9, 11], 1.5, 1.7)),
+            lambda: (randn(batch, 3, 5, 7),),
+        ),
+        Case(
+            f"upsample_nearest1d_3d_b{batch}",
+            "upsample",
+            lambda: Fn(
+                lambda x, y: (
+                    aten.upsample_nearest1d.default(x, [13], 1.3),
+                    aten.upsample_nearest3d.default(y, [4, 9, 11], 1.2, None, 1.7),
+                )
+            ),
+            lambda: (randn(batch, 3, 7), randn(batch, 2, 3, 5, 7)),
+        ),
+        Case(
+            f"interpolate_b{batch}",
+            "upsample",
+            lambda: Fn(
+                lambda x: (
+                    F.interpolate(x, scale_factor=2, mode="nearest"),
+                    F.interpolate(x, scale_factor=1.5, mode="nearest"),
+                    F.interpolate(x, size=(9, 13), mode="nearest"),
+                    F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+                    F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+                )
+            ),
+            lambda: (randn(batch, 3, 5, 7),),
+        ),
+        Case(
+            f"nn_upsample_b{batch}",
+            "upsample",
+            lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Upsample(scale_factor=2)),
+            lambda: (randn(batch, 3, 5, 7),),
+        ),
+    ]
+
+
+def _others(batch: int) -> list[Case]:
+    return [
+        Case(
+            f"reshape_alias_strides_b{batch}",
+            "view",
+            # A transpose written as strides: the strides must be honoured.
+            lambda: Fn(lambda x: aten._reshape_alias.default(x + 1, [7, batch * 5], [1, 7])),
+            lambda: (randn(batch, 5, 7),),
+        ),
+        Case(
+            f"weight_norm_interface_b{batch}",
+            "norm",
+            lambda: Fn(
+                lambda v, g, h: (
+                    aten._weight_norm_interface.default(v, g, 0),
+                    aten._weight_norm_interface.default(v, h, 2),
+                )
+            ),
+            lambda: (randn(batch, 5, 7), randn(batch, 1, 1), randn(7)),
+        ),
+        Case(
+            f"bilinear_trilinear_b{batch}",
+            "matmul",
+            lambda: Fn(
+                lambda x1, w, x2: (
+                    aten._trilinear.default(x1, w, x2, [1, 3], [0], [1, 2], [2, 3], 1),
+                    F.bilinear(x1, x2, w),
+                )
+            ),
+            lambda: (randn(batch, 5), randn(3, 5, 6), randn(batch, 6)),
+        ),
+    ]
+
+
+CASES = [case for batch in (1, 8) for case in _upsampling(batch) + _others(batch)]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+def test_op(case: Case, zoo_cache: str) -> None:
+    run_case(case, zoo_cache)
+
+
+REFUSED = [
+    # ATen reads a 15-element g as 3 flat values; torch's decomposition broadcasts it.
+    ("weight_norm_g", lambda v, g: aten._weight_norm_interface.default(v, g, 0), (3, 5), (3, 5)),
+    # ATen loops over no slices when all three inputs expand unroll_dim: zeros.
+    (
+        "trilinear_unroll",
+        lambda x, y: aten._trilinear.default(x, y, x, [1], [1], [1], [1], 1),
+        (3, 5),
+        (3, 5),
+    ),
+    # Eager reads past the end of the input's storage.
+    ("reshape_alias_oob", lambda x, y: aten._reshape_alias.default(x, [7], [2]) + y, (7,), (7,)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "shape_a", "shape_b"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused(name, fn, shape_a, shape_b, zoo_cache: str) -> None:
+    op = {"weight_norm_g": "_weight_norm_interface", "trilinear_unroll": "_trilinear"}
+    with pytest.raises(lowerline.CompileError, match=op.get(name, "as_strided")):
+        lowerline.compile(Fn(fn), randn(*shape_a), randn(*shape_b), cache_dir=zoo_cache)

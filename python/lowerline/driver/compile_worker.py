@@ -77,10 +77,19 @@ def _zero(element_type: ir.Type) -> ir.Attribute:
     return ir.FloatAttr.get(element_type, 0.0)
 
 
+# Unsigned integers of each element size: a scalar's raw bits.
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def _weight_attr(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Attribute:
     if not os.path.getsize(arg["file"]):  # no elements: nothing to map
         return ir.DenseElementsAttr.get_splat(tensor_type, _zero(tensor_type.element_type))
     data = np.memmap(arg["file"], dtype=np.uint8, mode="r")
+    if tensor_type.rank == 0 and len(data) in _BITS:
+        # finalize-memref-to-llvm reads a rank-0 global's value as a splat,
+        # which a dense_resource cannot give (LLVM aborts): inline the scalar.
+        scalar = np.array(data).view(_BITS[len(data)]).reshape(())
+        return ir.DenseElementsAttr.get(scalar, type=tensor_type)
     name = f"w{index}_" + "".join(c if c.isalnum() else "_" for c in arg["name"])
     weights.remember(name, data)  # for the passes that rewrite weights
     return ir.DenseResourceElementsAttr.get_from_buffer(data, name, tensor_type, alignment=64)

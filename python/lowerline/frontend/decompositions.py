@@ -369,9 +369,18 @@ def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
 
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included."""
+    from torch.export.exported_program import _collect_all_valid_cia_ops
+
     ep = ep.run_decompositions(decomposition_table())
     table = decomposition_table()
-    kept = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in table]
+    # The ops torch.export hands to a composite kernel (its own private list):
+    # others in the table that are left are ones an entry chose to keep.
+    composite = set(_collect_all_valid_cia_ops())
+    kept = [
+        n
+        for n in ep.graph.nodes
+        if n.op == "call_function" and n.target in table and n.target in composite
+    ]
     if not kept:
         return ep
     # The second trace calls these nodes' targets: an entry runs in place of the op.

@@ -53,6 +53,16 @@ torch with aten ops whose lowering is exact:
 * ``aten._trilinear`` with ``unroll_dim`` expanded in all three inputs: ATen
   loops over zero slices there and returns zeros (or an empty tensor), which
   is refused rather than imitated; every other use lowers exactly.
+* ``aten.kthvalue``: torch-mlir emits ``tm_tensor.topk``, which lowerline
+  does not lower; it is the ``k``-th of a stable ascending sort (NaN last,
+  as in ATen).
+* ``aten.avg_pool1d`` of an unbatched ``(C, L)`` input: torch-mlir makes an
+  invalid rank-3 ``linalg.pooling_nchw_sum``; pooled with a batch of one.
+* ``aten.conv_tbc``: torch-mlir's lowering returns the wrong layout (invalid
+  IR); it is ``conv1d`` on the input and weight transposed to NCL / OIK.
+* ``aten.tile`` with a zero repeat: the import worker died on it; the result
+  has no elements: the input repeated along the other dims, then sliced to
+  nothing along those.
 * ``aten._reshape_alias``: torch's (and torch-mlir's) entry is ``view(x,
   size)``, which drops ``stride``; it is ``as_strided(x, size, stride)``.
 
@@ -230,6 +240,45 @@ def trilinear(*args: Any, **kwargs: Any) -> Any:
     return NotImplemented
 
 
+def kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+    if x.dim() == 0:
+        return NotImplemented
+    values, indices = aten.sort.stable(x, stable=True, dim=dim)
+    value, index = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
+def avg_pool1d(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    if x.dim() != 2:
+        return NotImplemented
+    # reshape, not (un)squeeze: torch-mlir's squeeze entry makes a prims op.
+    out = aten.avg_pool1d.default(x.reshape(1, *x.shape), *args, **kwargs)
+    return out.reshape(out.shape[1:])
+
+
+def conv_tbc(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, pad: int = 0) -> Any:
+    # input (time, batch, channels), weight (kernel, in, out): conv1d's NCL and OIK.
+    out = torch.nn.functional.conv1d(x.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def tile(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    if all(dims):
+        return NotImplemented
+    rank = max(x.dim(), len(dims))
+    sizes = [1] * (rank - x.dim()) + list(x.shape)
+    repeats = [1] * (rank - len(dims)) + list(dims)
+    # Repeated first, emptied last: torch-mlir's import dies on a view or
+    # repeat of a tensor with no elements, not on a slice to none.
+    x = x.reshape(sizes).repeat([r or 1 for r in repeats])
+    for dim, repeat in enumerate(repeats):
+        if not repeat:
+            x = x.narrow(dim, 0, 0)
+    return x
+
+
 def reshape_alias(x: torch.Tensor, size: list[int], stride: list[int]) -> torch.Tensor:
     return aten.as_strided.default(x, size, stride)
 
@@ -331,6 +380,8 @@ def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
     table = dict(get_decomposition_table())
+    # Before the f32 wrappers, which call the op again for half inputs.
+    table[aten.avg_pool1d.default] = avg_pool1d
     for op in ACCUMULATE_IN_F32:
         table[op] = accumulate_in_f32(op, table.get(op))
     table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
@@ -350,6 +401,9 @@ def decomposition_table() -> dict:
     table[aten._reshape_alias.default] = reshape_alias
     table[aten._weight_norm_interface.default] = weight_norm_interface
     table[aten._trilinear.default] = trilinear
+    table[aten.kthvalue.default] = kthvalue
+    table[aten.conv_tbc.default] = conv_tbc
+    table[aten.tile.default] = tile
     for nearest in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
         table[nearest.default] = upsample_nearest
     for op, entry in complex_ops.table().items():

@@ -135,7 +135,63 @@ def _scalars(batch: int) -> list[Case]:
     ]
 
 
-CASES = [case for batch in (1, 8) for case in _upsampling(batch) + _others(batch) + _scalars(batch)]
+def _decomposed(batch: int) -> list[Case]:
+    """Ops torch-mlir lowers wrongly or not at all, decomposed in the frontend."""
+    return [
+        Case(
+            f"kthvalue_b{batch}",
+            "sort",
+            lambda: Fn(
+                lambda x: (
+                    torch.kthvalue(x, 3),
+                    torch.kthvalue(x, 1, dim=1, keepdim=True),
+                    torch.kthvalue(x, x.shape[0], dim=0),
+                )
+            ),
+            lambda: (randn(batch, 7, 13),),
+        ),
+        Case(
+            f"avg_pool1d_b{batch}",
+            "pool",
+            lambda: Fn(
+                lambda x, y: (
+                    F.avg_pool1d(y, 3, 2, 1),  # unbatched (C, L)
+                    F.avg_pool1d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+                )
+            ),
+            lambda: (randn(batch, 3, 13), randn(3, 13)),
+        ),
+        Case(
+            f"conv_tbc_b{batch}",
+            "conv",
+            lambda: Fn(
+                lambda x, w, b: (
+                    aten.conv_tbc.default(x, w, b, 1),
+                    aten.conv_tbc.default(x, w, b),
+                )
+            ),
+            lambda: (randn(11, batch, 3), randn(3, 3, 5), randn(5)),
+        ),
+        Case(
+            f"tile_zero_b{batch}",
+            "view",
+            lambda: Fn(
+                lambda x: (
+                    torch.tile(x, (1, 0)),
+                    torch.tile(x, (2, 0, 1, 3)),
+                    torch.tile(x, (2, 3)) * 2,
+                )
+            ),
+            lambda: (randn(batch, 5),),
+        ),
+    ]
+
+
+CASES = [
+    case
+    for batch in (1, 8)
+    for case in _upsampling(batch) + _others(batch) + _scalars(batch) + _decomposed(batch)
+]
 
 
 @pytest.mark.parametrize("case", params(CASES))

@@ -114,7 +114,7 @@ def test_every_spec_names_a_registry_op_that_eager_accepts() -> None:
 
 def test_the_slice_covers_passing_and_failing_ops() -> None:
     categories = {EXPECTED[name]["category"] for name in SLICE}
-    assert {"pass", "tm-tensor", "no-linalg-lowering"} <= categories, categories
+    assert {"pass", "no-linalg-lowering"} <= categories, categories
 
 
 @pytest.mark.parametrize("name", SLICE)

@@ -1,0 +1,223 @@
+"""Unit-window register tiles of pooling and convolutions as elementwise generics.
+
+After ``lowerline-tile-and-fuse`` tiles a pooling, depthwise, grouped or
+strided/dilated convolution down to a register tile (a block of channels x a
+block of output columns of one output row) and its window (and input
+channel) loops to steps of 1, every loop of the tile has extent 1 except the
+channel and column blocks. What is left per step is elementwise along the
+output columns, e.g. for a stride-2 depthwise convolution::
+
+    out[c, ow] += w[c] * in[c, 2 * ow]        (c < cr, ow < nr)
+
+This module rewrites such a tile into a ``linalg.generic`` over the kept
+loops only, reading each operand through a rank-reducing (and, for strided
+windows, strided) ``tensor.extract_slice``, with the named op's body moved
+into it. The generic's maps are projected permutations, so upstream's
+generic vectorizer turns it into whole vectors along the output row
+(masked for a partial tile) with the accumulators loop-invariant in the
+window loops.
+
+Upstream vectorizes convolutions only in 1-D channel-last form
+(``Conv1DGenerator``): an NCHW tile is transposed to NWC, and with a
+stride the output columns are unrolled one by one, i.e. scalar code for a
+block of one channel. Upstream has no rewrite of a unit-window tile into
+an elementwise op; this is it. The same rewrite serves every conv-like op
+whose operands are indexed by sums of loop dims times constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from lowerline.passes.support.linalg_info import indexing_maps
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _terms(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
+    """``expr`` as {loop dim: coefficient} plus a constant; None if it is not
+    a sum of dims times constants (a floordiv, a mod, a symbol)."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, ir.AffineAddExpr):
+        lhs, rhs = _terms(expr.lhs), _terms(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        merged = dict(lhs[0])
+        for dim, coefficient in rhs[0].items():
+            merged[dim] = merged.get(dim, 0) + coefficient
+        return merged, lhs[1] + rhs[1]
+    if isinstance(expr, ir.AffineMulExpr):
+        lhs, rhs = _terms(expr.lhs), _terms(expr.rhs)
+        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
+            return None
+        terms, scale = (lhs[0], rhs[1]) if lhs[0] else (rhs[0], lhs[1])
+        return {dim: c * scale for dim, c in terms.items()}, lhs[1] * rhs[1]
+    return None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """One operand dim that survives the rewrite: indexed by loop ``dim``
+    times ``stride`` plus ``offset``."""
+
+    result: int  # the operand dim
+    dim: int  # the loop it follows
+    stride: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class _Operand:
+    kept: list[_Kept]
+    offsets: list[int]  # of every operand dim (the constant terms)
+
+
+def _loop_extents(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int] | None:
+    """Each loop's extent (dynamic marked) from an operand dim it indexes
+    alone; None if some loop is indexed by no operand dim alone."""
+    extents: list[int | None] = [None] * maps[0].n_dims
+    for operand, amap in zip(op.operands, maps, strict=True):
+        shape = ir.RankedTensorType(operand.type).shape
+        for expr, size in zip(amap.results, shape, strict=True):
+            if isinstance(expr, ir.AffineDimExpr) and extents[expr.position] is None:
+                extents[expr.position] = size
+    found = [e for e in extents if e is not None]
+    return found if len(found) == len(extents) else None
+
+
+def _operand_plan(amap: ir.AffineMap, kept_dims: list[int]) -> _Operand | None:
+    """Which dims of an operand follow a kept loop, and with which stride;
+    None when one follows two kept loops (not elementwise)."""
+    kept, offsets = [], []
+    for result, expr in enumerate(amap.results):
+        found = _terms(expr)
+        if found is None:
+            return None
+        terms, constant = found
+        live = [d for d, c in terms.items() if d in kept_dims and c != 0]
+        if len(live) > 1:
+            return None
+        offsets.append(constant)
+        if live:
+            kept.append(_Kept(result, live[0], terms[live[0]], constant))
+    return _Operand(kept, offsets)
+
+
+def _slice(value: ir.Value, plan: _Operand, extents: list[ir.Value | int]) -> ir.Value:
+    """The rank-reducing, strided slice of ``value`` that ``plan`` reads."""
+    rank = ir.RankedTensorType(value.type).rank
+    sizes: list[ir.Value | int] = [1] * rank
+    strides = [1] * rank
+    for k in plan.kept:
+        sizes[k.result] = extents[k.dim]
+        strides[k.result] = k.stride
+    static = [s if isinstance(s, int) else _DYNAMIC for s in sizes]
+    dynamic = [s for s in sizes if not isinstance(s, int)]
+    element = ir.RankedTensorType(value.type).element_type
+    result = ir.RankedTensorType.get([static[k.result] for k in plan.kept], element)
+    return tensor.ExtractSliceOp(
+        result, value, [], dynamic, [], plan.offsets, static, strides
+    ).result
+
+
+def _extent_values(op: ir.Operation, maps: list[ir.AffineMap], static: list[int]) -> list:
+    """Each loop's extent: the int, or a ``tensor.dim`` where it is dynamic
+    (a partial tile), read from an operand dim the loop indexes alone."""
+    values: list[ir.Value | int] = list(static)
+    for operand, amap in zip(op.operands, maps, strict=True):
+        for index, expr in enumerate(amap.results):
+            if not isinstance(expr, ir.AffineDimExpr):
+                continue
+            known = values[expr.position]
+            if not isinstance(known, int) or known != _DYNAMIC:
+                continue
+            if ir.RankedTensorType(operand.type).shape[index] == _DYNAMIC:
+                position = arith.ConstantOp(ir.IndexType.get(), index).result
+                values[expr.position] = tensor.DimOp(operand, position).result
+    return values
+
+
+def _kept_plans(op: ir.Operation) -> tuple[list[int], list[int], list[_Operand]] | None:
+    """The loops with extent other than 1, their extents and each operand's
+    plan; None when the tile is not elementwise along them."""
+    maps = indexing_maps(op)
+    extents = _loop_extents(op, maps)
+    if extents is None:
+        return None
+    # The kept loops in the order the output indexes them: the generic's
+    # output map is then the identity whatever the named op's loop order
+    # (a depthwise convolution's is n, oh, ow, c).
+    outputs = [e.position for e in maps[-1].results if isinstance(e, ir.AffineDimExpr)]
+    kept = [d for d in outputs if extents[d] != 1]
+    if not kept or any(e != 1 for d, e in enumerate(extents) if d not in kept):
+        return None  # a window or input-channel loop not tiled to 1
+    plans = [_operand_plan(m, kept) for m in maps]
+    if any(p is None for p in plans):
+        return None
+    out = plans[-1]
+    assert out is not None
+    if [k.dim for k in out.kept] != kept or any(k.stride != 1 for k in out.kept):
+        return None
+    return kept, extents, [p for p in plans if p is not None]
+
+
+def unit_window_to_generic(
+    op: ir.Operation, mark: Callable[[ir.Operation, list[int]], None]
+) -> bool:
+    """Rewrite one unit-window tile as an elementwise ``linalg.generic``;
+    ``mark(generic, kept_loops)`` leaves the caller's vectorization plan on it.
+
+    Returns False (and changes nothing) when the tile has another shape.
+    """
+    found = _kept_plans(op)
+    if found is None:
+        return False
+    kept, static, plans = found
+    maps = indexing_maps(op)
+    with ir.InsertionPoint(op), op.location:
+        extents = _extent_values(op, maps, static)
+        slices = [_slice(v, p, extents) for v, p in zip(op.operands, plans, strict=True)]
+        new_maps = [
+            ir.AffineMap.get(
+                len(kept), 0, [ir.AffineExpr.get_dim(kept.index(k.dim)) for k in p.kept]
+            )
+            for p in plans
+        ]
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        generic = linalg.GenericOp(
+            [slices[-1].type],
+            slices[:-1],
+            slices[-1:],
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            ir.ArrayAttr.get([parallel] * len(kept)),
+        )
+        # The named op's body (its block arguments are the operands' elements
+        # in the same order) becomes the generic's; the op is erased below.
+        op.regions[0].blocks[0].append_to(generic.regions[0])
+        out = op.operands[-1]
+        out_plan = plans[-1]
+        merged = _insert(generic.results[0], out, out_plan, extents)
+    mark(generic.operation, kept)
+    op.results[0].replace_all_uses_with(merged)
+    op.erase()
+    return True
+
+
+def _insert(value: ir.Value, dest: ir.Value, plan: _Operand, extents: list) -> ir.Value:
+    """``value`` written back into ``dest`` where ``plan`` read it."""
+    rank = ir.RankedTensorType(dest.type).rank
+    sizes: list[ir.Value | int] = [1] * rank
+    for k in plan.kept:
+        sizes[k.result] = extents[k.dim]
+    static = [s if isinstance(s, int) else _DYNAMIC for s in sizes]
+    dynamic = [s for s in sizes if not isinstance(s, int)]
+    return tensor.InsertSliceOp(
+        value, dest, [], dynamic, [], plan.offsets, static, [1] * rank
+    ).result

@@ -398,6 +398,9 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     group.par = [*ones, t.fc, *[t.ohc] * rows, 0]
     group.reg = [*ones, t.mr, *[1] * rows, t.nr]
     group.red = [0] * out.rank + [1] * (len(loops) - out.rank)
+    # Vector sizes over the root's loops, for its tiles' generics (the root
+    # itself is gone by then).
+    group.vector_tiles = loop_order(op, group.reg, fill=1)
     fused_producers_and_consumers(group)
     _fuse_bias_broadcast(group)
     group.flops = 2 * int(np.prod(loops))
@@ -625,7 +628,9 @@ def forall_over_last(g: Group, mapping: str = "") -> str:
     )
 
 
-def contraction_script(g: Group, fill_reg: list[int] | None = None) -> str:
+def contraction_script(
+    g: Group, fill_reg: list[int] | None = None, columns: int | None = None
+) -> str:
     """forall over parallel tiles; in each, a loop nest over register tiles
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
@@ -654,10 +659,13 @@ def contraction_script(g: Group, fill_reg: list[int] | None = None) -> str:
         text += match("%fillin", f"{g.name}.fill", "%forall")
         text += _tile_for("%fillreg", "%fillin", g.reg if fill_reg is None else fill_reg)
     scope = innermost
-    if g.kind == "conv" and g.conv_plan.masked:
+    # The loop over output columns: the innermost unless ``columns`` says
+    # which register loop it is.
+    column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
+    if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
-        text += f"  %inner = transform.cast {innermost} : {ANY} to {ANY}\n"
+        text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full", "%partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
@@ -689,8 +697,11 @@ def window_script(g: Group) -> str:
     follow its result dims (a depthwise convolution's are n, oh, ow, c)."""
     if g.consumers:
         return contraction_script(g)
-    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=loop_order(g.root, g.reg))
-    return contraction_script(ordered, fill_reg=g.reg)
+    reg = loop_order(g.root, g.reg)
+    # The column loop (of the last result dim) need not be the innermost.
+    column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
+    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg)
+    return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 
 def _split_conv_tail(g: Group) -> str:
@@ -780,9 +791,10 @@ def tag_members(group: Group) -> None:
 def _root_tiles(module: ir.Operation, group: Group) -> list[ir.Operation]:
     """The tiles of the group's root still in use (fused copies left behind have none)."""
     tag = f"{group.name}.root"
+    name = group.seen[0].op  # the root's handle may be stale: its tiles replaced it
 
     def live_tile(op: ir.Operation) -> bool:
-        tagged = op.name == group.root.name and OP_TAG.get(op) == tag
+        tagged = op.name == name and OP_TAG.get(op) == tag
         return tagged and bool(list(op.results[0].uses))
 
     return ops_matching(module, live_tile)
@@ -792,12 +804,15 @@ def _windows_to_generics(module: ir.Operation, group: Group) -> str | None:
     """The group's window register tiles as elementwise generics
     (lowerline.passes.tiling.window_tiles), vectorized at the register tile
     along the loops they keep."""
-    sizes = loop_order(group.root, group.reg, fill=1)
+    sizes = group.vector_tiles
 
     def mark(generic: ir.Operation, kept: list[int]) -> None:
         VECTOR_SIZES.set(generic, [sizes[d] for d in kept])
 
-    left = [t for t in _root_tiles(module, group) if not unit_window_to_generic(t, mark)]
+    tiles = _root_tiles(module, group)
+    if not tiles:
+        return "no register tile of it was found after tiling"
+    left = [t for t in tiles if not unit_window_to_generic(t, mark)]
     if left:
         return f"{len(left)} window tile(s) were not elementwise after tiling"
     return None

@@ -386,7 +386,8 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         return "mixed or unsupported element types"
     out = tensor_type(op.results[0])
     loops = static_loop_sizes(op)
-    if out is None or loops is None or any(tensor_type(v) is None for v in op.operands):
+    operands = [t for t in map(tensor_type, op.operands) if t is not None]
+    if out is None or loops is None or len(operands) != len(op.operands):
         return "dynamic shapes"
     # [..., channels, (rows,) columns]: 1-D ops have no rows.
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
@@ -404,7 +405,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     fused_producers_and_consumers(group)
     _fuse_bias_broadcast(group)
     group.flops = 2 * int(np.prod(loops))
-    group.bytes_moved = eb * sum(int(np.prod(tensor_type(v).shape)) for v in op.operands)
+    group.bytes_moved = eb * sum(int(np.prod(t.shape)) for t in operands)
     return group
 
 

@@ -16,6 +16,14 @@ What it decides (the mechanisms are upstream's transform dialect):
   (``lowerline.cpu.tile_plan``): a parallel ``scf.forall`` tile sized for the
   caches and the cores, an ``mr x nr`` register tile sized for the vector
   registers, and a k loop of rank-1 updates.
+- **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
+  depthwise, grouped, strided or dilated convolutions are roots as well: a
+  forall over (batch, channel blocks, row blocks), register tiles of
+  channels x output columns (whole vectors, the partial column tile peeled),
+  the window and input-channel loops of step 1, each step rewritten into an
+  elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
+  The fill or the bias broadcast of the init and the elementwise epilogue
+  are fused like a matmul's.
 - **Every other linalg op** (elementwise, reductions such as softmax and
   layernorm rows, fills, transposes) is tiled to vector-sized rows. A
   reduction along a long innermost axis is reduced in chunks of a few

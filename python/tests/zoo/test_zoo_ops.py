@@ -459,53 +459,53 @@ CONVS = [
         lambda: (randn(2, 7, 13),),
     ),
     # Window nests (tile-and-fuse): rows longer than a register tile (a
-    # masked partial tile), batch 1 and 8, bias and activation epilogues.
-    Case(
-        "inverted_residual_depthwise",
-        "conv",
-        lambda: InvertedResidual(8, 3),
-        lambda: (randn(1, 8, 37, 37),),
-    ),
-    Case(
-        "depthwise_stride_2_hardswish_batch_8",
-        "conv",
-        lambda: nn.Sequential(nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6), nn.Hardswish()),
-        lambda: (randn(8, 6, 19, 45),),
-    ),
-    Case(
-        "resnet_stem",
-        "conv",
-        lambda: nn.Sequential(
-            nn.Conv2d(3, 8, 7, stride=2, padding=3), nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1)
-        ),
-        lambda: (randn(1, 3, 67, 71),),
-    ),
-    Case(
-        "grouped_dilated_batch_8",
-        "conv",
-        conv(nn.Conv2d, 4, 6, 3, padding=2, dilation=2, groups=2),
-        lambda: (randn(8, 4, 9, 37),),
+    # partial tile), batch 1 and 8, bias and activation epilogues.
+    *(
+        Case(name, "conv", make, lambda shape=shape: (randn(*shape),))
+        for name, make, shape in (
+            ("inverted_residual_depthwise", lambda: InvertedResidual(8, 3), (1, 8, 37, 37)),
+            (
+                "depthwise_stride_2_hardswish_batch_8",
+                lambda: nn.Sequential(
+                    nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6), nn.Hardswish()
+                ),
+                (8, 6, 19, 45),
+            ),
+            (
+                "resnet_stem",
+                lambda: nn.Sequential(
+                    nn.Conv2d(3, 8, 7, stride=2, padding=3),
+                    nn.ReLU(),
+                    nn.MaxPool2d(3, stride=2, padding=1),
+                ),
+                (1, 3, 67, 71),
+            ),
+            (
+                "grouped_dilated_batch_8",
+                conv(nn.Conv2d, 4, 6, 3, padding=2, dilation=2, groups=2),
+                (8, 4, 9, 37),
+            ),
+        )
     ),
 ]
 
 POOLING = [
-    Case(
-        "max_pool2d_ceil_batch_8",
-        "pool",
-        lambda: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
-        lambda: (randn(8, 5, 23, 41),),
-    ),
-    Case(
-        "avg_pool2d_wide_batch_1",
-        "pool",
-        lambda: nn.AvgPool2d(2),
-        lambda: (randn(1, 3, 9, 75),),
-    ),
-    Case(
-        "global_avg_pool_batch_8",
-        "pool",
-        lambda: Fn(lambda x: F.adaptive_avg_pool2d(x, 1).flatten(1)),
-        lambda: (randn(8, 7, 11, 13),),
+    # Window nests over rows longer than a register tile, batch 1 and 8.
+    *(
+        Case(name, "pool", make, lambda shape=shape: (randn(*shape),))
+        for name, make, shape in (
+            (
+                "max_pool2d_ceil_batch_8",
+                lambda: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+                (8, 5, 23, 41),
+            ),
+            ("avg_pool2d_wide_batch_1", lambda: nn.AvgPool2d(2), (1, 3, 9, 75)),
+            (
+                "global_avg_pool_batch_8",
+                lambda: Fn(lambda x: F.adaptive_avg_pool2d(x, 1).flatten(1)),
+                (8, 7, 11, 13),
+            ),
+        )
     ),
     Case(
         "max_pool2d",

@@ -559,10 +559,21 @@ def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: li
         build = _root_builder(op)
         found = _add_group(plan, op, build(op, f"g{counter[0]}", target), counter)
         if found:
+            _drop_taken_consumers(found, taken)
             taken.extend(x for x in [found.root, found.fill, *found.consumers] if x is not None)
     for op in ops:
         if op.name not in _ROOTS and not any(op == t for t in taken):
             _add_group(plan, op, _vector_group(op, f"g{counter[0]}", target), counter)
+
+
+def _drop_taken_consumers(group: Group, taken: list[ir.Operation]) -> None:
+    """End the group's epilogue before an op an earlier nest fused (an add
+    of two convolutions' results, a ResNet block's projection shortcut)."""
+    for index, consumer in enumerate(group.consumers):
+        if any(consumer == t for t in taken):
+            group.refuse(consumer, f"not fused into {group.name}: another nest fused it")
+            group.consumers = group.consumers[:index]
+            return
 
 
 def _add_group(

@@ -157,3 +157,39 @@ func.func @dense_conv_stays_a_conv_nest(%x: tensor<1x3x18x18xf32>, %w: tensor<8x
     ins(%x, %w : tensor<1x3x18x18xf32>, tensor<8x3x3x3xf32>) outs(%f : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   return %r : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// A ResNet downsampling block's add reads a stride-1 convolution (a conv
+// nest) and the stride-2 1x1 projection (a window nest): only the first
+// nest fuses it, the other stops its epilogue before it.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: conv; fused fill, linalg.generic
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g1: window; fused fill; tiles
+// EXPLAIN: remark: linalg.generic: not fused into g1: another nest fused it
+// EXPLAIN-NOT: left as loops
+// CHECK-LABEL: func.func @shared_epilogue_fused_once(
+// CHECK:         %[[SHORT:.+]] = scf.forall
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16xf32>, tensor<8xf32>)
+// CHECK:         scf.forall
+// CHECK:           linalg.matmul
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         return
+func.func @shared_epilogue_fused_once(%y: tensor<1x8x18x18xf32>, %w: tensor<8x8x3x3xf32>,
+                                      %x: tensor<1x4x31x31xf32>, %p: tensor<8x4x1x1xf32>) -> tensor<1x8x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %main = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%y, %w : tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %short = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %p : tensor<1x4x31x31xf32>, tensor<8x4x1x1xf32>) outs(%f2 : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%main, %short : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) outs(%e : tensor<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16x16xf32>
+  return %r : tensor<1x8x16x16xf32>
+}

@@ -64,6 +64,7 @@ from lowerline.cpu.tile_plan import (
     ConvTiles,
     MatmulTiles,
     conv_tiles,
+    lanes,
     matmul_tiles,
     reduction_chunk,
     vector_tile,
@@ -75,7 +76,7 @@ from lowerline.passes.support.linalg_info import static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
-from lowerline.passes.tiling.window_tiles import unit_window_to_generic
+from lowerline.passes.tiling.window_tiles import plane_chunks, unit_window_to_generic
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import (
     Pass,
@@ -494,7 +495,10 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
     group.par = _parallel_rows(shape, iterators, target)
-    group.chunks = reduction_chunks(op, shape, iterators, reduction_chunk(target, eb))
+    chunk = reduction_chunk(target, eb)
+    group.chunks = reduction_chunks(op, shape, iterators, chunk) or plane_chunks(
+        op, shape, iterators, lanes(target, eb), chunk
+    )
     return group
 
 

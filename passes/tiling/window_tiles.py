@@ -34,6 +34,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from lowerline.passes.support.linalg_info import indexing_maps
+from lowerline.passes.tiling.reduction_chunks import drop_constant_output_dims
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -221,3 +222,27 @@ def _insert(value: ir.Value, dest: ir.Value, plan: _Operand, extents: list) -> i
     return tensor.InsertSliceOp(
         value, dest, [], dynamic, [], plan.offsets, static, [1] * rank
     ).result
+
+
+def plane_chunks(
+    op: ir.Operation, shape: list[int], iterators: list[str], vl: int, chunk: int
+) -> list[int]:
+    """Tile sizes reducing a plane (global pooling: a mean or max over H x W)
+    a row at a time, the row in whole vectors of ``vl`` lanes, with
+    ``lowerline.passes.tiling.reduction_chunks``; [] when the innermost axis
+    is parallel, there is no outer reduced axis, or the plane fits in
+    ``chunk`` elements (one step of partial results).
+
+    reduction_chunks splits only an innermost axis longer than its chunk: a
+    56 x 56 plane would otherwise be one ``vector<3136xf32>``.
+    """
+    if op.name != "linalg.generic" or iterators[-1] != "reduction":
+        return []
+    reduced = [size for size, it in zip(shape, iterators, strict=True) if it == "reduction"]
+    plane = 1
+    for size in reduced:
+        plane *= size
+    if len(reduced) < 2 or plane <= chunk or not drop_constant_output_dims(op):
+        return []
+    row = -(-shape[-1] // vl) * vl
+    return [0 if it == "parallel" else 1 for it in iterators[:-1]] + [row]

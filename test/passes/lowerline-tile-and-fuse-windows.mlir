@@ -193,3 +193,46 @@ func.func @shared_epilogue_fused_once(%y: tensor<1x8x18x18xf32>, %w: tensor<8x8x
   } -> tensor<1x8x16x16xf32>
   return %r : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// Global pooling: a sum over a 56 x 56 plane is reduced a row at a time into
+// partial sums of whole vectors (64 lanes: one vector per 16 columns), not
+// one vector<3136xf32>.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [1, 1, 0, 0], reduced in chunks [0, 0, 1, 64]
+// CHECK-LABEL: func.func @global_sum_is_reduced_by_rows(
+// CHECK:         linalg.fill {lowerline.vector_sizes = array<i64: 1, 1, 1, 64>} {{.+}} -> tensor<1x1x1x64xf32>
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<1x1x1x64xf32>)
+// CHECK:         linalg.reduce {{.+}} dimensions = [2, 3]  {lowerline.vector_sizes = array<i64: 1, 1, 1, 64>}
+func.func @global_sum_is_reduced_by_rows(%x: tensor<2x4x56x56xf32>) -> tensor<2x4x1x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x1x1xf32>) -> tensor<2x4x1x1xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+    ins(%x : tensor<2x4x56x56xf32>) outs(%f : tensor<2x4x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x1x1xf32>
+  return %r : tensor<2x4x1x1xf32>
+}
+
+// -----
+
+// A 7 x 7 plane (ResNet's last pooling) fits one step of partial sums: one vector.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [1, 1, 0, 0] [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @small_plane_stays_one_vector(
+// CHECK-NOT:     linalg.reduce
+// CHECK:         return
+func.func @small_plane_stays_one_vector(%x: tensor<2x4x7x7xf32>) -> tensor<2x4x1x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x1x1xf32>) -> tensor<2x4x1x1xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+    ins(%x : tensor<2x4x7x7xf32>) outs(%f : tensor<2x4x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x1x1xf32>
+  return %r : tensor<2x4x1x1xf32>
+}

@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, tensor, vector
 
 from lowerline.passes.support.linalg_info import indexing_maps
 from lowerline.passes.tiling.reduction_chunks import drop_constant_output_dims
@@ -66,12 +67,11 @@ def _terms(expr: ir.AffineExpr) -> tuple[dict[int, int], int] | None:
 @dataclass(frozen=True)
 class _Kept:
     """One operand dim that survives the rewrite: indexed by loop ``dim``
-    times ``stride`` plus ``offset``."""
+    times ``stride`` (plus the constant in ``_Operand.offsets``)."""
 
     result: int  # the operand dim
     dim: int  # the loop it follows
     stride: int
-    offset: int
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def _operand_plan(amap: ir.AffineMap, kept_dims: list[int]) -> _Operand | None:
             return None
         offsets.append(constant)
         if live:
-            kept.append(_Kept(result, live[0], terms[live[0]], constant))
+            kept.append(_Kept(result, live[0], terms[live[0]]))
     return _Operand(kept, offsets)
 
 
@@ -246,3 +246,131 @@ def plane_chunks(
         return []
     row = -(-shape[-1] // vl) * vl
     return [0 if it == "parallel" else 1 for it in iterators[:-1]] + [row]
+
+
+def deinterleave_strided_reads(module: ir.Operation) -> int:
+    """Vector reads of a slice strided along its contiguous axis (a window
+    step of a stride-2 pooling or convolution) as one contiguous read of
+    ``stride`` times the lanes and a shuffle per row keeping every
+    ``stride``-th lane; returns how many were rewritten.
+
+    Upstream lowers a transfer of a strided memref lane by lane (a scalar
+    load and an insert per lane); a contiguous read is one (masked) vector
+    load. Only reads with no mask, or a mask (``vector.mask``) of constant
+    sizes that only masks the lanes past the slice's end, are rewritten:
+    those lanes read padding either way.
+    """
+    reads = _strided_reads(module)
+    for read, stride in reads:
+        _deinterleave(read, stride)
+    return len(reads)
+
+
+def _strided_reads(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
+    found: list[tuple[ir.Operation, int]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "vector.transfer_read":
+            stride = _read_stride(op)
+            if stride:
+                found.append((op, stride))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def _read_stride(read: ir.Operation) -> int:
+    """The stride of the slice ``read`` reads along its last dim when the
+    rewrite applies to it; 0 otherwise."""
+    source = read.operands[0]
+    if isinstance(source.owner, ir.Block) or source.owner.name != "tensor.extract_slice":
+        return 0
+    slice_op = source.owner
+    if len(slice_op.operands) != 1 or not isinstance(source.type, ir.RankedTensorType):
+        return 0  # dynamic offsets, sizes or strides
+    strides = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"]))
+    sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
+    result = ir.RankedTensorType(source.type)
+    if strides[-1] <= 1 or any(s != 1 for s in strides[:-1]) or not result.rank:
+        return 0
+    if result.shape[-1] != sizes[-1] or sizes[-1] == 1:
+        return 0  # the strided dim is not the result's last
+    vtype = ir.VectorType(read.results[0].type)
+    if vtype.rank > result.rank:
+        return 0  # a broadcast read (a convolution's input row for every channel)
+    identity = ir.AffineMap.get_minor_identity(result.rank, vtype.rank)
+    if ir.AffineMapAttr(read.attributes["permutation_map"]).value != identity:
+        return 0
+    if len(read.operands) > 2 + result.rank:
+        return 0  # a mask operand: lowered from vector.mask already
+    masked = read.parent.name == "vector.mask"
+    if masked and _mask_sizes(read.parent.operands[0]) != [*vtype.shape[:-1], sizes[-1]]:
+        return 0
+    return strides[-1]
+
+
+def _mask_sizes(mask: ir.Value) -> list[int] | None:
+    """The constant sizes of a ``vector.create_mask``; None for another mask."""
+    if isinstance(mask.owner, ir.Block) or mask.owner.name != "vector.create_mask":
+        return None
+    sizes = []
+    for size in mask.owner.operands:
+        if isinstance(size.owner, ir.Block) or size.owner.name != "arith.constant":
+            return None
+        sizes.append(ir.IntegerAttr(size.owner.attributes["value"]).value)
+    return sizes
+
+
+def _deinterleave(read: ir.Operation, stride: int) -> None:
+    slice_op = read.operands[0].owner
+    narrow = ir.RankedTensorType(read.operands[0].type)
+    rank = narrow.rank
+    offsets = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"]))
+    sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
+    sizes[-1] = (sizes[-1] - 1) * stride + 1
+    vtype = ir.VectorType(read.results[0].type)
+    lanes = vtype.shape[-1]
+    wide = ir.VectorType.get([*vtype.shape[:-1], lanes * stride], vtype.element_type)
+    in_bounds = [bool(ir.BoolAttr(b).value) for b in ir.ArrayAttr(read.attributes["in_bounds"])]
+    in_bounds[-1] = False  # the lanes past the slice's end read padding
+    indices = list(read.operands[1 : 1 + rank])
+    padding = read.operands[1 + rank]
+    anchor = read.parent if read.parent.name == "vector.mask" else read
+    with ir.InsertionPoint(anchor), read.location:
+        dense = ir.RankedTensorType.get([*narrow.shape[:-1], sizes[-1]], narrow.element_type)
+        ones = [1] * len(sizes)
+        contiguous = tensor.ExtractSliceOp(
+            dense, slice_op.operands[0], [], [], [], offsets, sizes, ones
+        ).result
+        step = arith.ConstantOp(ir.IndexType.get(), stride).result
+        indices[-1] = arith.MulIOp(indices[-1], step).result
+        whole = vector.TransferReadOp(
+            wide,
+            contiguous,
+            indices,
+            ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, vtype.rank)),
+            padding,
+            ir.ArrayAttr.get([ir.BoolAttr.get(b) for b in in_bounds]),
+        ).result
+        picks = [lane * stride for lane in range(lanes)]
+        result = _pick_lanes(whole, vtype, picks, padding)
+    # A masked read is replaced with its vector.mask.
+    anchor = read.parent if read.parent.name == "vector.mask" else read
+    anchor.results[0].replace_all_uses_with(result)
+    anchor.erase()
+
+
+def _pick_lanes(
+    whole: ir.Value, vtype: ir.VectorType, picks: list[int], padding: ir.Value
+) -> ir.Value:
+    """Every row of ``whole`` shuffled down to the lanes ``picks``."""
+    if vtype.rank == 1:
+        return vector.shuffle(whole, whole, picks)
+    result = vector.broadcast(vtype, padding)
+    for row in np.ndindex(*vtype.shape[:-1]):
+        position = [int(i) for i in row]
+        lanes = vector.extract(whole, [], position)
+        picked = vector.shuffle(lanes, lanes, picks)
+        result = vector.insert(picked, result, [], position)
+    return result

@@ -29,6 +29,11 @@
 // VEC:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<8x7xf32>, vector<8x16xf32>
 // VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<8x16xf32>)
 // VEC:             scf.for {{.+}} -> (vector<8x16xf32>)
+// The stride-2 input row: one contiguous read of twice the lanes (the lanes
+// past the row's 13 columns are padding), every second lane kept.
+// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<8x13xf32>, vector<8x32xf32>
+// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<32xf32> from vector<8x32xf32>
+// VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 // VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<8x16xf32>
 // VEC-NOT:     linalg.pooling_nchw_max
 func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {

@@ -297,17 +297,34 @@ def _read_stride(read: ir.Operation) -> int:
     if result.shape[-1] != sizes[-1] or sizes[-1] == 1:
         return 0  # the strided dim is not the result's last
     vtype = ir.VectorType(read.results[0].type)
-    if vtype.rank > result.rank:
-        return 0  # a broadcast read (a convolution's input row for every channel)
-    identity = ir.AffineMap.get_minor_identity(result.rank, vtype.rank)
-    if ir.AffineMapAttr(read.attributes["permutation_map"]).value != identity:
+    if ir.AffineMapAttr(read.attributes["permutation_map"]).value != _read_map(result, vtype):
         return 0
     if len(read.operands) > 2 + result.rank:
         return 0  # a mask operand: lowered from vector.mask already
+    # A mask covers the source dims the read reads (not the broadcast ones).
+    masked_shape = vtype.shape[_broadcast_dims(result, vtype) :]
     masked = read.parent.name == "vector.mask"
-    if masked and _mask_sizes(read.parent.operands[0]) != [*vtype.shape[:-1], sizes[-1]]:
+    if masked and _mask_sizes(read.parent.operands[0]) != [*masked_shape[:-1], sizes[-1]]:
         return 0
     return strides[-1]
+
+
+def _broadcast_dims(source: ir.RankedTensorType, vtype: ir.VectorType) -> int:
+    """Leading vector dims a read broadcasts (a strided convolution's input
+    row read for every output channel of the tile)."""
+    return max(0, vtype.rank - source.rank)
+
+
+def _read_map(source: ir.RankedTensorType, vtype: ir.VectorType) -> ir.AffineMap | None:
+    """The permutation map of a read the rewrite takes: the minor identity,
+    or a 1-D row broadcast along leading vector dims; None for others."""
+    lead = _broadcast_dims(source, vtype)
+    if not lead:
+        return ir.AffineMap.get_minor_identity(source.rank, vtype.rank)
+    if source.rank != 1:
+        return None
+    zero = ir.AffineConstantExpr.get(0)
+    return ir.AffineMap.get(1, 0, [zero] * lead + [ir.AffineDimExpr.get(0)])
 
 
 def _mask_sizes(mask: ir.Value) -> list[int] | None:
@@ -330,9 +347,12 @@ def _deinterleave(read: ir.Operation, stride: int) -> None:
     sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
     sizes[-1] = (sizes[-1] - 1) * stride + 1
     vtype = ir.VectorType(read.results[0].type)
+    lead = _broadcast_dims(narrow, vtype)
+    row = ir.VectorType.get(vtype.shape[lead:], vtype.element_type)
     lanes = vtype.shape[-1]
-    wide = ir.VectorType.get([*vtype.shape[:-1], lanes * stride], vtype.element_type)
+    wide = ir.VectorType.get([*row.shape[:-1], lanes * stride], vtype.element_type)
     in_bounds = [bool(ir.BoolAttr(b).value) for b in ir.ArrayAttr(read.attributes["in_bounds"])]
+    in_bounds = in_bounds[lead:]
     in_bounds[-1] = False  # the lanes past the slice's end read padding
     indices = list(read.operands[1 : 1 + rank])
     padding = read.operands[1 + rank]
@@ -349,12 +369,14 @@ def _deinterleave(read: ir.Operation, stride: int) -> None:
             wide,
             contiguous,
             indices,
-            ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, vtype.rank)),
+            ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, row.rank)),
             padding,
             ir.ArrayAttr.get([ir.BoolAttr.get(b) for b in in_bounds]),
         ).result
         picks = [lane * stride for lane in range(lanes)]
-        result = _pick_lanes(whole, vtype, picks, padding)
+        result = _pick_lanes(whole, row, picks, padding)
+        if lead:
+            result = vector.broadcast(vtype, result)
     # A masked read is replaced with its vector.mask.
     anchor = read.parent if read.parent.name == "vector.mask" else read
     anchor.results[0].replace_all_uses_with(result)

@@ -122,6 +122,12 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.matmul
+// The input row every output channel of the tile reads: one contiguous read
+// and a shuffle, then broadcast to the channels.
+// VEC-LABEL: func.func @conv_stride_2(
+// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<15xf32>, vector<16xf32>
+// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+// VEC:           arith.mulf %{{.+}}, %{{.+}} : vector<8x8xf32>
 func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x8x8xf32>

@@ -240,3 +240,49 @@ def test_a_worker_that_does_not_answer_in_time_is_stopped(cache_dir, monkeypatch
     monkeypatch.delenv("LOWERLINE_COMPILE_TIMEOUT")
     compiled = lowerline.compile(Doubler(), torch.randn(5), cache_dir=cache_dir)
     torch.testing.assert_close(compiled(torch.ones(5)), torch.full((5,), 2.0))
+
+
+@pytest.mark.parametrize(
+    "layer, shape",
+    [
+        (torch.nn.Conv2d(0, 16, 3), (1, 0, 7, 9)),
+        (torch.nn.Conv2d(0, 6, 3, stride=2, padding=1), (3, 0, 11, 5)),
+        (torch.nn.Conv1d(0, 4, 3, groups=2, bias=False), (2, 0, 13)),
+        (torch.nn.Conv3d(0, 2, (1, 2, 3), dilation=2, padding=(0, 1, 2)), (1, 0, 3, 4, 5)),
+    ],
+    ids=["conv2d-batch1", "conv2d-strided-batch3", "conv1d-groups-no-bias", "conv3d-dilated"],
+)
+def test_a_convolution_without_input_channels_compiles_as_eager(cache_dir, layer, shape):
+    """Issue 20: ``Conv2d(0, 16, 3)`` was reported as unsupported
+    ``torch.constant.bool`` / ``prim.ListConstruct`` ops. Eager's result is
+    empty, with no output channels either; so is the compiled one."""
+    x = torch.randn(shape)
+    compiled = lowerline.compile(layer.eval(), x, cache_dir=cache_dir)
+    expected = layer(x)
+    result = compiled(x)
+    assert result.shape == expected.shape
+    torch.testing.assert_close(result, expected)
+
+
+class OutputsWithConstants(torch.nn.Module):
+    def __init__(self, label):
+        super().__init__()
+        self.label = label
+
+    def forward(self, x):
+        return {"y": x * 2, "count": 3, "extra": [x + 1, {"label": self.label}]}
+
+
+def test_an_output_that_is_not_a_tensor_or_number_is_named(cache_dir):
+    """Issue 20: a dict output holding a string failed in the import worker
+    ("error when deserializing the saved file"); the error names its key."""
+    with pytest.raises(ExportError, match=r"output\['extra'\]\[1\]\['label'\] is a str \('cat'\)"):
+        lowerline.compile(OutputsWithConstants("cat"), torch.randn(3), cache_dir=cache_dir)
+
+
+def test_number_and_none_outputs_pass_through(cache_dir):
+    model, x = OutputsWithConstants(None), torch.randn(2, 5)
+    result = lowerline.compile(model, x, cache_dir=cache_dir)(x)
+    assert result["count"] == 3 and result["extra"][1] == {"label": None}
+    torch.testing.assert_close(result["y"], x * 2)
+    torch.testing.assert_close(result["extra"][0], x + 1)

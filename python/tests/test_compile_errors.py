@@ -286,3 +286,34 @@ def test_number_and_none_outputs_pass_through(cache_dir):
     assert result["count"] == 3 and result["extra"][1] == {"label": None}
     torch.testing.assert_close(result["y"], x * 2)
     torch.testing.assert_close(result["extra"][0], x + 1)
+
+
+def test_compiled_output_shapes_must_match_the_export():
+    """The import worker stops a compile whose ``@main`` results disagree with
+    torch.export's output shapes: the caller allocates the exported shape and
+    the library would write past its end (it did, a segfault in the caller's
+    process, for ``Conv2d(0, 16, 3)`` before its decomposition was right).
+    Run in a child: torch_mlir stays out of this process."""
+    script = """
+from torch_mlir import ir
+from lowerline.frontend.import_worker import ImportFailure, _check_output_shapes
+with ir.Context() as context:
+    context.allow_unregistered_dialects = True
+    module = ir.Module.parse(
+        "func.func @main(%a: tensor<2x0x5xf32>) -> (tensor<2x4x5xf32>, tensor<f32>) {"
+        ' %0 = "x.y"() : () -> tensor<2x4x5xf32>  %1 = "x.z"() : () -> tensor<f32>'
+        " return %0, %1 : tensor<2x4x5xf32>, tensor<f32> }"
+    )
+    _check_output_shapes(module, [(2, 4, 5), ()], ir)
+    try:
+        _check_output_shapes(module, [(2, 0, 5), ()], ir)
+    except ImportFailure as failure:
+        print(failure.reply["message"])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "the compiled outputs have shapes [(2, 4, 5), ()], torch.export's are [(2, 0, 5), ()]"
+    )

@@ -94,11 +94,13 @@ def _main(argv: list[str], report: Callable[[str], None] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the driver in a forked child (see ``opt_driver``'s docstring): an
-    abort in a pass becomes exit status 1 and an error naming the pass."""
-    args = sys.argv[1:] if argv is None else argv
-    if os.environ.get("LOWERLINE_OPT_IN_PROCESS") == "1":
-        return run_guarded("lowerline-opt", _main, args)
+    """The ``lowerline-opt`` program (``argv`` None) runs the driver in a
+    forked child (see ``opt_driver``'s docstring): an abort in a pass becomes
+    exit status 1 and an error naming the pass. Called with ``argv`` from
+    Python (tests), or with ``LOWERLINE_OPT_IN_PROCESS=1``, it runs here."""
+    if argv is not None or os.environ.get("LOWERLINE_OPT_IN_PROCESS") == "1":
+        return run_guarded("lowerline-opt", _main, sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:]
     code, signum, last = run_forked(
         lambda report: run_guarded("lowerline-opt", lambda a: _main(a, report), args)
     )

@@ -124,7 +124,11 @@ def _child(body: Callable[[Callable[[str], None]], int], write_fd: int) -> None:
     code = 1
     try:
         die_with_parent()
-        code = body(lambda line: os.write(write_fd, (line + "\n").encode()) and None)
+
+        def report(line: str) -> None:
+            os.write(write_fd, (line + "\n").encode())
+
+        code = body(report)
     finally:
         # os._exit skips interpreter teardown (atexit hooks belong to the parent).
         for stream in (sys.stdout, sys.stderr):

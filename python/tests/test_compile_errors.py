@@ -317,3 +317,42 @@ with ir.Context() as context:
     assert done.stdout.startswith(
         "the compiled outputs have shapes [(2, 4, 5), ()], torch.export's are [(2, 0, 5), ()]"
     )
+
+
+# An import worker whose job aborts inside torch-mlir (as an erfc
+# decomposition did on a NaN example input: "unimplemented: tensor with zero
+# element", issue 20): the real worker loop, with an import that aborts.
+ABORTING_IMPORT = """
+import os, sys
+from lowerline.frontend import import_worker
+
+def aborting_import(job):
+    sys.stderr.write("unimplemented: tensor with zero element\\n")
+    sys.stderr.flush()
+    os.abort()
+
+import_worker.import_job = aborting_import
+import_worker.main()
+"""
+
+
+def test_an_abort_in_the_import_worker_is_a_compile_error(cache_dir, monkeypatch):
+    real_popen = workers.subprocess.Popen
+
+    def popen(command, *args, **kwargs):
+        if command[1:] == ["-m", "lowerline.frontend.import_worker"]:
+            command = [command[0], "-c", ABORTING_IMPORT]
+        return real_popen(command, *args, **kwargs)
+
+    workers.ImportWorker.stop()
+    monkeypatch.setattr(workers.subprocess, "Popen", popen)
+    x = torch.tensor([0.5, float("nan"), -1.0])
+    with pytest.raises(lowerline.CompileError) as info:
+        lowerline.compile(Doubler(), x, cache=False)
+    assert info.value.stage == "import"
+    assert "the import worker died" in str(info.value)
+    assert "unimplemented: tensor with zero element" in str(info.value)
+    # The caller lives on; the next compile gets a fresh, working worker.
+    monkeypatch.undo()
+    result = lowerline.compile(Doubler(), x, cache=False)(x)
+    torch.testing.assert_close(result, x * 2, equal_nan=True)

@@ -1,10 +1,14 @@
 """Compile time of lowerline.compile: cold, cache hit in a new process, and
-torch.export alone, for a few models. Each measurement runs in a fresh
-process (what a user sees when starting a script), all in one run.
+torch.export alone, for every model of the suite (``bench/models``), two
+single-op workloads (a 50257-wide softmax, an elementwise chain on
+128x256x512) and the README's bundled classifier. Each measurement runs in a
+fresh process (what a user sees when starting a script), all in one run.
 
-    .venv/bin/python bench/compile_time.py [--rounds 3] [--out bench/compile_time.md]
+    .venv/bin/python bench/compile_time.py [--rounds 3] [--models mlp,vit_block]
+        [--batch 1] [--out bench/compile_time.md]
 
-Writes a markdown table (median over rounds) and prints it.
+Writes a markdown table (median over rounds) and prints it. A model that
+fails to compile is a row with its error, not a stopped run.
 """
 
 from __future__ import annotations
@@ -19,27 +23,30 @@ import sys
 import tempfile
 import time
 
-MODELS = {
-    "mlp": "torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), "
-    "torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))",
-    "classifier": None,  # the README's bundled example
-    "encoder": "torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True)",
-}
-INPUTS = {"mlp": "(torch.randn(64, 784),)", "encoder": "(torch.randn(1, 128, 256),)"}
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, BENCH)
+
+from models import KERNELS, MODELS  # noqa: E402
+from timing import first_line, save_result  # noqa: E402
+
+EXAMPLE = "classifier"  # the README's bundled example
+NAMES = [*MODELS, *KERNELS, EXAMPLE]
 
 CHILD = r"""
 import json, sys, time
 start = time.perf_counter()
 import torch
-torch.manual_seed(0)
-mode, name, expr, inputs = sys.argv[1:5]
-if expr == "None":
+mode, name, batch, bench = sys.argv[1:5]
+if name == "classifier":
     import runpy, os
     from lowerline.examples import EXAMPLES_DIR
+    torch.manual_seed(0)
     ns = runpy.run_path(os.path.join(EXAMPLES_DIR, "classifier.py"))
     model, args = ns["model"], ns["example_inputs"]
 else:
-    model, args = eval(expr).eval(), eval(inputs)
+    sys.path.insert(0, bench)
+    from models import build
+    model, args = build(name, int(batch))
 imported = time.perf_counter()
 if mode == "export":
     torch.export.export(model, args)
@@ -52,53 +59,90 @@ print(json.dumps({"total": done - imported, "startup": imported - start, "stages
 """
 
 
-def measure(mode: str, name: str, cache_dir: str) -> dict:
+class ChildFailed(RuntimeError):
+    pass
+
+
+def measure(mode: str, name: str, batch: int, cache_dir: str) -> dict:
     env = {**os.environ, "LOWERLINE_CACHE_DIR": cache_dir}
-    args = [sys.executable, "-c", CHILD, mode, name, str(MODELS[name]), INPUTS.get(name, "()")]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    args = [sys.executable, "-c", CHILD, mode, name, str(batch), BENCH]
+    done = subprocess.run(args, env=env, capture_output=True, text=True)
+    if done.returncode:
+        lines = done.stderr.strip().splitlines()
+        # The last lines of a traceback name the error.
+        raise ChildFailed(" ".join(lines[-1:]) or f"exit status {done.returncode}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure_model(name: str, batch: int) -> tuple[dict[str, float], dict]:
+    """Cold compile, cache hit and export alone of one model, in new processes."""
+    with tempfile.TemporaryDirectory() as cache_dir:
+        cold = measure("compile", name, batch, cache_dir)
+        hit = measure("compile", name, batch, cache_dir)
+    export = measure("export", name, batch, cache_dir)
+    times = {"cold": cold["total"], "hit": hit["total"], "export": export["total"]}
+    return times, cold["stages"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "compile_time.md"))
+    parser.add_argument("--models", default=",".join(NAMES))
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--out", default=os.path.join(BENCH, "compile_time.md"))
     args = parser.parse_args()
-    rows = {name: {"cold": [], "hit": [], "export": []} for name in MODELS}
+    names = args.models.split(",")
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        parser.error(f"unknown model: {', '.join(unknown)}; known: {', '.join(NAMES)}")
+    rows: dict[str, dict[str, list[float]]] = {
+        n: {"cold": [], "hit": [], "export": []} for n in names
+    }
     stages: dict[str, dict] = {}
+    failed: dict[str, str] = {}
     for _ in range(args.rounds):
-        for name in MODELS:  # interleaved: every model in every round
-            with tempfile.TemporaryDirectory() as cache_dir:
-                cold = measure("compile", name, cache_dir)
-                hit = measure("compile", name, cache_dir)
-            export = measure("export", name, cache_dir)
-            rows[name]["cold"].append(cold["total"])
-            rows[name]["hit"].append(hit["total"])
-            rows[name]["export"].append(export["total"])
-            stages[name] = cold["stages"]
+        for name in names:  # interleaved: every model in every round
+            if name in failed:
+                continue
+            print(f"compile time: {name}", file=sys.stderr, flush=True)
+            try:
+                times, stages[name] = measure_model(name, args.batch)
+            except (ChildFailed, ValueError) as err:
+                failed[name] = first_line(err, 400)
+                continue
+            for key, value in times.items():
+                rows[name][key].append(value)
+    save_result(args.out, "\n".join(table(rows, stages, failed, args)) + "\n")
+
+
+def table(rows, stages, failed, args) -> list[str]:
     lines = [
         f"# lowerline.compile: compile time ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
         f"{os.cpu_count()} cores, median of {args.rounds} rounds, each in a new process)",
         "",
         f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`",
         "",
+        f"Batch {args.batch} (the classifier: its own example inputs).",
+        "",
         "| model | cold compile | cache hit (new process) | torch.export alone | hit - export |",
         "| --- | --- | --- | --- | --- |",
     ]
     for name, r in rows.items():
+        if name in failed:
+            lines.append(f"| {name} | failed: {failed[name]} | - | - | - |")
+            continue
         cold, hit, export = (statistics.median(r[k]) for k in ("cold", "hit", "export"))
         lines.append(
             f"| {name} | {cold:.2f} s | {hit:.2f} s | {export:.2f} s | {hit - export:+.2f} s |"
         )
+    if not stages:
+        return lines
+    columns = list(next(iter(stages.values())))
     lines += ["", "Cold compile by stage (last round):", ""]
-    lines += ["| model | " + " | ".join(next(iter(stages.values()))) + " |"]
-    lines += ["| --- |" + " --- |" * len(next(iter(stages.values())))]
+    lines += ["| model | " + " | ".join(columns) + " |", "| --- |" + " --- |" * len(columns)]
     for name, st in stages.items():
-        lines.append(f"| {name} | " + " | ".join(f"{v:.2f} s" for v in st.values()) + " |")
-    text = "\n".join(lines) + "\n"
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(text)
+        lines.append(f"| {name} | " + " | ".join(f"{st.get(c, 0.0):.2f} s" for c in columns) + " |")
+    return lines
 
 
 if __name__ == "__main__":

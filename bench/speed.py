@@ -6,7 +6,9 @@
 All systems run in one process, interleaved: every round times every system
 on every model, so that the shared machine's drift hits all of them alike.
 The ratio of a system is the median over rounds of (its median in the round /
-eager's median in the same round). Writes ``bench/results.md``.
+eager's median in the same round). Writes ``bench/results.md``. The
+systems themselves are in ``peers.py`` (shared with ``suite.py``, the
+40-model suite).
 
 Thread and spin settings are fixed and recorded: torch threads, OpenMP
 (``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY=PASSIVE``, ``KMP_BLOCKTIME=0``), ONNX
@@ -25,7 +27,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,8 +48,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # torch reads the OpenMP settings when it loads, hence after them.
 import torch  # noqa: E402
+from peers import SYSTEMS, add_run_arguments, outputs  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
-from timing import quantile, time_calls  # noqa: E402
+from timing import quantile, save_result, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 
@@ -110,98 +112,11 @@ class Result:
     note: str = ""
 
 
-# -- the systems ----------------------------------------------------------------
-
-
-def eager(model, inputs, threads, workdir):
-    def run():
-        with torch.inference_mode():
-            return model(*inputs)
-
-    return run, "torch.inference_mode, default fast paths"
-
-
-def inductor(model, inputs, threads, workdir):
-    import torch._inductor.config as config
-
-    config.freezing = True
-    compiled = torch.compile(model)
-
-    def run():
-        with torch.inference_mode():
-            return compiled(*inputs)
-
-    run()  # compile now, not inside the timed rounds
-    return run, "torch.compile(inductor), freezing=True"
-
-
-def onnxruntime(model, inputs, threads, workdir):
-    import onnxruntime as ort
-
-    path = os.path.join(workdir, "model.onnx")
-    torch.onnx.export(model, inputs, dynamo=True, verbose=False).save(path)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if SPIN else "0")
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
-    feeds = {n: t.numpy() for n, t in zip(names, inputs, strict=True)}
-    return (lambda: session.run(None, feeds)[0]), (
-        f"ONNX Runtime {ort.__version__} CPU EP, intra_op_num_threads={threads}, "
-        f"spinning {'on' if SPIN else 'off'}"
-    )
-
-
-def iree(model, inputs, threads, workdir):
-    import iree.compiler
-    import iree.runtime as rt
-
-    onnx_path = os.path.join(workdir, "model.onnx")
-    mlir_path = os.path.join(workdir, "model.mlir")
-    torch.onnx.export(model, inputs, dynamo=True, verbose=False).save(onnx_path)
-    importer = os.path.join(os.path.dirname(sys.executable), "iree-import-onnx")
-    subprocess.run([importer, onnx_path, "-o", mlir_path], check=True, capture_output=True)
-    flags = ["--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3",
-             "--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"]  # fmt: skip
-    vmfb = iree.compiler.compile_file(mlir_path, target_backends=["llvm-cpu"], extra_args=flags)
-    rt.flags.parse_flags(f"--task_topology_max_group_count={threads}")
-    context = rt.SystemContext(config=rt.Config("local-task"))
-    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
-    function = context.modules.module["main_graph"]
-    arrays = [t.numpy() for t in inputs]
-    return (lambda: function(*arrays).to_host()), (
-        f"IREE llvm-cpu host {' '.join(flags[1:])}, task groups={threads}"
-    )
-
-
-def lowerline(model, inputs, threads, workdir):
-    import lowerline as ll
-
-    compiled = ll.compile(
-        model, *inputs, cache_dir=os.path.join(workdir, "cache"), num_threads=threads
-    )
-    return (lambda: compiled(*inputs)), f"lowerline.compile, cpu, num_threads={threads}"
-
-
-SYSTEMS = {
-    "eager": eager,
-    "inductor": inductor,
-    "onnxruntime": onnxruntime,
-    "iree": iree,
-    "lowerline": lowerline,
-}
-
-
 # -- measurement ------------------------------------------------------------------
 
 
 def _output(value) -> torch.Tensor:
-    if isinstance(value, torch.Tensor):
-        return value.detach()
-    if isinstance(value, tuple | list):
-        return _output(value[0])
-    return torch.as_tensor(value)
+    return outputs(value)[0]
 
 
 def prepare(systems, model_names, threads):
@@ -221,7 +136,7 @@ def prepare(systems, model_names, threads):
             os.makedirs(workdir, exist_ok=True)
             start = time.perf_counter()
             try:
-                run, note = SYSTEMS[system](model, inputs, threads, workdir)
+                run, note = SYSTEMS[system](model, inputs, threads, workdir, SPIN)
                 run()
             except ImportError as err:
                 missing[system] = f"not installed ({err.name})"
@@ -303,11 +218,7 @@ def report(all_results, missing, args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--budget", type=float, default=0.5, help="seconds per system and round")
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    add_run_arguments(parser, list(MODELS), rounds=5, budget=0.5)
     parser.add_argument(
         "--spin", action="store_true", help="brief spinning for the peers too (see the docstring)"
     )
@@ -323,10 +234,7 @@ def main() -> None:
         runners, missing, expected = prepare(systems, models, threads)
         all_missing.update(missing)
         all_results[threads] = measure(runners, expected, args.rounds, args.budget)
-    text = report(all_results, all_missing, args)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    print(text)
+    save_result(args.out, report(all_results, all_missing, args))
 
 
 if __name__ == "__main__":

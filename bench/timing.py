@@ -40,3 +40,10 @@ def first_line(err: BaseException, limit: int = 160) -> str:
     text = str(err).strip()
     line = text.splitlines()[0][:limit] if text else ""
     return f"{type(err).__name__}: {line}" if line else type(err).__name__
+
+
+def save_result(path: str, text: str) -> None:
+    """Writes a benchmark's markdown result and prints it."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(text)

@@ -19,8 +19,10 @@ driver's contract holds (``tools/opt.py``).
 Size: ``LOWERLINE_FUZZ_MUTANTS`` mutants in all (default 300, the CI run:
 a few minutes on 2 cores), spread over the files; ``LOWERLINE_FUZZ_SEED``
 (default 20) picks them; ``LOWERLINE_FUZZ_TIMEOUT`` bounds one mutant
-(seconds, default 60). A long run: ``LOWERLINE_FUZZ_MUTANTS=5000 pytest -n 2
-python/tests/test_fuzz_mutations.py``.
+(seconds, default 60). The long mode, thousands of other mutants, is the
+``long`` marker (``bash tools/dev.sh test --long``, or ``pytest -m long -n 2
+python/tests/test_fuzz_mutations.py``; ``LOWERLINE_FUZZ_LONG_MUTANTS``,
+default 4000).
 """
 
 from __future__ import annotations
@@ -286,13 +288,29 @@ def test_every_lit_input_is_fuzzed():
     assert sum(bool(opt_runs(p.read_text())) for p in INPUTS) >= 40
 
 
-@pytest.mark.parametrize("path", INPUTS, ids=[str(p.relative_to(TEST_ROOT)) for p in INPUTS])
-def test_mutants_keep_the_exit_contract(path: Path):
-    rng = random.Random(f"{SEED}:{path.relative_to(TEST_ROOT)}")
+IDS = [str(p.relative_to(TEST_ROOT)) for p in INPUTS]
+
+
+def check_file(path: Path, count: int, seed: str) -> None:
+    rng = random.Random(f"{seed}:{path.relative_to(TEST_ROOT)}")
     runs = opt_runs(path.read_text()) or [Run(None, ())]
     run = rng.choice(runs)
-    failures = check_batch(run, mutants(path, PER_FILE, rng))
+    failures = check_batch(run, mutants(path, count, rng))
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=IDS)
+def test_mutants_keep_the_exit_contract(path: Path):
+    check_file(path, PER_FILE, str(SEED))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("path", INPUTS, ids=IDS)
+def test_many_mutants_keep_the_exit_contract(path: Path):
+    """The long mode (``pytest -m long``, ``tools/dev.sh test --long``):
+    ``LOWERLINE_FUZZ_LONG_MUTANTS`` (default 4000) other mutants."""
+    count = int(os.environ.get("LOWERLINE_FUZZ_LONG_MUTANTS", "4000"))
+    check_file(path, -(-count // len(INPUTS)), f"long:{SEED}")
 
 
 def test_problem_flags_contract_breaks():

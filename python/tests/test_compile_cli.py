@@ -104,3 +104,38 @@ def test_model_file_must_define_model_and_inputs(tmp_path):
 def test_bundled_example_defines_a_model():
     model, inputs = load_model_file(os.path.join(EXAMPLES_DIR, "classifier.py"))
     assert model(*inputs).shape == (2, 10)
+
+
+GPU_MISMATCH_FILE = """
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 3
+        return y + 0.5 if torch.compiler.is_exporting() else y
+
+model = Model()
+example_inputs = (torch.randn(3, 37),)
+"""
+
+
+def test_compile_for_a_gpu_lists_fallbacks_and_applies_the_tolerance(tmp_path, capsys, monkeypatch):
+    """Issue 20: ``--target cuda:...`` printed neither. Without a GPU the
+    tolerance is checked on the CPU run of the GPU-mapped IR."""
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "planted.py"
+    source.write_text(GPU_MISMATCH_FILE)
+    out = str(tmp_path / "out")
+    assert cli.main(["compile", str(source), "-o", out, "--target", "cuda:sm_80"]) == 1
+    captured = capsys.readouterr()
+    assert re.search(r"^ops left as plain loops", captured.out, re.M)
+    assert re.search(
+        r"^tolerance \(checked on the (CPU run of the mapped IR|GPU and CPU runs)\): "
+        r"float32: rtol=0.0001, atol=1e-05$",
+        captured.out,
+        re.M,
+    )
+    assert captured.err.startswith("lowerline: error: outside the tolerance: output #0: ")
+    # The same model without the planted difference passes.
+    source.write_text(GPU_MISMATCH_FILE.replace("y + 0.5 if", "y if"))
+    assert cli.main(["compile", str(source), "-o", out, "--target", "cuda:sm_80"]) == 0

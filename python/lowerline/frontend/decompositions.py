@@ -43,6 +43,11 @@ torch with aten ops whose lowering is exact:
   torch-mlir already does for matmul and convolution. Over 1029 bf16 values
   a half accumulator is off by 10% and more.
 
+* ``aten.convolution`` with no input channels (``Conv2d(0, 16, 3)``): torch-mlir
+  leaves it half lowered (stray ``torch.constant.bool`` and
+  ``prim.ListConstruct``, reported as unsupported). ATen's result is empty:
+  no output channels either (``(N, 0, H', W')``, the bias unused).
+
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
 """
@@ -214,6 +219,44 @@ def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
     return result
 
 
+def convolution(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+) -> Any:
+    # Only a convolution with no input channels; eager refuses a transposed one.
+    if transposed or x.shape[1] != 0 or weight.shape[1] != 0:
+        return NotImplemented
+    spatial = len(weight.shape) - 2
+
+    def per_dim(values: Any) -> list[int]:
+        values = list(values)
+        return values * spatial if len(values) == 1 else values
+
+    sizes = [
+        (size + 2 * p - d * (k - 1) - 1) // s + 1
+        for size, k, s, p, d in zip(
+            x.shape[2:],
+            weight.shape[2:],
+            per_dim(stride),
+            per_dim(padding),
+            per_dim(dilation),
+            strict=True,
+        )
+    ]
+    # ATen's shape: no output channels either (the bias is not added). Made
+    # from the input: torch-mlir cannot lower an empty `new_zeros`
+    # (aten.empty_strided), and the reduction and broadcast are empty loops.
+    empty = x.sum(dim=tuple(range(2, x.dim())), keepdim=True)
+    return empty.expand(x.shape[0], 0, *sizes).clone()
+
+
 def to_copy_via_f32(fallback: Callable | None) -> Callable:
     """``_to_copy`` f64 -> f16/bf16 as ATen does it: through float32."""
 
@@ -283,6 +326,7 @@ def decomposition_table() -> dict:
     table[aten.clamp.Tensor] = clamp
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
+    table[aten.convolution.default] = convolution
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")

@@ -421,7 +421,10 @@ def import_job(job: str) -> dict[str, Any]:
     ops = _unsupported_ops(module, torch_dirs)
     if ops:
         raise ImportFailure("unsupported", "unsupported ops", ops=ops)
-    _check_output_shapes(module, exported_shapes, ir)
+    # The new values of mutated buffers and inputs come first (_prepare_results);
+    # the program before decompositions writes them in place, not as outputs.
+    writes = [tuple(r["shape"]) for r in layout["results"] if r["kind"] != "output"]
+    _check_output_shapes(module, writes + exported_shapes, ir)
     _write(job, "linalg.mlir", module)
     return {"ok": True, **layout}
 

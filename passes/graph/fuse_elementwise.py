@@ -12,14 +12,20 @@ does only the elementwise part, with the same rule as upstream's default:
 
 - the producer is a ``linalg.generic`` with only parallel loops, one result
   written through an identity map, and the consumer is its only user (so
-  nothing is computed twice);
-- the consumer is a ``linalg.generic`` with only parallel loops that reads
-  the producer's result through a permutation map.
+  nothing is computed twice), or its body is one add, subtract, multiply
+  or negation (a row's deviations from its mean, read by the variance and by
+  the normalization): recomputing it is cheaper than a full-size temporary;
+- the consumer is a ``linalg.generic`` that reads the producer's result
+  through a permutation map (of all its loops). The consumer may reduce: a
+  row reduction of ``(x - mean)^2`` then reads ``x`` itself instead of a
+  full-size temporary of squared deviations (upstream's default does this
+  too).
 
 The fused op reads the producer's inputs directly (their maps composed with
 the consumer's), and its body is the producer's body followed by the
-consumer's. Contractions, reductions and ops with other users are left
-alone; tile-and-fuse fuses elementwise consumers into contractions later.
+consumer's. Contractions (their operands are read through projections)
+and producers with other users are left alone; tile-and-fuse fuses
+elementwise consumers into contractions later.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     producer = value.owner
     if len(producer.results) != 1 or not _all_parallel(producer):
         return None
-    if len(list(producer.results[0].uses)) != 1:
+    if len(list(producer.results[0].uses)) != 1 and not _cheap_to_repeat(producer):
         return None
     maps = _maps(producer)
     rank = maps[-1].n_dims
@@ -65,6 +71,18 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     ):
         return None
     return producer
+
+
+# A producer this small (one subtraction: a row's deviations from its mean)
+# is recomputed in each consumer rather than stored as a full-size temporary
+# that both read back: recomputing costs one instruction per element, storing
+# a write and a read of the whole tensor.
+_CHEAP_BODY_OPS = ("arith.addf", "arith.subf", "arith.mulf", "arith.negf")
+
+
+def _cheap_to_repeat(producer: ir.Operation) -> bool:
+    body = [op.operation.name for op in producer.regions[0].blocks[0].operations]
+    return len(body) <= 2 and all(name in (*_CHEAP_BODY_OPS, "linalg.yield") for name in body)
 
 
 def _compose(inner: ir.AffineMap, outer: ir.AffineMap) -> ir.AffineMap:
@@ -149,7 +167,8 @@ def fuse(producer: ir.Operation, consumer: ir.Operation, index: int) -> ir.Opera
         if key not in ("indexing_maps", "iterator_types", "operandSegmentSizes"):
             fused.attributes[key] = consumer.attributes[key]
     consumer.erase()
-    producer.erase()
+    if not list(producer.results[0].uses):  # a cheap producer may feed others
+        producer.erase()
     return fused.operation
 
 
@@ -183,7 +202,7 @@ def _read_through_unit_expansions(op: ir.Operation) -> None:
 @dataclass(frozen=True)
 class FuseElementwise(Pass):
     flag = "lowerline-fuse-elementwise"
-    summary = "Fuse single-use elementwise linalg.generic producers into elementwise consumers"
+    summary = "Fuse elementwise linalg.generic producers into their elementwise and reduction users"
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
@@ -193,8 +212,6 @@ class FuseElementwise(Pass):
         while changed:
             changed = False
             for consumer in self._generics(op):
-                if not _all_parallel(consumer):
-                    continue
                 for index in range(_n_inputs(consumer)):
                     producer = _fusable_producer(consumer, index)
                     if producer is not None:

@@ -176,14 +176,21 @@ def _fuse_script(kernel: RowKernel) -> str:
             f"tile_sizes [{listed}] : ({ANY}) -> ({ANY}, {loops})\n"
             f"  %loop = transform.cast %loops#{kernel.rows - 1} : {ANY} to {ANY}\n"
         )
-    # Consumers first: each fusion creates the slices its producers are fused through.
+    # Consumers first: each fusion creates the slices its producers are
+    # fused through. Upstream fuses a producer through one slice: CSE first
+    # merges the equal slices of two users (the mean that the variance and
+    # the normalization read), else the second would read a whole copy
+    # computed before the loop.
+    container = "%loop"
     for index in reversed(range(len(kernel.members) - 1)):
         var = f"%p{index}"
+        text += f"  transform.apply_cse to {container} : {ANY}\n"
         text += _match(var, f"{kernel.name}.m{index}", "%root")
         text += (
             f"  {var}_fused, %loop{index} = transform.structured.fuse_into_containing_op "
-            f"{var} into %loop : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
+            f"{var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
         )
+        container = f"%loop{index}"
     return text
 
 
@@ -196,14 +203,18 @@ def _match(var: str, tag: str, where: str) -> str:
 
 def _erase_dead_copies(module: ir.Operation, prefix: str) -> None:
     """The members fused into the loop leave their originals without users."""
-    dead = ops_matching(
-        module,
-        lambda o: (
-            (OP_TAG.get(o) or "").startswith(prefix) and not any(list(r.uses) for r in o.results)
-        ),
-    )
-    for op in reversed(dead):
-        op.erase()
+    while True:  # erasing a consumer can leave its producer without users
+        dead = ops_matching(
+            module,
+            lambda o: (
+                (OP_TAG.get(o) or "").startswith(prefix)
+                and not any(list(r.uses) for r in o.results)
+            ),
+        )
+        if not dead:
+            return
+        for op in reversed(dead):
+            op.erase()
 
 
 def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[int], list[int]]:
@@ -274,12 +285,28 @@ def unit_loops_for_constant_outputs(op: ir.Operation) -> bool:
     return True
 
 
+def unshare_empty_inits(op: ir.Operation) -> None:
+    """Give ``op`` a ``tensor.empty`` init of its own where CSE made it share
+    one (softmax's ``exp`` and its last op): fused by rows, both would write
+    slices of one buffer, and bufferization would copy the row into a
+    temporary before every ``exp`` row."""
+    inputs = len(op.operands) - len(op.results)
+    for index in range(inputs, len(op.operands)):
+        init = op.operands[index]
+        if not isinstance(init, ir.OpResult) or init.owner.name != "tensor.empty":
+            continue
+        if len(list(init.uses)) > 1:
+            with ir.InsertionPoint(op):
+                op.operands[index] = init.owner.clone().results[0]
+
+
 def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget) -> str | None:
     """Fuse ``kernel`` into one loop over its rows, then tile and chunk each
     member for the vectorizer; None on success, else why not."""
     for op in kernel.members:
         if _row_reduction(op) and not unit_loops_for_constant_outputs(op):
             return f"{op.name} writes a constant index that is not a unit dim"
+        unshare_empty_inits(op)
     failure = apply_script(module, _fuse_script(kernel))
     if failure:
         return failure
@@ -288,17 +315,26 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
         member = f"{kernel.name}.m{index}"
         # A producer fused into one of two users keeps its original for the
         # other: each copy gets a tag of its own.
-        copies = ops_matching(module, lambda o, t=member: OP_TAG.get(o) == t)
-        for copy, op in enumerate(copies):
-            tag = f"{member}.{copy}"
-            OP_TAG.set(op, tag)
-            tiles, sizes, chunks = _plan_tiles(op, target)
-            if sizes:
-                VECTOR_SIZES.set(op, sizes)
-            if tiles:
-                failure = apply_script(module, _tile_script(tag, tiles))
-            if chunks and not failure:
-                failure = split_rows(module, tag, chunks)
+        for copy, op in enumerate(_tagged(module, member)):
+            failure = _tile_member(module, op, f"{member}.{copy}", target)
             if failure:
                 return f"{op.name} of the row kernel: {failure}"
     return None
+
+
+def _tagged(module: ir.Operation, tag: str) -> list[ir.Operation]:
+    return ops_matching(module, lambda o: OP_TAG.get(o) == tag)
+
+
+def _tile_member(module: ir.Operation, op: ir.Operation, tag: str, target: CpuTarget) -> str | None:
+    """Tile one member inside the row loop (vectors along the row, reduction
+    chunks) and give it its vector sizes; None on success."""
+    OP_TAG.set(op, tag)
+    tiles, sizes, chunks = _plan_tiles(op, target)
+    if sizes:
+        VECTOR_SIZES.set(op, sizes)
+    if tiles:
+        failure = apply_script(module, _tile_script(tag, tiles))
+        if failure:
+            return failure
+    return split_rows(module, tag, chunks) if chunks else None

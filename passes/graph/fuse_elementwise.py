@@ -64,11 +64,13 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     if len(list(block.arguments[-1].uses)) != 0:
         return None
     # linalg.index in the producer counts the producer's loops: only an
-    # identity read keeps them the consumer's.
+    # identity read keeps them the consumer's. Not into a reduction: its
+    # loops are split into chunks later (reduction_chunks), and upstream's
+    # reduction tiling does not offset linalg.index in the chunks (argmax
+    # got indices relative to its chunk).
     identity = ir.AffineMap.get_identity(_maps(consumer)[index].n_dims)
-    if _maps(consumer)[index] != identity and any(
-        op.operation.name == "linalg.index" for op in block.operations
-    ):
+    indexed = any(op.operation.name == "linalg.index" for op in block.operations)
+    if indexed and (_maps(consumer)[index] != identity or not _all_parallel(consumer)):
         return None
     return producer
 

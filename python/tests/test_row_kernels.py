@@ -137,3 +137,26 @@ def test_fully_masked_softmax_row_is_nan(cache_dir):
     softmax, log_softmax = compiled(x)[4:6]
     assert softmax[5].isnan().all() and log_softmax[5].isnan().all()
     assert not softmax[6:].isnan().any()
+
+
+class ArgExtremes(torch.nn.Module):
+    def forward(self, x):
+        return x.argmax(-1), x.argmin(0), x.argmax(), x.argmin(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("shape", [(7, 1), (5, 50257)], ids=_shape_id)
+def test_arg_extremes_match_eager(shape, cache_dir):
+    """argmax/argmin as two vectorized reductions: ties give the first
+    index, a NaN counts as the extreme (its first index), as in torch."""
+    module = ArgExtremes()
+    compiled = lowerline.compile(module, torch.randn(*shape), cache_dir=cache_dir)
+    torch.manual_seed(4)
+    cases = {
+        "random": torch.randn(*shape),
+        "ties": torch.randint(0, 3, shape).float(),
+        "nan": torch.randn(*shape).index_fill_(-1, torch.tensor([shape[-1] // 2]), float("nan")),
+        "inf": torch.randn(*shape).index_fill_(0, torch.tensor([shape[0] - 1]), float("-inf")),
+    }
+    for case, x in cases.items():
+        for got, want in zip(compiled(x), module(x), strict=True):
+            assert torch.equal(got, want), f"{case}: {got} vs eager {want}"

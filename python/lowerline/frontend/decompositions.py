@@ -36,6 +36,13 @@ torch with aten ops whose lowering is exact:
   view so that no reshape separates statistics from normalization), instance
   and batch norm (training) reach linalg as two row reductions and one
   elementwise op, which ``lowerline-tile-and-fuse`` makes one row kernel.
+* ``aten.argmax``, ``aten.argmin`` of floats: torch-mlir reduces the value
+  and its index together, a reduction with two results that upstream can
+  neither split into vector chunks nor vectorize (scalar loops). Written as
+  two single-result reductions, each vectorized along the contiguous axis:
+  the extreme value, then the smallest index holding it (or holding a NaN,
+  which torch counts as the extreme), so ties give the first index as in
+  torch.
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
   ``float32`` (its "opmath" type) and round once, which this does too, as
@@ -230,6 +237,30 @@ def var_mean_correction(
     return _squeezed(var, dims, keepdim), _squeezed(mean, dims, keepdim)
 
 
+def _arg_extreme(largest: bool) -> Callable:
+    def decomposition(x: torch.Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        if not x.is_floating_point() or x.numel() == 0:
+            return NotImplemented
+        source = x
+        if dim is None:
+            x, dim = x.reshape(-1), 0
+        dim = dim % max(x.dim(), 1)
+        if x.dim() == 0:
+            return torch.zeros((), dtype=torch.int64)
+        extreme = x.amax(dim, keepdim=True) if largest else x.amin(dim, keepdim=True)
+        # A NaN is torch's extreme either way; x != x holds only for NaN.
+        hit = (x == extreme) | (x != x)
+        shape = [1] * x.dim()
+        shape[dim] = x.shape[dim]
+        index = torch.arange(x.shape[dim], dtype=torch.int64).reshape(shape)
+        first = torch.where(hit, index, x.shape[dim]).amin(dim, keepdim=keepdim)
+        if keepdim and source.dim() != x.dim():  # dim=None, keepdim: all ones
+            return first.reshape([1] * source.dim())
+        return first
+
+    return decomposition
+
+
 def native_group_norm(fallback: Callable | None) -> Callable:
     """Group norm in float32 with the statistics and the normalization in the
     ``(N, G, C/G, HW)`` view, reshaped once at the end."""
@@ -322,6 +353,8 @@ def decomposition_table() -> dict:
     for op, f32_moments in moments.items():
         # Half inputs are widened (ACCUMULATE_IN_F32), then decomposed here.
         table[op] = accumulate_in_f32(op, f32_moments)
+    table[aten.argmax.default] = _arg_extreme(largest=True)
+    table[aten.argmin.default] = _arg_extreme(largest=False)
     table[aten.native_group_norm.default] = native_group_norm(
         table.get(aten.native_group_norm.default)
     )

@@ -199,7 +199,7 @@ def _moments(
     return (deviation * deviation).sum(dims, keepdim=True) / divisor, mean
 
 
-def _row_moments_apply(x: torch.Tensor, dim: Any, correction: Any) -> bool:
+def _row_moments_apply(x: torch.Tensor, correction: Any) -> bool:
     """Whether the f32 moments decomposition handles this var/std/var_mean."""
     if x.dtype != torch.float32 or x.dim() == 0 or x.numel() == 0:
         return False
@@ -210,14 +210,21 @@ def _squeezed(t: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
     return t if keepdim else t.squeeze(dims)
 
 
+def var_mean_correction(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Any:
+    if not _row_moments_apply(x, correction):
+        return NotImplemented
+    dims = _reduced_dims(x, dim)
+    var, mean = _moments(x, dims, 1 if correction is None else correction)
+    return _squeezed(var, dims, keepdim), _squeezed(mean, dims, keepdim)
+
+
 def var_correction(
     x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
 ) -> Any:
-    if not _row_moments_apply(x, dim, correction):
-        return NotImplemented
-    dims = _reduced_dims(x, dim)
-    var, _ = _moments(x, dims, 1 if correction is None else correction)
-    return _squeezed(var, dims, keepdim)
+    moments = var_mean_correction(x, dim, correction=correction, keepdim=keepdim)
+    return moments if moments is NotImplemented else moments[0]
 
 
 def std_correction(
@@ -225,16 +232,6 @@ def std_correction(
 ) -> Any:
     var = var_correction(x, dim, correction=correction, keepdim=keepdim)
     return var if var is NotImplemented else torch.sqrt(var)
-
-
-def var_mean_correction(
-    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
-) -> Any:
-    if not _row_moments_apply(x, dim, correction):
-        return NotImplemented
-    dims = _reduced_dims(x, dim)
-    var, mean = _moments(x, dims, 1 if correction is None else correction)
-    return _squeezed(var, dims, keepdim), _squeezed(mean, dims, keepdim)
 
 
 def _arg_extreme(largest: bool) -> Callable:

@@ -2,7 +2,10 @@
 
 It holds what upstream MLIR lacks and the quantization work will build on: a
 per-tensor quantization attribute (``#lowerline.per_tensor<scale,
-zero_point>``) and ``lowerline.quantize`` / ``lowerline.dequantize`` ops.
+zero_point>``) and ``lowerline.quantize`` / ``lowerline.dequantize`` ops;
+and ``lowerline.tm_sort`` / ``tm_scatter`` / ``tm_scan``, the stand-ins for
+torch-mlir's TMTensor ops that the import worker hands over and
+``lowerline-lower-tm-tensor`` lowers.
 IRDL verifies their operands, results and attribute values when IR is
 parsed or verified; they are written in generic syntax (IRDL gives them no
 custom assembly). The discardable attributes passes exchange are declared in

@@ -36,4 +36,54 @@ irdl.dialect @lowerline {
     irdl.results(output: %real)
     irdl.attributes {"params" = %params}
   }
+
+  // torch-mlir's TMTensor ops, as the import worker hands them over: their
+  // properties as attributes, their one-block region outlined into a private
+  // function named by `combiner` (a block ending in tm_tensor.yield cannot be
+  // a region here: IRDL declares no terminators). Lowered to scf loops over
+  // tensors by lowerline-lower-tm-tensor; the semantics are TMTensor's
+  // (torch-mlir lib/Dialect/TMTensor/IR/TMTensorOps.cpp).
+
+  // An inclusive or exclusive scan along `dimension`:
+  //   output[i] = combiner(output[i-1], input[i])  (inclusive)
+  // `final` holds the last value along `dimension`.
+  irdl.operation @tm_scan {
+    %input = irdl.base "!builtin.tensor"
+    %output = irdl.base "!builtin.tensor"
+    %accumulator = irdl.base "!builtin.tensor"
+    %dimension = irdl.base "#builtin.integer"
+    %inclusive = irdl.base "#builtin.integer"
+    %combiner = irdl.base "#builtin.symbol_ref"
+    irdl.operands(input: %input, init: %output, accumulator: %accumulator)
+    irdl.results(output: %output, final: %accumulator)
+    irdl.attributes {"dimension" = %dimension, "inclusive" = %inclusive, "combiner" = %combiner}
+  }
+
+  // original[index(n, u...)] = combiner(updates[n, u...], original[index(n, u...)])
+  // for every update, in order; the index takes indices[n, j] in dimension
+  // dimension_map[j] and the update's trailing coordinates in the last ones.
+  irdl.operation @tm_scatter {
+    %updates = irdl.base "!builtin.tensor"
+    %indices = irdl.base "!builtin.tensor"
+    %original = irdl.base "!builtin.tensor"
+    %dimension_map = irdl.base "#builtin.dense_array"
+    %unique = irdl.base "#builtin.integer"
+    %combiner = irdl.base "#builtin.symbol_ref"
+    irdl.operands(updates: %updates, indices: %indices, original: %original)
+    irdl.results(result: %original)
+    irdl.attributes {"dimension_map" = %dimension_map, "unique_indices" = %unique, "combiner" = %combiner}
+  }
+
+  // Sorts `keys` along `dimension` (and `values` with them) by the
+  // comparator `combiner(a, b, a_value, b_value) -> i1`: true when a goes
+  // before b.
+  irdl.operation @tm_sort {
+    %keys = irdl.base "!builtin.tensor"
+    %values = irdl.base "!builtin.tensor"
+    %dimension = irdl.base "#builtin.integer"
+    %combiner = irdl.base "#builtin.symbol_ref"
+    irdl.operands(keys: %keys, values: optional %values)
+    irdl.results(sorted_keys: %keys, sorted_values: optional %values)
+    irdl.attributes {"dimension" = %dimension, "combiner" = %combiner}
+  }
 }

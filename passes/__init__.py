@@ -20,6 +20,7 @@ looked up.
 
 PASS_MODULES: dict[str, str] = {
     "lowerline-drop-dead-results": "graph.drop_dead_results",
+    "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",
@@ -34,6 +35,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-approximate-math": "lowering.approximate_math",
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
+    "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",
     "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",
     "lowerline-gpu-align-shared-memory": "gpu.gpu_align_shared_memory",
     "lowerline-gpu-distribute": "gpu.gpu_distribute",

@@ -3,6 +3,8 @@
 # pyproject.toml changed) it creates the virtual environment and installs
 # lowerline into it, then:
 #   bash tools/dev.sh test          ruff, mypy, the lit suite and pytest (2 workers)
+#   bash tools/dev.sh test --long   the same, then the slow tier (pytest marker
+#                                   `long`: the whole conformance zoo)
 #   bash tools/dev.sh ARGS...       the `lowerline` command, e.g. `run FILE.mlir`
 # LOWERLINE_VENV chooses where the environment lives (default: .venv here).
 set -euo pipefail
@@ -40,12 +42,21 @@ fi
 
 if [ "${1:-}" = "test" ]; then
   shift
+  long=0
+  if [ "${1:-}" = "--long" ]; then
+    long=1
+    shift
+  fi
   cd "$root"
   "$venv/bin/ruff" check python passes tools dialects test bench
   "$venv/bin/ruff" format --check python passes tools dialects test bench
   "$venv/bin/python" -m lowerline.tools.typecheck
   "$venv/bin/lit" -sv test "$@"
   "$venv/bin/python" -m pytest -q -n 2 python/tests
+  if [ "$long" = 1 ]; then
+    # pyproject.toml's addopts deselect `long`; this later -m selects it.
+    "$venv/bin/python" -m pytest -q -n 2 -m long python/tests
+  fi
 else
   exec "$venv/bin/lowerline" "$@"
 fi

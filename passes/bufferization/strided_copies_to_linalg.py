@@ -54,6 +54,8 @@ def _row_length(source: ir.Value, target: ir.Value) -> int | None:
     types = [ir.MemRefType(v.type) for v in (source, target)]
     if types[0].rank == 0 or not types[0].has_static_shape:
         return None
+    if not _vector_element(types[0].element_type):  # complex: no vector of it exists
+        return None
     if any(t.get_strides_and_offset()[0][-1] != 1 for t in types):
         return None
     row = types[0].shape[-1]
@@ -87,6 +89,10 @@ def _copy_rows(source: ir.Value, target: ir.Value, row: int) -> None:
             scf.YieldOp([])
 
     nest(list(mtype.shape[:-1]), [])
+
+
+def _vector_element(etype: ir.Type) -> bool:
+    return isinstance(etype, (ir.IntegerType, ir.IndexType, ir.FloatType))
 
 
 def _is_float(mtype: ir.MemRefType) -> bool:

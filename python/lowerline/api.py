@@ -11,9 +11,17 @@ miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
 compile worker (MLIR, crash-isolated) lowers them to a shared library -> the
 library is loaded here with ctypes and called on the tensors' memory.
 
-Specializations: a call with new input shapes or new values of Python-number
-inputs (torch.export bakes numbers in) compiles another specialization from
-the module, up to ``max_specializations``; each is cached like the first.
+Specializations: a call with new input shapes, new values of Python-number
+inputs (torch.export bakes numbers in) or tensor inputs that share memory
+differently compiles another specialization from the module, up to
+``max_specializations``; each is cached like the first. Numbers read from
+tensors (``t.item()``) are run-time values; number outputs come back as
+Python numbers.
+
+Mutations: what ``forward`` writes into its inputs is copied back into the
+caller's tensors after the call; mutated buffers are the module's own
+tensors, passed to the library at each call and updated in place (state
+shared with the module, not a weight).
 
 Weights are baked in: a compiled module holds the weights it was compiled
 with, never calls the module's ``forward`` and keeps working when the module
@@ -44,6 +52,7 @@ from torch.utils import _pytree as pytree
 
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.cache import Cache
+from lowerline.driver.memory import compile_memory as memory_bound
 from lowerline.driver.workers import (
     CompileError,
     ImportWorker,
@@ -82,6 +91,8 @@ def _target_name(target: str) -> str:
 # torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
 STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
+# In Specialization.arguments: the seed of the model's random ops.
+SEED_INPUT = -1
 
 
 def _number_key(value: bool | int | float) -> tuple:
@@ -96,34 +107,81 @@ def _number_key(value: bool | int | float) -> tuple:
 
 @dataclass
 class Specialization:
-    """One compiled artifact: fixed input shapes, dtypes and baked numbers."""
+    """One compiled artifact: fixed input shapes, dtypes, baked numbers and aliasing."""
 
     inputs: list[InputSpec]
     out_spec: pytree.TreeSpec
-    outputs: list[tuple]  # ("tensor", shape, dtype) or ("constant", value)
-    tensor_inputs: list[int]  # flat user-input indices that are function arguments
+    outputs: list[tuple]  # ("tensor", shape, dtype), ("number", type) or ("constant", value)
+    # The library's arguments: a flat user-input index, a mutated buffer's name,
+    # or SEED_INPUT: a seed drawn from torch's default generator at each call.
+    arguments: list[int | str]
+    # Its first results are new values to write back: into a flat user input
+    # (an index) or a mutated buffer (its name); the user's outputs follow.
+    writes: list[int | str]
     artifacts_dir: str
     stage_seconds: dict[str, float]
     cache_hit: bool
     function: NativeFunction | GpuFunction
     cpu_function: NativeFunction | None = None  # GPU targets: the mapped IR on the CPU
     fallbacks: list[Remark] = field(default_factory=list)
+    aliases: tuple = ()  # which tensor inputs share memory (_aliases)
+    # Every output is a tensor: the library's results are the outputs as they are.
+    tensors_only: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tensors_only = all(kind[0] == "tensor" for kind in self.outputs)
 
     @property
     def key(self) -> tuple:
-        return tuple(
-            spec.shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs
-        )
+        shapes = (spec.shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs)
+        return (*shapes, self.aliases)
+
+    def call(
+        self, function: NativeFunction | GpuFunction, flat: Any, state: dict[str, torch.Tensor]
+    ) -> Any:
+        """Run ``function`` on the call's inputs and state, write back what
+        ``forward`` mutated, and return the outputs."""
+        tensors = [_argument(a, flat, state) for a in self.arguments]
+        results = function(tensors)
+        if not self.writes:
+            return self.assemble(results)
+        for target, value in zip(self.writes, results, strict=False):
+            # Into the caller's own tensor (a view too), as eager's in-place op would.
+            (flat[target] if isinstance(target, int) else state[target]).copy_(value)
+        return self.assemble(results[len(self.writes) :])
 
     def assemble(self, results: list[torch.Tensor]) -> Any:
-        """The library's tensors (and baked-in constants) in the module's output structure."""
-        if self.out_spec.is_leaf() and len(results) == 1:
-            return results[0]
-        if len(results) == len(self.outputs):
-            return pytree.tree_unflatten(results, self.out_spec)
+        """The library's tensors, numbers (``t.item()``: 0-d tensors) and
+        baked-in constants in the module's output structure."""
+        if self.tensors_only:
+            return (
+                results[0]
+                if self.out_spec.is_leaf()
+                else pytree.tree_unflatten(results, self.out_spec)
+            )
         tensors = iter(results)
-        flat = [next(tensors) if kind[0] == "tensor" else kind[1] for kind in self.outputs]
+        flat = [_output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
+
+
+def _argument(source: int | str, flat: Any, state: dict[str, torch.Tensor]) -> torch.Tensor:
+    """One library argument: a user input or a buffer, contiguous; or, for
+    SEED_INPUT, a seed drawn from torch's default generator as torch's own
+    random ops draw theirs, so ``torch.manual_seed(s)`` before a call makes its
+    random numbers reproducible and two calls differ."""
+    if source == SEED_INPUT:
+        return torch.randint(2**62, ())
+    value = flat[source] if isinstance(source, int) else state[source]
+    return value if value.is_contiguous() else value.contiguous()
+
+
+def _output(kind: tuple, tensors: Any) -> Any:
+    """One flat output: the next tensor, a number from the next (0-d) tensor, or a constant."""
+    if kind[0] == "tensor":
+        return next(tensors)
+    if kind[0] == "number":
+        return kind[1](next(tensors).item())  # int, float or bool, as eager's item()
+    return kind[1]
 
 
 def _options_text(options: CpuOptions | GpuOptions) -> str:
@@ -170,8 +228,10 @@ class CompiledModule:
         cache: Cache,
         dump_dir: str | None,
         max_specializations: int,
+        compile_memory: int | None = None,
     ):
         self._module = module  # kept to compile new specializations only
+        self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
         self.options = options
         self._options_text = _options_text(options)
@@ -186,7 +246,11 @@ class CompiledModule:
         self._flat_call = False  # inputs are positional tensors and numbers, no containers
         self._specs: list[InputSpec] = []
         self._weights: str | None = None
+        self._tensor_positions: list[int] = []  # flat indices of the tensor inputs
         self._last_called: Specialization | None = None
+        # Buffers forward writes into: the module's own tensors, updated in
+        # place by every call (as eager updates them), by name.
+        self._state: dict[str, torch.Tensor] = {}
 
     # -- inspection -------------------------------------------------------
 
@@ -283,8 +347,7 @@ class CompiledModule:
         specialization = self._by_key.get(self._key(flat)) or self._specialize(args)
         if specialization.cpu_function is None:
             raise RuntimeError("compiled with cpu_emulation=False: no CPU build of the mapped IR")
-        tensors = [flat[i].contiguous() for i in specialization.tensor_inputs]
-        return specialization.assemble(specialization.cpu_function(tensors))
+        return specialization.call(specialization.cpu_function, flat, self._state)
 
     def memory(self) -> MemoryStats:
         """The intermediate memory of the last call, counted at run time.
@@ -314,15 +377,12 @@ class CompiledModule:
         specialization = self._by_key.get(self._key(flat))
         if specialization is None:
             specialization = self._specialize(args)
-        tensors = [flat[i] for i in specialization.tensor_inputs]
-        for index, tensor in enumerate(tensors):
-            if not tensor.is_contiguous():
-                tensors[index] = tensor.contiguous()
         self._last_called = specialization
-        return specialization.assemble(specialization.function(tensors))
+        return specialization.call(specialization.function, flat, self._state)
 
     def _key(self, flat: tuple | list) -> tuple:
-        """Check every input against the first specialization; return the call's key."""
+        """Check every input against the first specialization; return the call's
+        key: shapes, numbers, and which tensor inputs share memory."""
         key: list[Any] = []
         for spec, value in zip(self._specs, flat, strict=True):
             if spec.is_tensor:
@@ -341,6 +401,9 @@ class CompiledModule:
                 ):
                     value = _number_or_error(spec, value)
                 key.append(_number_key(value))
+        key.append(
+            _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        )
         return tuple(key)
 
     def _count_error(self, count: int) -> TypeError:
@@ -401,7 +464,11 @@ class CompiledModule:
             self._in_spec = program.in_spec
             self._specs = program.inputs
             self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
-        elif program.weights_digest != self._weights:
+            self._tensor_positions = [i for i, spec in enumerate(self._specs) if spec.is_tensor]
+        flat = pytree.tree_leaves(args)
+        aliases = _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        _check_aliased_writes(program, aliases)
+        if program.weights_digest != self._weights:
             raise RuntimeError(
                 "the module's weights changed since lowerline.compile: this compiled module "
                 "holds the weights it was compiled with and will not mix them with new ones "
@@ -425,14 +492,20 @@ class CompiledModule:
         cpu_function = None
         emulation = os.path.join(folder, "cpu.so")
         if isinstance(self.options, GpuOptions) and os.path.exists(emulation):
-            outputs = [(r[0], r[1]) for kind, *r in program.outputs if kind == "tensor"]
-            cpu_function = NativeFunction(emulation, meta["entry"], outputs)
+            cpu_function = NativeFunction(emulation, meta["entry"], _result_types(meta))
+        for name in meta["arguments"]:
+            if isinstance(name, str) and name not in self._state:
+                self._state[name] = self._module.get_buffer(name)
         return Specialization(
             cpu_function=cpu_function,
             inputs=program.inputs,
             out_spec=program.out_spec,
             outputs=program.outputs,
-            tensor_inputs=meta["tensor_inputs"],
+            arguments=meta["arguments"],
+            writes=[
+                r.get("user_index", r.get("name")) for r in meta["results"] if r["kind"] != "output"
+            ],
+            aliases=aliases,
             artifacts_dir=folder,
             stage_seconds=stage_seconds,
             cache_hit=hit,
@@ -442,12 +515,12 @@ class CompiledModule:
 
     def _load(self, key: str, program: Program) -> tuple[dict, bool, NativeFunction | GpuFunction]:
         """The entry for ``key``, compiled on a miss, and its loaded library."""
-        outputs = [(rest[0], rest[1]) for kind, *rest in program.outputs if kind == "tensor"]
         for attempt in range(2):
             meta = self._cache.lookup(key)
             hit = meta is not None
             if meta is None:
                 meta = self._compile(key, program)
+            outputs = _result_types(meta)
             try:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
@@ -465,8 +538,9 @@ class CompiledModule:
         cache = self._cache
         workspace = cache.new_workspace()
         try:
+            failures = os.path.join(cache.root, "failures")
             meta = _compile_artifact(
-                program, self.options, workspace, os.path.join(cache.root, "failures")
+                program, self.options, workspace, failures, self._compile_memory
             )
             cache.publish(key, workspace, meta, _artifact_files(workspace))
         except OSError as err:
@@ -481,6 +555,64 @@ class CompiledModule:
 
 # Errors of a disk that cannot take the artifacts (full, read-only, no permission, quota).
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT})
+
+
+def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
+    """The shape and dtype of every result of the library (its out-parameters)."""
+    return [(tuple(r["shape"]), getattr(torch, r["dtype"])) for r in meta["results"]]
+
+
+def _aliases(flat: tuple | list, positions: list[int]) -> tuple:
+    """Which tensor inputs share memory: ``(i, j, same)`` for each pair of flat
+    inputs whose bytes overlap, ``same`` when they are the same view (one
+    tensor passed twice). Empty when none do (the usual call).
+
+    torch.export traces a tensor passed twice as one input (the graph reads
+    the second only), so a call with other aliasing needs another specialization.
+    """
+    spans = []
+    for index in positions:
+        tensor = flat[index]
+        if tensor.numel() == 0:
+            continue
+        strides = zip(tensor.shape, tensor.stride(), strict=True)
+        extent = 1 + sum((size - 1) * stride for size, stride in strides)  # in elements
+        start = tensor.data_ptr()
+        spans.append((start, start + extent * tensor.element_size(), index, tensor))
+    if len(spans) < 2:
+        return ()
+    spans.sort(key=lambda span: span[0])
+    found: list[tuple[int, int, bool]] = []
+    live: list[tuple[int, int, int, torch.Tensor]] = []
+    for span in spans:
+        live = [other for other in live if other[1] > span[0]]
+        for other in live:
+            same = other[0] == span[0] and _same_view(other[3], span[3])
+            found.append((min(other[2], span[2]), max(other[2], span[2]), same))
+        live.append(span)
+    return tuple(sorted(found))
+
+
+def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.stride() == b.stride()
+
+
+def _check_aliased_writes(program: Program, aliases: tuple) -> None:
+    """Refuse a call whose inputs overlap in part where ``forward`` writes into one.
+
+    Eager would see the write through the other view; the compiled code reads
+    its own copy. (The same tensor passed twice is fine: torch.export traces it
+    as one input.)"""
+    names = [spec.name for spec in program.inputs]
+    for first, second, same in aliases:
+        written = {first, second} & program.mutated_inputs
+        if written and not same:
+            raise ValueError(
+                f"forward writes into {names[min(written)]}, and {names[first]} and "
+                f"{names[second]} are overlapping views of one tensor: eager would see the "
+                "write through the other view, compiled code does not; pass separate tensors "
+                "(a .clone()) or the same tensor twice"
+            )
 
 
 def _tensor_error(spec: InputSpec, value: Any) -> Exception:
@@ -525,15 +657,20 @@ def _stage_file(folder: str, stage: str) -> str:
 
 
 def _compile_artifact(
-    program: Program, options: CpuOptions | GpuOptions, workspace: str, failures: str
+    program: Program,
+    options: CpuOptions | GpuOptions,
+    workspace: str,
+    failures: str,
+    memory: int | None = None,
 ) -> dict:
-    """Import and compile ``program`` into ``workspace``; returns the entry's metadata."""
+    """Import and compile ``program`` into ``workspace``, each worker within
+    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
     seconds["save"] = time.perf_counter() - start
     start = time.perf_counter()
-    reply = ImportWorker.run(workspace)
+    reply = ImportWorker.run(workspace, memory)
     seconds["import"] = time.perf_counter() - start
     if not reply["ok"]:
         if reply["kind"] == "unsupported" and reply.get("ops"):
@@ -542,9 +679,12 @@ def _compile_artifact(
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
         json.dump(request, handle)
-    result = run_compile_worker(workspace, failures)
+    result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
-    tensor_inputs = [a["user_index"] for a in reply["args"] if a["kind"] == "input"]
+    # The library's arguments: user inputs by flat index, mutated buffers by name.
+    arguments = [a.get("user_index", a["name"]) for a in reply["args"] if a["kind"] != "weight"]
+    if result.get("seed"):  # a trailing seed drawn at each call (driver.seed)
+        arguments.append(SEED_INPUT)
     # The weights are inside the library now; the raw copies are not needed,
     # nor the job files that name this workspace.
     shutil.rmtree(os.path.join(workspace, "weights"), ignore_errors=True)
@@ -553,7 +693,8 @@ def _compile_artifact(
             os.remove(os.path.join(workspace, name))
     return {
         "entry": result["entry"],
-        "tensor_inputs": tensor_inputs,
+        "arguments": arguments,
+        "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
     }
@@ -633,6 +774,7 @@ def compile(
     cache: bool = True,
     cache_dir: str | None = None,
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
+    compile_memory: int | str | None = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -654,6 +796,10 @@ def compile(
     ``~/.cache/lowerline`` (size limit: ``$LOWERLINE_CACHE_MAX_BYTES``);
     ``cache=False`` compiles into a temporary folder removed with the compiled
     module. ``dump_dir`` receives every stage's IR and the library.
+    ``compile_memory`` bounds the memory of each compile's worker processes
+    (bytes, or a size such as ``"4G"``; default ``$LOWERLINE_COMPILE_MEMORY``,
+    else half the machine's memory): a worker going past it is stopped and
+    reported as a ``CompileError`` naming the stage and pass that was running.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -672,11 +818,12 @@ def compile(
         parsed = _parse_options({**options, "target": target_name})
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
+    memory = None if compile_memory is None else memory_bound(compile_memory)
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
     store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
-    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations)
+    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
     compiled._add(compiled._build(example_inputs))

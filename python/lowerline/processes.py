@@ -27,6 +27,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 _PR_SET_PDEATHSIG = 1
@@ -41,12 +42,18 @@ def kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_in_group(command: list[str], timeout: float | None = None, **kwargs: Any):
+def run_in_group(
+    command: list[str],
+    timeout: float | None = None,
+    started: Callable[[subprocess.Popen], None] | None = None,
+    **kwargs: Any,
+):
     """``subprocess.run(command, capture_output=True, text=True)`` with the
     child in a new process group, killed as a whole when the call ends: on
     ``timeout`` (``subprocess.TimeoutExpired`` is raised, as ``run`` does),
     on any exception including KeyboardInterrupt, and after a normal exit
-    (grandchildren it left behind)."""
+    (grandchildren it left behind). ``started`` is called with the child
+    once it runs (a watch on its memory)."""
     with subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -58,6 +65,8 @@ def run_in_group(command: list[str], timeout: float | None = None, **kwargs: Any
     ) as process:
         _RUNNING.add(process)
         try:
+            if started is not None:
+                started(process)
             stdout, stderr = process.communicate(timeout=timeout)
         except BaseException:
             kill_group(process)

@@ -129,13 +129,14 @@ def _resign(entry: str, change) -> None:
     "change",
     [
         lambda meta: meta.update(entry=7),
-        lambda meta: meta.update(tensor_inputs="0"),
+        lambda meta: meta.update(arguments="0"),
+        lambda meta: meta.update(results=[{"kind": "output", "shape": ["3"], "dtype": "f"}]),
         lambda meta: meta.update(stage_seconds=[1.0]),
         lambda meta: meta.update(fallbacks=[{"nonsense": 1}]),
         lambda meta: meta.update(files=["lib.so"]),
         lambda meta: meta.pop("entry"),
     ],
-    ids=["entry", "tensor_inputs", "stage_seconds", "fallbacks", "files", "missing"],
+    ids=["entry", "arguments", "results", "stage_seconds", "fallbacks", "files", "missing"],
 )
 def test_signed_manifest_with_wrong_fields_is_evicted_and_rebuilt(tmp_path, change):
     model, x = make_model(), example()

@@ -89,3 +89,17 @@ func.func @drops_self_copies(%big: memref<2x8xf32>) {
   memref.copy %view, %view : memref<2x3xf32, strided<[8, 1], offset: 1>> to memref<2x3xf32, strided<[8, 1], offset: 1>>
   return
 }
+
+// -----
+
+// Complex elements have no vector type: a strided copy of them (a complex
+// concatenation's operand) is a linalg.copy, never a vector transfer.
+// CHECK-LABEL: func.func @copies_complex_rows_as_linalg_copy(
+// CHECK:         linalg.copy {{.*}}outs(%{{.+}} : memref<3x5xcomplex<f64>, strided<[5, 1], offset: 10>>)
+// CHECK-NOT:     vector.transfer_read
+// CHECK-NOT:     memref.copy
+func.func @copies_complex_rows_as_linalg_copy(%x: memref<3x5xcomplex<f64>>, %cat: memref<5x5xcomplex<f64>>) {
+  %view = memref.subview %cat[2, 0] [3, 5] [1, 1] : memref<5x5xcomplex<f64>> to memref<3x5xcomplex<f64>, strided<[5, 1], offset: 10>>
+  memref.copy %x, %view : memref<3x5xcomplex<f64>> to memref<3x5xcomplex<f64>, strided<[5, 1], offset: 10>>
+  return
+}

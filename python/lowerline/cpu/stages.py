@@ -66,9 +66,11 @@ def graph(o: CpuOptions) -> str:
     which elementwise fusion can merge into their consumers. Results nothing
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
+    torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
+    (``lowerline-lower-tm-tensor``): nothing after it knows them.
     """
     return (
-        "func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
+        "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
         "lowerline-fuse-elementwise),canonicalize,cse"
     )
 
@@ -178,6 +180,10 @@ def llvm(o: CpuOptions) -> str:
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # Complex arithmetic and functions (complex.exp, .log, .abs...) as
+        # arith and math on the real and imaginary parts: convert-to-llvm
+        # lowers only a few complex ops (create, re, im, add, sub, mul, div).
+        "convert-complex-to-standard",
         # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
         "lowerline-approximate-exp",
         # f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2, powf likewise.
@@ -203,6 +209,8 @@ def llvm(o: CpuOptions) -> str:
         # Fold the per-access constants and descriptor reads the lowering repeats.
         "canonicalize",
         "cse",
+        # An op nothing above lowered fails here, named, not in code generation.
+        "lowerline-require-llvm-dialect",
     ]
     return ",".join(passes)
 

@@ -1,5 +1,6 @@
 """The compile driver: the processes of a compile (the torch-mlir import worker,
-the compile worker), the artifact cache, object code and shared libraries,
+the compile worker) and their memory bound, the random-number seed of a
+compiled module, the artifact cache, object code and shared libraries,
 and the command-line drivers (``lowerline-opt``, ``lowerline run``,
 ``lowerline compile``).
 

@@ -185,11 +185,22 @@ def check_manifest(meta: Any) -> None:
     for name, digest in files.items():
         _expect(_inside(name) and isinstance(digest, str), f"bad file entry {name!r}")
     _expect(isinstance(meta.get("entry"), str), "entry must be a string")
-    inputs = meta.get("tensor_inputs")
+    arguments = meta.get("arguments")
     _expect(
-        isinstance(inputs, list) and all(type(index) is int for index in inputs),
-        "tensor_inputs must be a list of ints",
+        isinstance(arguments, list) and all(type(a) in (int, str) for a in arguments),
+        "arguments must be a list of input indices and buffer names",
     )
+    results = meta.get("results")
+    _expect(isinstance(results, list), "results must be a list")
+    for result in results:
+        _expect(
+            isinstance(result, dict)
+            and isinstance(result.get("shape"), list)
+            and all(type(size) is int for size in result["shape"])
+            and isinstance(result.get("dtype"), str)
+            and result.get("kind") in ("output", "input", "state"),
+            f"bad result {result!r}",
+        )
     seconds = meta.get("stage_seconds")
     _expect(
         isinstance(seconds, dict) and all(_is_number(value) for value in seconds.values()),

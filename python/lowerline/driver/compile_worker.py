@@ -9,8 +9,9 @@ and writes:
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
-  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``), ``error.json`` when a
-  pass fails with diagnostics.
+  loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
+  @main takes a trailing seed argument, ``bind_seed``), ``error.json`` when
+  a pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
 built zero-copy from memory-mapped files, so passes can fold and pack them
@@ -33,7 +34,9 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
+from lowerline.driver.seed import bind_seed
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
@@ -115,6 +118,10 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     new_type = ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
+    # The compiled code never writes its inputs: one-shot-bufferize copies an
+    # input that is updated in place (a scatter into it) instead of writing it.
+    read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get([read_only] * len(entry.arguments))
 
 
 def _record_step(
@@ -147,17 +154,44 @@ def _clone(module: ir.Module) -> ir.Module:
     return copy
 
 
+HOG_ENV = "LOWERLINE_TEST_HOG_MEMORY"
+
+
+def _hog_memory(stage: str, spec: str) -> list[bytes]:
+    """The test hook ``$LOWERLINE_TEST_HOG_MEMORY=STAGE:BYTES``: in the first
+    pass of ``STAGE``, take BYTES of memory (touched, so resident), 16 MiB at
+    a time with pauses the parent's memory watch sees: a pass that blows up,
+    for the tests of the memory bound (python/tests/test_compile_memory.py).
+    Elsewhere, nothing."""
+    wanted_stage, _, size = spec.partition(":")
+    if stage != wanted_stage:
+        return []
+    chunk, held = 16 << 20, []
+    for _ in range(parse_size(size, HOG_ENV) // chunk + 1):
+        held.append(b"\1" * chunk)
+        time.sleep(0.005)
+    return held
+
+
 def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
     """A runner that dumps every stage to ``ir/`` and, before each stage and
     each pass, says what runs on what (``progress.log``,
     ``current-stage.json``): the parent's account of a worker that died."""
     progress = Progress(os.path.join(job, "progress.log"))
+    hog = os.environ.get(HOG_ENV)
+    first_pass: list[str] = []  # the stage whose first pass is next, if any
 
     def on_stage(start: StageStart) -> None:
         progress.log("stage", start.stage)
         _record_step(job, start.stage, start.input_path, start.pipeline)
+        first_pass[:] = [start.stage]
 
-    inst = Instrumentation(before=lambda label: progress.log("pass", label))
+    def before(label: str) -> None:
+        progress.log("pass", label)
+        if hog and first_pass:
+            _hog_memory(first_pass.pop(), hog)
+
+    inst = Instrumentation(before=before)
     return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)
 
 
@@ -192,28 +226,33 @@ def _link(
     seconds["object" if name == "lib" else f"{name}-object"] = time.perf_counter() - start
 
 
-def _parse_input(job: str, request: dict, lowerer: Lowerer, seconds: dict) -> ir.Module:
+def _parse_input(
+    job: str, request: dict, lowerer: Lowerer, seconds: dict
+) -> tuple[ir.Module, bool]:
+    """The job's module with its weights as constants, and whether @main
+    takes a seed argument (``bind_seed``)."""
     start = time.perf_counter()
     Progress(os.path.join(job, "progress.log")).log("stage", "linalg")
     with open(os.path.join(job, "linalg.mlir"), encoding="utf-8") as handle:
         module = lowerer.parse(handle.read(), "linalg.mlir")
     with lowerer.context:
         bind_weights(module, request["args"])
+        seeded = bind_seed(module, _main_func(module))
     _dumps(job).write(module, 0, "linalg")
     seconds["linalg"] = time.perf_counter() - start
-    return module
+    return module, seeded
 
 
 def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     options = CpuOptions(**request["options"])
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
-    module = _parse_input(job, request, lowerer, seconds)
+    module, seeded = _parse_input(job, request, lowerer, seconds)
     with Watch(tiled=options.tile) as watch:
         runner = _stage_runner(job, lowerer, watch.after_stage)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
@@ -224,7 +263,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     target = gpu_target(options.target)
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
-    module = _parse_input(job, request, lowerer, seconds)
+    module, seeded = _parse_input(job, request, lowerer, seconds)
     kept: dict[str, Any] = {}
 
     def after(stage: str, current: ir.Module) -> None:
@@ -248,7 +287,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     if "mapped" in kept:
         emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json()}
+    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
 
 
 def _emulate_on_cpu(

@@ -5,6 +5,11 @@
 * The compile worker (the ``mlir`` bindings, LLVM with assertions on) runs
   once per compile, so that an abort inside a pass kills only it; its exit
   status, ``progress.log`` and stderr become a ``CompileError``.
+
+Both run under the compile memory bound (``lowerline.driver.memory``): a
+worker whose process group grows past it is killed and reported as a
+``CompileError`` (for the compile worker: with the stage and pass that was
+running and the reproducer of that stage).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from lowerline.driver.cache import REPRODUCER_NAME
+from lowerline.driver.memory import MemoryWatch, compile_memory
 from lowerline.errors import LowerlineError
 from lowerline.processes import kill_group, run_in_group
 
@@ -59,12 +65,23 @@ class CompileError(LowerlineError):
         super().__init__("\n".join(lines))
 
 
+# ATen ops whose result's shape depends on the input's values: compiled code
+# has static output shapes, so these cannot be lowered, only reported.
+DATA_DEPENDENT_SHAPES = ("masked_select", "nonzero", "unique", "argwhere")
+
+
+def _short_name(aten: str) -> str:
+    return aten.removeprefix("aten.").removeprefix("torch.").split(".", 1)[0].strip("_")
+
+
 class UnsupportedOpsError(CompileError):
     """The model uses ops that cannot be lowered; lists all of them at once.
 
     ``ops``: one dict per op with ``op`` (the ATen op of the user's program
     where it is known, else the MLIR op), ``count``, ``where`` (``file:line``
-    of the user's source) and ``mlir_op`` (what torch-mlir made of it).
+    of the user's source), ``mlir_op`` (what torch-mlir made of it) and
+    ``reason`` (why it stopped there: no torch-mlir lowering, a lowering that
+    rejects this use, or a TMTensor op lowerline does not lower).
     """
 
     def __init__(self, ops: list[dict[str, Any]]):
@@ -76,11 +93,13 @@ class UnsupportedOpsError(CompileError):
                 line += f" at {', '.join(op['where'][:5])}"
                 if len(op["where"]) > 5:
                     line += f" and {len(op['where']) - 5} more places"
-            mlir_op = op.get("mlir_op") or ""
-            if mlir_op.startswith("torch."):
-                line += " [torch-mlir has no lowering of it to linalg]"
-            elif mlir_op and mlir_op != op["op"]:
-                line += f" [torch-mlir makes it {mlir_op}, which upstream MLIR cannot take]"
+            if _short_name(op["op"]) in DATA_DEPENDENT_SHAPES:
+                line += (
+                    " [the size of its result depends on the data; compiled code has "
+                    "static output shapes]"
+                )
+            elif op.get("reason"):  # the import worker's: which lowering is missing
+                line += f" [{op['reason']}]"
             lines.append(line)
         total = len(ops)
         super().__init__(
@@ -131,8 +150,11 @@ class ImportWorker:
         return process
 
     @classmethod
-    def run(cls, job: str) -> dict[str, Any]:
-        with cls._lock:
+    def run(cls, job: str, memory: int | None = None) -> dict[str, Any]:
+        """Import ``job``; the worker's group may use ``memory`` bytes
+        (None: ``memory.compile_memory()``) while it does."""
+        limit_bytes = compile_memory(memory)
+        with cls._lock, MemoryWatch(limit_bytes) as watch:
             if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
                 cls._process = None
             if cls._process is None or cls._process.poll() is not None:
@@ -141,6 +163,7 @@ class ImportWorker:
             limit = timeout_seconds()
             # Started with stdin and stdout as pipes (_start).
             assert process.stdin is not None and process.stdout is not None
+            watch.start(process)
             try:
                 process.stdin.write(json.dumps({"job": job}) + "\n")
                 process.stdin.flush()
@@ -164,6 +187,8 @@ class ImportWorker:
                 )
             if not line:
                 cls._process = None
+                if watch.exceeded:
+                    raise CompileError("import", watch.message("import"))
                 raise CompileError("import", f"the import worker died{cls._log_tail()}")
         return json.loads(line)
 
@@ -212,16 +237,18 @@ def _last_progress(job: str) -> tuple[str, str | None]:
     return stage, pass_name
 
 
-def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
-    """Run the compile worker on ``job``; raise CompileError on any failure."""
+def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -> dict[str, Any]:
+    """Run the compile worker on ``job``, its group within ``memory`` bytes
+    (None: ``memory.compile_memory()``); raise CompileError on any failure."""
     launches["compile"] += 1
     limit = timeout_seconds()
+    argv = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
     try:
         # The worker and every tool it starts are killed together when the
-        # limit expires or the caller is interrupted (lowerline.processes).
-        done = run_in_group(
-            [sys.executable, "-m", "lowerline.driver.compile_worker", job], timeout=limit
-        )
+        # limit expires, the memory bound is passed or the caller is
+        # interrupted (lowerline.processes).
+        with MemoryWatch(compile_memory(memory)) as watch:
+            done = run_in_group(argv, timeout=limit, started=watch.start)
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)
         raise CompileError(
@@ -237,7 +264,9 @@ def run_compile_worker(job: str, failures_dir: str) -> dict[str, Any]:
     stage, pass_name = _last_progress(job)
     error_path = os.path.join(job, "error.json")
     current_path = os.path.join(job, "current-stage.json")
-    if done.returncode > 0 and os.path.exists(error_path):
+    if watch.exceeded:
+        message, diagnostics = watch.message("compile"), []
+    elif done.returncode > 0 and os.path.exists(error_path):
         error = _read_json(error_path)
         message, diagnostics = error["summary"], error["diagnostics"]
     else:

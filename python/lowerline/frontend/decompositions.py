@@ -8,6 +8,13 @@ torch with aten ops whose lowering is exact:
   MLIR 22 parser cannot read. Written as a log-step (Hillis-Steele) scan of
   shifted adds, it reaches linalg as plain elementwise ops, pads and slices:
   ``ceil(log2(n))`` steps of ``x + shift(x, 2**k)``.
+* ``aten.sort.stable``: torch-mlir has no lowering; ``aten.sort.default``
+  becomes ``tm_tensor.sort``, which lowerline sorts stably whatever
+  ``stable`` says (``lowerline-lower-tm-tensor``), so it is that.
+* ``aten.cummax``, ``aten.cummin``: torch-mlir has no lowering. A log-step
+  scan, as for cumsum, of (value, index) pairs under ATen's order: a NaN
+  beats every number, equal values go to the later index
+  (``aten/src/ATen/native/ReduceOps.cpp``, ``cummax_cummin_helper``).
 * ``aten.gelu``: torch-mlir's ``approximate="tanh"`` lowering uses 0.797724
   for sqrt(2/pi) (0.7978846), an error of 2e-4 relative in the tanh argument.
   Written out with ATen's constants for both variants.
@@ -43,9 +50,14 @@ torch with aten ops whose lowering is exact:
   the extreme value, then the smallest index holding it (or holding a NaN,
   which torch counts as the extreme), so ties give the first index as in
   torch.
+* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
+  ``neg``, ``reciprocal`` and ``angle``
+  (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
+  the parts, in ``complex_ops``.
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
-  ``float32`` (its "opmath" type) and round once, which this does too, as
+  ``float32`` (its "opmath" type; a cumprod keeps its running product in
+  it) and round once, which this does too, as
   torch-mlir already does for matmul and convolution. Over 1029 bf16 values
   a half accumulator is off by 10% and more.
 
@@ -61,6 +73,8 @@ from typing import Any
 
 import torch
 from torch.utils import _pytree as pytree
+
+from lowerline.frontend import complex_ops
 
 aten = torch.ops.aten
 HALF = (torch.float16, torch.bfloat16)
@@ -85,6 +99,7 @@ ACCUMULATE_IN_F32 = (
     aten.avg_pool3d.default,
     aten._adaptive_avg_pool2d.default,
     aten.adaptive_avg_pool1d.default,
+    aten.cumprod.default,
 )
 
 
@@ -108,6 +123,51 @@ def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch
         x = x + shifted
         shift *= 2
     return x if result_dtype is None else x.to(result_dtype)
+
+
+def sort_stable(
+    x: torch.Tensor, *, stable: bool | None = None, dim: int = -1, descending: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return aten.sort.default(x, dim, descending)
+
+
+def _running_extreme(x: torch.Tensor, dim: int, earlier_wins: Callable) -> tuple:
+    """(values, indices) of a running max or min along ``dim``: a log-step
+    scan where the pair ``shift`` places earlier replaces the current one when
+    ``earlier_wins(current, earlier)``."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros_like(x, dtype=torch.int64)
+    dim = dim % x.dim()
+    length = x.shape[dim]
+    view = [1] * x.dim()
+    view[dim] = length
+    position = torch.arange(length).reshape(view)
+    values, indices = x, position.expand(x.shape)
+    shift = 1
+    while shift < length:
+        pad = [0, 0] * (x.dim() - 1 - dim) + [shift, 0]
+        earlier = torch.nn.functional.pad(values.narrow(dim, 0, length - shift), pad)
+        earlier_index = torch.nn.functional.pad(indices.narrow(dim, 0, length - shift), pad)
+        wins = (position >= shift) & earlier_wins(values, earlier)
+        values = torch.where(wins, earlier, values)
+        indices = torch.where(wins, earlier_index, indices)
+        shift *= 2
+    return values, indices
+
+
+def cummax(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def earlier_wins(current: torch.Tensor, earlier: torch.Tensor) -> torch.Tensor:
+        # ATen moves to a later element when `isnan(x) || (!isnan(out) && x >= out)`.
+        return ~_is_nan(current) & (_is_nan(earlier) | (earlier > current))
+
+    return _running_extreme(x, dim, earlier_wins)
+
+
+def cummin(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def earlier_wins(current: torch.Tensor, earlier: torch.Tensor) -> torch.Tensor:
+        return ~_is_nan(current) & (_is_nan(earlier) | (earlier < current))
+
+    return _running_extreme(x, dim, earlier_wins)
 
 
 def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
@@ -358,6 +418,9 @@ def decomposition_table() -> dict:
     table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
     table[aten.cumsum.default] = cumsum
     table[aten.gelu.default] = gelu
+    table[aten.sort.stable] = sort_stable
+    table[aten.cummax.default] = cummax
+    table[aten.cummin.default] = cummin
     table[aten.fmod.Scalar] = fmod
     table[aten.fmod.Tensor] = fmod
     table[aten.maximum.default] = maximum
@@ -366,4 +429,8 @@ def decomposition_table() -> dict:
     table[aten.clamp.Tensor] = clamp
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
+    for op, entry in complex_ops.table().items():
+        if op in table:  # none today; an entry of torch-mlir's must not be lost
+            raise RuntimeError(f"{op} has a decomposition already; chain the two")
+        table[op] = entry
     return table

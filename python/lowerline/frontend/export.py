@@ -1,21 +1,32 @@
 """The user-process half of the frontend: torch.export and the cache key.
 
 Nothing here imports MLIR or torch_mlir. ``export_program`` checks the
-example inputs, runs ``torch.export`` and describes the program's calling
-convention; ``cache_key`` hashes everything a compiled artifact depends on;
-``describe_unsupported`` turns the import worker's list of ops that did not
-lower into the ATen ops and source lines of the user's program.
+example inputs, runs ``torch.export`` (strict where non-strict fails on a
+number read from a tensor) and describes the program's calling convention:
+its outputs (number outputs made 0-d tensors), the buffers and inputs
+``forward`` writes into; ``cache_key`` hashes everything a compiled artifact
+depends on; ``describe_unsupported`` turns the import worker's list of ops
+that did not lower into the ATen ops and source lines of the user's program.
+
+Training mode: a module is exported in the mode it is in. Its random ops
+(``nn.Dropout``, ``F.dropout(training=True)``, ``nn.RReLU``) draw new numbers
+at every call, seeded from torch's generator (``lowerline.driver.seed``); the
+buffers its forward updates (BatchNorm's running statistics) are the compiled
+module's state, updated in place at every call as eager would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.metadata
 import inspect
+import io
 import os
 import platform
 import re
+import sys
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -52,8 +63,13 @@ class Program:
     in_spec: pytree.TreeSpec
     inputs: list[InputSpec]
     out_spec: pytree.TreeSpec
-    # Flattened outputs: ("tensor", shape, dtype) or ("constant", value).
+    # Flattened outputs: ("tensor", shape, dtype), ("number", type) for a
+    # run-time number (``t.item()``) or ("constant", value).
     outputs: list[tuple[Any, ...]] = field(default_factory=list)
+    # Buffers forward writes into: arguments of the library, not baked-in weights.
+    state: frozenset[str] = frozenset()
+    # Flat user inputs forward writes into (their new values are written back).
+    mutated_inputs: frozenset[int] = frozenset()
 
     @cached_property
     def weights_digest(self) -> str:
@@ -65,7 +81,9 @@ class Program:
             value = tensors[name]
             if isinstance(value, torch.Tensor):
                 digest.update(name.encode())
-                _hash_tensor(digest, value)
+                # A mutated buffer is state, passed at call time: its bytes
+                # change with every call and are not in the library.
+                _hash_tensor(digest, value, values=name not in self.state)
         return digest.hexdigest()
 
 
@@ -141,7 +159,7 @@ def _export(
     module: torch.nn.Module, args: tuple, in_spec: pytree.TreeSpec, inputs: list[InputSpec]
 ) -> Program:
     try:
-        exported = torch.export.export(module, args, strict=False)
+        exported = _trace(module, args)
     except Exception as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ExportError(f"torch.export could not capture the model: {first}") from err
@@ -149,13 +167,182 @@ def _export(
     outputs: list[tuple[Any, ...]] = []
     for result in output_node.args[0]:
         if isinstance(result, torch.fx.Node):
-            val = result.meta.get("val")
-            if not isinstance(val, torch.Tensor):
-                raise ExportError(f"output '{result.name}' is a {type(val).__name__}, not a tensor")
-            outputs.append(("tensor", tuple(val.shape), val.dtype))
+            outputs.append(_describe_output(result))
         else:
             outputs.append(("constant", result))
-    return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs)
+    _numbers_as_tensors(exported)
+    state, mutated = _writes(exported)
+    return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+
+
+def _writes(exported: torch.export.ExportedProgram) -> tuple[frozenset[str], frozenset[int]]:
+    """The buffers (by name) and flat user inputs (by index) ``forward`` writes into."""
+    written = mutated_placeholders(exported.graph)
+    specs = exported.graph_signature.input_specs
+    state = frozenset(
+        spec.target
+        for spec in specs
+        if spec.kind.name == "BUFFER" and spec.arg.name in written and spec.target
+    )
+    users = [spec for spec in specs if spec.kind.name == "USER_INPUT"]
+    return state, frozenset(i for i, spec in enumerate(users) if spec.arg.name in written)
+
+
+def _trace(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram:
+    """``torch.export`` non-strict; strict where non-strict fails on a data-dependent value.
+
+    Non-strict export runs ``forward`` in Python, where ``int(t)`` and
+    ``float(t)`` must produce a real number from a tensor whose value is not
+    known while tracing: it fails (``GuardOnDataDependentSymNode``). Strict
+    export (TorchDynamo) captures them as run-time numbers
+    (``aten._local_scalar_dense``), as it does ``t.item()``, so the value is
+    computed at each call instead of being baked in. Data-dependent control
+    flow (``if t.sum() > 0``) fails both ways; the non-strict error is reported.
+    What the failed attempt prints to stderr (torch prints its partial graph)
+    is dropped when the strict export succeeds.
+    """
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(printed):
+            exported = torch.export.export(module, args, strict=False)
+    except Exception as err:
+        if _data_dependent(err):
+            with contextlib.suppress(Exception):
+                return torch.export.export(module, args, strict=True)
+        sys.stderr.write(printed.getvalue())
+        raise
+    sys.stderr.write(printed.getvalue())
+    return exported
+
+
+def _data_dependent(err: BaseException) -> bool:
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, GuardOnDataDependentSymNode):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+# The Python type of a run-time number output: eager returns these for t.item().
+_NUMBER_TYPES = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
+
+
+def _describe_output(result: torch.fx.Node) -> tuple[Any, ...]:
+    """("tensor", shape, dtype) or ("number", type) for one output of the graph."""
+    val = result.meta.get("val")
+    if type(val) in _NUMBER_TYPES:
+        return ("number", _NUMBER_TYPES[type(val)])
+    if not isinstance(val, torch.Tensor):
+        raise ExportError(f"output '{result.name}' is a {type(val).__name__}, not a tensor")
+    if not all(isinstance(size, int) for size in val.shape):
+        raise ExportError(
+            f"output '{result.name}' has a data-dependent shape {tuple(val.shape)} "
+            "(its size comes from a tensor's value, e.g. x[: int(n)] or nonzero()); "
+            "lowerline compiles static shapes only"
+        )
+    return ("tensor", tuple(val.shape), val.dtype)
+
+
+# The tensor type of a run-time number output: what torch.tensor(number) makes of it.
+_NUMBER_DTYPES = {
+    torch.SymInt: torch.int64,
+    torch.SymFloat: torch.float64,
+    torch.SymBool: torch.bool,
+}
+
+
+def _numbers_as_tensors(exported: torch.export.ExportedProgram) -> None:
+    """Make every run-time number output (``t.item()``, ``int(t)``) a 0-d
+    tensor, which the library returns like any tensor and the call turns back
+    into a Python number (``Program.outputs`` keeps its type).
+    torch.export.save cannot write a ``SymBool`` output."""
+    graph = exported.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    results = list(output.args[0])
+    for spec, (index, result) in zip(
+        exported.graph_signature.output_specs, enumerate(results), strict=True
+    ):
+        if isinstance(result, torch.fx.Node) and type(result.meta.get("val")) in _NUMBER_DTYPES:
+            with graph.inserting_before(output):
+                tensor = _number_tensor(graph, result, _NUMBER_DTYPES[type(result.meta["val"])])
+            results[index] = tensor
+            spec.arg = torch.export.graph_signature.TensorArgument(name=tensor.name)
+    output.args = (tuple(results),)
+    exported.graph_module.recompile()
+
+
+_READS = (torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default)
+
+
+def _number_tensor(
+    graph: torch.fx.Graph, number: torch.fx.Node, dtype: torch.dtype
+) -> torch.fx.Node:
+    """A 0-d tensor of ``dtype`` holding ``number``: the tensor it was read
+    from where it is ``t.item()`` (no round trip through a scalar; torch-mlir
+    also imports a bool tensor's item with a wrong type), else ``aten.scalar_tensor``."""
+    source = number.args[0] if number.target in _READS else None
+    if not isinstance(source, torch.fx.Node) or not isinstance(
+        source.meta.get("val"), torch.Tensor
+    ):
+        return _with_val(
+            graph.call_function(torch.ops.aten.scalar_tensor.default, (number,), {"dtype": dtype}),
+            dtype,
+        )
+    if source.meta["val"].dim():
+        source = _with_val(
+            graph.call_function(torch.ops.aten.reshape.default, (source, [])),
+            source.meta["val"].dtype,
+        )
+    return _with_val(
+        graph.call_function(torch.ops.aten._to_copy.default, (source,), {"dtype": dtype}), dtype
+    )
+
+
+def _with_val(node: torch.fx.Node, dtype: torch.dtype) -> torch.fx.Node:
+    """``node`` with the 0-d tensor type the importer reads from its ``val``."""
+    node.meta["val"] = torch.empty((), dtype=dtype)
+    return node
+
+
+def mutated_placeholders(graph: torch.fx.Graph) -> set[str]:
+    """The names of the placeholders whose memory ``graph`` writes into.
+
+    The exported graph still has its in-place ops (``add_``, ``copy_``); the
+    functional form that lists them (``graph_signature.buffers_to_mutate``)
+    is made by ``run_decompositions`` in the import worker, which is too late
+    for the cache key (a mutated buffer's bytes are not part of it). An op
+    writes into an argument its schema marks as written; a write into a view
+    (``select``, ``view``) is a write into its base.
+    """
+    written = set()
+    for node in graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None:
+            continue
+        for position, argument in enumerate(schema.arguments):
+            if argument.alias_info is None or not argument.alias_info.is_write:
+                continue
+            value = node.args[position] if position < len(node.args) else None
+            value = node.kwargs.get(argument.name, value)
+            base = _view_base(value)
+            if base is not None and base.op == "placeholder":
+                written.add(base.name)
+    return written
+
+
+def _view_base(value: Any) -> torch.fx.Node | None:
+    """The node whose memory ``value`` is: through views (results that alias an argument)."""
+    while isinstance(value, torch.fx.Node) and value.op == "call_function":
+        schema = getattr(value.target, "_schema", None)
+        if schema is None or not schema.returns or schema.returns[0].alias_info is None:
+            return value
+        if not value.args:
+            return value
+        value = value.args[0]
+    return value if isinstance(value, torch.fx.Node) else None
 
 
 @cache
@@ -212,10 +399,10 @@ def _mapped_packages() -> list[str]:
     return list(lowerline.passes.__path__)
 
 
-def _hash_tensor(digest, tensor: torch.Tensor) -> None:
+def _hash_tensor(digest, tensor: torch.Tensor, values: bool = True) -> None:
     digest.update(f"{tuple(tensor.shape)}{tensor.dtype}".encode())
     flat = tensor.detach().contiguous().reshape(-1)
-    if flat.numel():
+    if values and flat.numel():
         digest.update(flat.view(torch.uint8).numpy().data)
 
 
@@ -237,18 +424,12 @@ def cache_key(program: Program, options: str, target: str) -> str:
     return digest.hexdigest()
 
 
-# Ops torch-mlir leaves behind around an op that did not lower: terminators of
-# its regions, casts between torch and builtin tensors, its constant operands.
-_COLLATERAL = re.compile(
-    r"^(torch_c\.|torch\.constant\.|torch\.prim\.(ListConstruct|TupleConstruct)$|"
-    r"torch\.vtensor\.literal$|.*\.yield$)"
-)
 # torch-mlir's TMTensor ops and the ATen ops that lower to them.
 _TM_TENSOR_SOURCES = {
     "tm_tensor.sort": ("sort", "topk", "argsort", "msort", "kthvalue", "median", "mode"),
     "tm_tensor.scatter": ("scatter", "index_put", "index_add", "index_copy", "_unsafe_index_put"),
     "tm_tensor.scan": ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"),
-    "tm_tensor.topk": ("topk",),
+    "tm_tensor.topk": ("topk", "kthvalue"),
     "tm_tensor.attention": ("scaled_dot_product_attention", "_scaled_dot_product"),
 }
 _STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -274,11 +455,9 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
     ``ops`` lists MLIR ops (``tm_tensor.sort``, ``torch.aten.fft_fft``) with
     counts and source lines; the result names the ATen call in the user's
     program (``aten.topk.default``) where a call at one of those lines matches,
-    with its count and lines, and keeps the MLIR name (``mlir_op``). Ops that
-    torch-mlir only leaves behind around a failure (casts, terminators,
-    constants) are dropped.
+    with its count and lines, and keeps the MLIR name (``mlir_op``) and the
+    import worker's ``reason``.
     """
-    culprits = [op for op in ops if not _COLLATERAL.match(op["op"])] or ops
     internal = (os.path.dirname(torch.__file__),)
     calls: dict[str, list[tuple[str, str]]] = defaultdict(list)  # line -> [(aten name, short)]
     for node in program.exported.graph.nodes:
@@ -291,7 +470,7 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
             calls[where].append((name, short))
     found: dict[tuple[str, str], dict[str, Any]] = {}
     described = []
-    for op in culprits:
+    for op in ops:
         mlir_name = op["op"]
         if mlir_name.startswith("torch.aten."):
             wanted: tuple[str, ...] = (mlir_name.removeprefix("torch.aten.").split(".", 1)[0],)
@@ -306,6 +485,7 @@ def describe_unsupported(program: Program, ops: list[dict[str, Any]]) -> list[di
                 entry = found.get((name, mlir_name))
                 if entry is None:
                     entry = {"op": name, "count": 0, "where": [], "mlir_op": mlir_name}
+                    entry["reason"] = op.get("reason", "")
                     found[(name, mlir_name)] = entry
                     described.append(entry)
                 entry["count"] += 1

@@ -8,9 +8,14 @@ line per request line ``{"job": DIR}``. For each job it reads
 * ``DIR/weights/<n>.bin``: every parameter, buffer and constant tensor, raw
   bytes in function-argument order (weights travel as bytes, never as text);
 * ``DIR/torch.mlir`` and ``DIR/linalg.mlir``: the torch-backend and
-  linalg-on-tensors IR of ``@main``, whose arguments are the weights followed
-  by the tensor user inputs;
-* the reply: argument and output layout, or the list of unsupported ops.
+  linalg-on-tensors IR of ``@main``, whose arguments are the weights, the
+  buffers ``forward`` writes into (state) and the tensor user inputs, in the
+  exported program's order, and whose results are the new values of the
+  mutated buffers and inputs followed by the user's outputs;
+* the reply: argument and result layout, or the list of unsupported ops.
+
+torch-mlir's TMTensor sort, scatter and scan ops cross as stand-ins that
+upstream MLIR can parse (``lowerline.tm_*``, see ``_stand_in_tm_tensor_ops``).
 
 This is the only module that imports ``torch_mlir``; its LLVM (24) never
 shares a process with the ``mlir`` bindings (22) that generate code.
@@ -37,6 +42,19 @@ LINALG_BACKEND = "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipe
 UPSTREAM_DIALECTS = frozenset(
     {"builtin", "func", "arith", "math", "linalg", "tensor", "scf", "cf", "complex", "ml_program"}
 )
+# torch-mlir's TMTensor ops that lowerline lowers (lowerline-lower-tm-tensor),
+# the stand-in each crosses as (declared in dialects/lowerline.irdl.mlir) and
+# the properties it keeps, as attributes. Other tm_tensor ops (topk,
+# attention) stay and are reported as unsupported.
+TM_TENSOR_STAND_INS = {
+    "tm_tensor.scan": ("lowerline.tm_scan", ("dimension", "inclusive")),
+    "tm_tensor.scatter": ("lowerline.tm_scatter", ("dimension_map", "unique_indices")),
+    "tm_tensor.sort": ("lowerline.tm_sort", ("dimension",)),
+}
+# The operand groups (inputs, outputs) each stand-in takes: scan one input
+# and (output, accumulator); scatter (updates, indices) and the original;
+# sort its keys and values as outputs only.
+_TM_TENSOR_SEGMENTS = {"tm_tensor.scan": (1, 2), "tm_tensor.scatter": (2, 1)}
 _FRAME = re.compile(r'"([^"]+)":(\d+):\d+')
 
 
@@ -63,16 +81,16 @@ def _weight_bytes(tensor) -> bytes:
 
 
 def _prepare_graph(ep, job: str) -> dict[str, Any]:
-    """Drop unused non-tensor inputs and constant outputs; write the weights."""
+    """Drop unused non-tensor inputs and constant outputs; write the weights.
+
+    Buffers that forward writes into (``graph_signature.buffers_to_mutate``)
+    are not weights but arguments (``"state"``): their values change from
+    call to call, so the library must not bake them in.
+    """
     import torch
 
     signature = ep.graph_signature
-    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
-        raise ImportFailure(
-            "unsupported",
-            "the model mutates its buffers or inputs in forward (e.g. BatchNorm in "
-            "training mode); call .eval() on it, compiled modules are for inference",
-        )
+    mutated_buffers = set(signature.buffers_to_mutate.values())
     kinds = {spec.arg.name: spec for spec in signature.input_specs}
     tensors = {**ep.state_dict, **ep.constants}
     graph = ep.graph_module.graph
@@ -97,6 +115,9 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 continue
             args.append({"kind": "input", "name": node.name, "user_index": user_index})
             continue
+        if spec.target in mutated_buffers:
+            args.append({"kind": "state", "name": spec.target})
+            continue
         tensor = tensors[spec.target]
         path = os.path.join(job, "weights", f"{len(args)}.bin")
         with open(path, "wb") as handle:
@@ -110,21 +131,142 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                 "dtype": str(tensor.dtype).removeprefix("torch."),
             }
         )
-    output = next(n for n in graph.nodes if n.op == "output")
-    results = list(output.args[0])
-    kept = [i for i, r in enumerate(results) if isinstance(r, torch.fx.Node)]
-    output.args = (tuple(results[i] for i in kept),)
+    results = _prepare_results(ep, graph, args)
     graph.lint()
-    return {"args": args, "tensor_outputs": kept}
+    return {"args": args, "results": results}
 
 
-def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]]:
+def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The library's results, in order: the new value of every mutated buffer
+    and input (what the caller writes back), then the user's outputs (number
+    outputs are 0-d tensors already: ``lowerline.frontend.export``); constant
+    outputs are dropped (the caller has them)."""
+    import torch
+
+    inputs = {arg["name"]: arg["user_index"] for arg in args if arg["kind"] == "input"}
+    output = next(n for n in graph.nodes if n.op == "output")
+    kept, results = [], []
+    for spec, value in zip(ep.graph_signature.output_specs, output.args[0], strict=True):
+        if not isinstance(value, torch.fx.Node):
+            continue
+        kind = spec.kind.name
+        if kind == "BUFFER_MUTATION":
+            entry: dict[str, Any] = {"kind": "state", "name": spec.target}
+        elif kind == "USER_INPUT_MUTATION":
+            entry = {"kind": "input", "user_index": inputs[spec.target]}
+        elif kind == "USER_OUTPUT":
+            entry = {"kind": "output"}
+        else:
+            raise ImportFailure("unsupported", f"unsupported output kind {kind} ('{value.name}')")
+        val = value.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise ImportFailure(
+                "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
+            )
+        entry.update(shape=list(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        kept.append(value)
+        results.append(entry)
+    output.args = (tuple(kept),)
+    return results
+
+
+def _drop_bool_range_checks(graph) -> None:
+    """Drop ``torch.sym_ite`` nodes that feed only run-time range assertions.
+
+    ``bool(t)`` in strict export reads the value as an int through
+    ``sym_ite(b, 1, 0)`` and asserts ``0 <= it <= 1`` (``aten._assert_scalar``),
+    which holds for any bool; torch-mlir cannot import ``sym_ite``. Assertions
+    of the user's own (``torch._check``) are kept.
+    """
+    import torch
+
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.sym_ite:
+            continue
+        chain = _assertion_chain(node)
+        if chain is None:
+            continue
+        for dead in reversed(list(graph.nodes)):
+            if dead in chain:
+                graph.erase_node(dead)
+    # The reads (``aten._local_scalar_dense``) now unused: the bool itself is
+    # returned as a tensor (lowerline.frontend.export), and torch-mlir imports
+    # the read of a bool with a wrong type.
+    for node in list(graph.nodes):
+        if node.target is torch.ops.aten._local_scalar_dense.default and not node.users:
+            graph.erase_node(node)
+
+
+def _assertion_chain(node) -> set | None:
+    """``node`` and every node using it, if all of them end in assertions; else None."""
+    import torch
+
+    chain, pending = {node}, list(node.users)
+    while pending:
+        user = pending.pop()
+        if user in chain:
+            continue
+        chain.add(user)
+        if user.target is torch.ops.aten._assert_scalar.default:
+            continue
+        if not user.users or user.op != "call_function":
+            return None
+        pending.extend(user.users)
+    return chain
+
+
+# Ops torch-mlir leaves behind around a failure (casts to builtin tensors,
+# constants, list builders, terminators): never the cause of one.
+COLLATERAL = re.compile(
+    r"^(torch_c\.|torch\.constant\.|torch\.prim\.(ListConstruct|TupleConstruct)$|"
+    r"torch\.vtensor\.literal$|.*\.yield$)"
+)
+# A pattern's own diagnostic and the op it names (MLIRError's text):
+#   error: "f.py":3:0: unimplemented: Only integer/float dtype supported
+#    note: "f.py":3:0: see current operation: %1 = "torch.aten.mul.Scalar"(...
+_DIAGNOSTIC = re.compile(
+    r"error: (?:\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
+    r"see current operation: [^\n]*?\"(?P<op>[\w.]+)\"\("
+)
+
+
+def _reasons(error: str) -> dict[str, str]:
+    """Op name -> the first specific diagnostic torch-mlir gave for it (not
+    the conversion framework's generic "failed to legalize")."""
+    found: dict[str, str] = {}
+    for match in _DIAGNOSTIC.finditer(error):
+        message = match["message"].strip()
+        if not message.startswith("failed to legalize"):
+            found.setdefault(match["op"], message)
+    return found
+
+
+def _reason(name: str, diagnostics: dict[str, str]) -> str:
+    """Why ``name`` is still there after torch-mlir's linalg backend."""
+    dialect = name.split(".", 1)[0]
+    if dialect == "tm_tensor":
+        return f"torch-mlir lowers it to TMTensor ({name}), in a form lowerline does not lower yet"
+    if dialect != "torch":
+        return f"torch-mlir makes it {name}, a {dialect} op lowerline does not take"
+    if name in diagnostics:
+        return f"torch-mlir's linalg lowering rejects this use of it: {diagnostics[name]}"
+    return "torch-mlir has no lowering of it to linalg"
+
+
+def _unsupported_ops(module, torch_dirs: tuple[str, ...], error: str = "") -> list[dict[str, Any]]:
+    """Ops outside ``UPSTREAM_DIALECTS``, each with its count, user source
+    lines and ``reason``; ops left around a failure (``COLLATERAL``) are not
+    listed: a failure that leaves only those is torch-mlir's own."""
     counts: Counter[str] = Counter()
     places: dict[str, list[str]] = defaultdict(list)
 
     def visit(op):
         name = op.name
-        if name.split(".", 1)[0] in UPSTREAM_DIALECTS:
+        # TMTensor ops that cross are lowered later, also when the pipeline
+        # failed on other ops: only those are reported.
+        if name.split(".", 1)[0] in UPSTREAM_DIALECTS or name.startswith("lowerline.tm_"):
+            return
+        if COLLATERAL.match(name) or _crosses(op):
             return
         counts[name] += 1
         frame = _user_frame(str(op.location), torch_dirs)
@@ -139,7 +281,110 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...]) -> list[dict[str, Any]
                     walk(child.operation)
 
     walk(module.operation)
-    return [{"op": k, "count": counts[k], "where": places[k]} for k in sorted(counts)]
+    diagnostics = _reasons(error)
+    return [
+        {"op": k, "count": counts[k], "where": places[k], "reason": _reason(k, diagnostics)}
+        for k in sorted(counts)
+    ]
+
+
+def _crosses(op) -> bool:
+    """Whether ``op`` is a TMTensor op with the operand groups its stand-in takes."""
+    if op.name not in TM_TENSOR_STAND_INS:
+        return False
+    if not all(map(_is_constant, _captures(op))):
+        return False
+    segments = list(op.attributes["operandSegmentSizes"])
+    if op.name == "tm_tensor.sort":
+        return segments[0] == 0 and segments[1] in (1, 2)
+    return tuple(segments) == _TM_TENSOR_SEGMENTS[op.name]
+
+
+def _captures(op) -> list:
+    """The values ``op``'s region uses but does not define, once each."""
+    block = op.regions[0].blocks[0]
+    defined = list(block.arguments)
+    captured: list = []
+    for child in block.operations:
+        for value in child.operands:
+            if value not in defined and value not in captured:
+                captured.append(value)
+        defined.extend(child.results)
+    return captured
+
+
+def _is_constant(value) -> bool:
+    owner = getattr(value, "owner", None)
+    return getattr(owner, "name", None) == "arith.constant"
+
+
+def _outline_combiner(op, name: str, module) -> None:
+    """Move the one block of ``op``'s region into ``func.func private @name``,
+    its ``tm_tensor.yield`` becoming ``func.return``; the constants it uses
+    from outside are copied in (``_crosses`` admits no other captures)."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import func
+
+    block = op.regions[0].blocks[0]
+    captured = _captures(op)
+    body = list(block.operations)
+    terminator = body[-1]
+    signature = ([a.type for a in block.arguments], [v.type for v in terminator.operands])
+    with ir.InsertionPoint(module.body), op.location:
+        combiner = func.FuncOp(name, signature, visibility="private")
+        entry = combiner.add_entry_block()
+    for old, new in zip(block.arguments, entry.arguments, strict=True):
+        old.replace_all_uses_with(new)
+    copies = [(value, value.owner.clone(ip=ir.InsertionPoint(entry)).result) for value in captured]
+
+    def inside(value):
+        return next((copy for outer, copy in copies if outer == value), value)
+
+    for child in body[:-1]:
+        entry.append(child)
+        for number, value in enumerate(child.operands):
+            child.operands[number] = inside(value)
+    with ir.InsertionPoint(entry), op.location:
+        func.ReturnOp([inside(value) for value in terminator.operands])
+
+
+def _stand_in_tm_tensor_ops(module) -> None:
+    """Replace the TMTensor ops lowerline lowers by their stand-ins.
+
+    torch-mlir prints TMTensor ops in a custom syntax upstream MLIR cannot
+    parse, and their generic form keeps their attributes in properties,
+    which an unregistered op's reader cannot see. The stand-ins are
+    unregistered here, so they print in generic form with plain attributes,
+    and IRDL declares them on the other side.
+    """
+    from torch_mlir import ir
+
+    found: list = []
+
+    def visit(op):
+        if _crosses(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    module.context.allow_unregistered_dialects = True
+    for number, op in enumerate(found):
+        name, kept = TM_TENSOR_STAND_INS[op.name]
+        combiner = f"__tm_tensor_combiner_{number}"
+        _outline_combiner(op, combiner, module)
+        attributes = {key: op.attributes[key] for key in kept}
+        attributes["combiner"] = ir.FlatSymbolRefAttr.get(combiner, context=module.context)
+        stand_in = ir.Operation.create(
+            name,
+            results=[result.type for result in op.results],
+            operands=list(op.operands),
+            attributes=attributes,
+            loc=op.location,
+            ip=ir.InsertionPoint(op),
+        )
+        for old, new in zip(op.results, stand_in.results, strict=True):
+            old.replace_all_uses_with(new)
+        op.erase()
 
 
 def import_job(job: str) -> dict[str, Any]:
@@ -154,6 +399,7 @@ def import_job(job: str) -> dict[str, Any]:
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     ep = torch.export.load(os.path.join(job, "program.pt2"))
     ep = ep.run_decompositions(decomposition_table())
+    _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)
@@ -166,10 +412,11 @@ def import_job(job: str) -> dict[str, Any]:
         try:
             PassManager.parse(LINALG_BACKEND).run(module.operation)
         except Exception as err:
-            ops = _unsupported_ops(module, torch_dirs)
+            ops = _unsupported_ops(module, torch_dirs, str(err))
             if not ops:
                 raise ImportFailure("import", f"torch-mlir failed: {err}") from None
             raise ImportFailure("unsupported", "unsupported ops", ops=ops) from None
+    _stand_in_tm_tensor_ops(module)
     ops = _unsupported_ops(module, torch_dirs)
     if ops:
         raise ImportFailure("unsupported", "unsupported ops", ops=ops)

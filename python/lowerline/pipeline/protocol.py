@@ -232,11 +232,12 @@ GPU_THREADS = declare(
 NUM_RESULTS = declare(
     "lowerline.num_results",
     I64,
-    ("func.func",),
+    ("func.func", "llvm.func"),
     (_GPU_TILE,),
     ("lowerline-gpu-host-buffers",),
     "On functions: how many trailing arguments are results (out-parameters after "
-    "bufferization), to be copied back to the host.",
+    "bufferization), to be copied back to the host. GPU code emulated on the CPU "
+    "makes no host buffers: there it stays, on the llvm.func.",
 )
 GPU_TAG = declare(
     "lowerline.gpu",

@@ -80,7 +80,7 @@ def assert_matches(actual: Any, expected: Any, case: Case) -> None:
         assert isinstance(got, torch.Tensor), f"{where}: expected a tensor, got {type(got)}"
         assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
         assert got.shape == want.shape, f"{where}: shape {tuple(got.shape)} != {tuple(want.shape)}"
-        if want.is_floating_point():
+        if want.is_floating_point() or want.is_complex():
             torch.testing.assert_close(
                 got,
                 want,

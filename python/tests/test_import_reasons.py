@@ -1,0 +1,79 @@
+"""Why an op did not reach linalg, as the import worker says it: no torch-mlir
+lowering, a torch-mlir lowering that rejects this use (its diagnostic quoted),
+a TMTensor op lowerline lacks, or torch-mlir's own failure (invalid IR)."""
+
+import pytest
+import torch
+
+import lowerline
+from lowerline.frontend import import_worker
+
+# The shape of an MLIRError's text when a torch-mlir pattern gives up on an op.
+REJECTED = (
+    "Failure while executing pass pipeline:\n"
+    'error: "/m.py":5:0: unimplemented: Only integer/float dtype supported\n'
+    ' note: "/m.py":5:0: see current operation: %19 = "torch.aten.mul.Scalar"(%12, %1) : '
+    "(!torch.vtensor<[3,5],complex<f32>>, !torch.int) -> !torch.vtensor<[3,5],complex<f32>>\n"
+    "error: \"/m.py\":6:0: failed to legalize operation 'torch.aten.sort' that was explicitly "
+    "marked illegal\n"
+    ' note: "/m.py":6:0: see current operation: %3 = "torch.aten.sort"(%1) : () -> ()\n'
+)
+
+
+def test_a_pattern_diagnostic_is_the_reason_of_its_op() -> None:
+    diagnostics = import_worker._reasons(REJECTED)
+    # The conversion framework's generic message is no reason.
+    assert diagnostics == {
+        "torch.aten.mul.Scalar": "unimplemented: Only integer/float dtype supported"
+    }
+    assert import_worker._reason("torch.aten.mul.Scalar", diagnostics) == (
+        "torch-mlir's linalg lowering rejects this use of it: "
+        "unimplemented: Only integer/float dtype supported"
+    )
+    assert import_worker._reason("torch.aten.sort", diagnostics) == (
+        "torch-mlir has no lowering of it to linalg"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        (
+            "tm_tensor.scan",
+            "torch-mlir lowers it to TMTensor (tm_tensor.scan), which lowerline does not lower yet",
+        ),
+        (
+            "stablehlo.sort",
+            "torch-mlir makes it stablehlo.sort, a stablehlo op lowerline does not take",
+        ),
+    ],
+)
+def test_ops_outside_torch_say_which_lowering_is_missing(name: str, reason: str) -> None:
+    assert import_worker._reason(name, {}) == reason
+
+
+@pytest.mark.parametrize(
+    "name", ["torch_c.to_builtin_tensor", "torch.constant.int", "tm_tensor.yield"]
+)
+def test_ops_left_around_a_failure_are_never_its_cause(name: str) -> None:
+    assert import_worker.COLLATERAL.match(name)
+
+
+class ComplexSqrt(torch.nn.Module):
+    def forward(self, z):
+        return torch.sqrt(z)
+
+
+def test_invalid_ir_from_torch_mlir_is_its_failure_not_an_unsupported_op(cache_dir) -> None:
+    # torch-mlir lowers complex sqrt to math.sqrt on complex<f32>, which does not
+    # verify; only casts are left, so no op is blamed and its error is quoted.
+    z = torch.randn(3, 5, dtype=torch.complex64)
+    with pytest.raises(lowerline.CompileError) as info:
+        lowerline.compile(ComplexSqrt(), z, cache_dir=cache_dir)
+    assert not isinstance(info.value, lowerline.UnsupportedOpsError)
+    assert info.value.stage == "import"
+    message = str(info.value)
+    assert "torch-mlir failed" in message
+    assert (
+        "'math.sqrt' op operand #0 must be floating-point-like, but got 'complex<f32>'" in message
+    )

@@ -1,0 +1,149 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-lower-tm-tensor)" \
+// RUN:   --split-input-file | FileCheck %s
+
+// cumprod: a loop nest carrying the output; element 0 is the input's, the
+// others combine the previous output with the input (the combiner inlined).
+// The unused final value is the accumulator init; the combiner is erased.
+// CHECK-LABEL: func.func @scan_becomes_loops(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<5x7xf32>, %[[INIT:[a-z0-9]+]]: tensor<5x7xf32>
+// CHECK:         %[[R:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]])
+// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[B:.+]] = %[[A]])
+// CHECK:             %[[FIRST:.+]] = arith.cmpi eq, %[[J]]
+// CHECK:             %[[PREV:.+]] = tensor.extract %[[B]]
+// CHECK:             %[[IN:.+]] = tensor.extract %[[X]][%[[I]], %[[J]]]
+// CHECK:             %[[M:.+]] = arith.mulf %[[PREV]], %[[IN]] : f32
+// CHECK:             %[[V:.+]] = arith.select %[[FIRST]], %[[IN]], %[[M]]
+// CHECK:             tensor.insert %[[V]] into %[[B]][%[[I]], %[[J]]]
+// CHECK:         return %[[R]]
+// CHECK-NOT:     lowerline.tm_scan
+// CHECK-NOT:     func.func private @combine_mul
+func.func @scan_becomes_loops(%x: tensor<5x7xf32>, %init: tensor<5x7xf32>, %acc: tensor<5xf32>) -> tensor<5x7xf32> {
+  %r:2 = "lowerline.tm_scan"(%x, %init, %acc) {combiner = @combine_mul, dimension = 1 : i64, inclusive = true}
+      : (tensor<5x7xf32>, tensor<5x7xf32>, tensor<5xf32>) -> (tensor<5x7xf32>, tensor<5xf32>)
+  return %r#0 : tensor<5x7xf32>
+}
+func.func private @combine_mul(%a: f32, %b: f32) -> f32 {
+  %m = arith.mulf %a, %b : f32
+  return %m : f32
+}
+
+// -----
+
+// An exclusive scan whose final value is used: element 0 is the accumulator's
+// init, element i combines output[i-1] and input[i-1]; a second loop nest
+// stores the last output into the accumulator (TMTensor's final value).
+// CHECK-LABEL: func.func @exclusive_scan_with_final(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<4x3xi32>, %[[INIT:[a-z0-9]+]]: tensor<4x3xi32>, %[[ACC:[a-z0-9]+]]: tensor<3xi32>)
+// CHECK:         %[[OUT:.+]] = scf.for
+// CHECK:             %[[START:.+]] = tensor.extract %[[ACC]]
+// CHECK:             arith.select %{{.+}}, %[[START]], %{{.+}} : i32
+// CHECK:         %[[LAST:.+]] = arith.subi
+// CHECK:         %[[FINAL:.+]] = scf.for %[[J:.+]] = {{.+}} iter_args(%[[A:.+]] = %[[ACC]])
+// CHECK:           %[[O:.+]] = tensor.extract %[[OUT]][%[[LAST]], %[[J]]]
+// CHECK-NEXT:      tensor.insert %[[O]] into %[[A]][%[[J]]]
+// CHECK:         return %[[OUT]], %[[FINAL]]
+func.func @exclusive_scan_with_final(%x: tensor<4x3xi32>, %init: tensor<4x3xi32>, %acc: tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>) {
+  %r:2 = "lowerline.tm_scan"(%x, %init, %acc) {combiner = @combine_addi, dimension = 0 : i64, inclusive = false}
+      : (tensor<4x3xi32>, tensor<4x3xi32>, tensor<3xi32>) -> (tensor<4x3xi32>, tensor<3xi32>)
+  return %r#0, %r#1 : tensor<4x3xi32>, tensor<3xi32>
+}
+func.func private @combine_addi(%a: i32, %b: i32) -> i32 {
+  %s = arith.addi %a, %b : i32
+  return %s : i32
+}
+
+// -----
+
+// scatter_add: one loop per update dimension carrying the original; the index
+// column sets dimension 0 (a negative index counts from the end, as in
+// index_put), the update's own coordinate dimension 1; updates outside the
+// tensor are dropped.
+// CHECK-LABEL: func.func @scatter_becomes_loops(
+// CHECK-SAME:      %[[U:[a-z0-9]+]]: tensor<9x4xf32>, %[[IDX:[a-z0-9]+]]: tensor<9x1xi64>, %[[O:[a-z0-9]+]]: tensor<6x4xf32>)
+// CHECK:         scf.for %[[N:.+]] = {{.+}} iter_args(%[[A:.+]] = %[[O]])
+// CHECK:           scf.for %[[K:.+]] = {{.+}} iter_args(%[[B:.+]] = %[[A]])
+// CHECK:             %[[ROW:.+]] = tensor.extract %[[IDX]][%[[N]], %{{.+}}] : tensor<9x1xi64>
+// CHECK:             %[[C:.+]] = arith.index_cast %[[ROW]] : i64 to index
+// CHECK:             %[[NEG:.+]] = arith.cmpi slt, %[[C]]
+// CHECK:             %[[END:.+]] = arith.addi %[[C]]
+// CHECK:             %[[R:.+]] = arith.select %[[NEG]], %[[END]], %[[C]]
+// CHECK:             %[[UPD:.+]] = tensor.extract %[[U]][%[[N]], %[[K]]]
+// CHECK:             arith.cmpi ult, %[[R]]
+// CHECK:             arith.cmpi ult, %[[K]]
+// CHECK:             %[[OK:.+]] = arith.andi
+// CHECK-NEXT:        scf.if %[[OK]]
+// CHECK:               %[[OLD:.+]] = tensor.extract %[[B]][%[[R]], %[[K]]]
+// CHECK:               %[[SUM:.+]] = arith.addf %[[UPD]], %[[OLD]]
+// CHECK:               tensor.insert %[[SUM]] into %[[B]][%[[R]], %[[K]]]
+// CHECK:             } else {
+// CHECK:               scf.yield %[[B]]
+// CHECK-NOT:     lowerline.tm_scatter
+func.func @scatter_becomes_loops(%u: tensor<9x4xf32>, %i: tensor<9x1xi64>, %o: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %r = "lowerline.tm_scatter"(%u, %i, %o) {combiner = @combine_add, dimension_map = array<i64: 0>, unique_indices = false}
+      : (tensor<9x4xf32>, tensor<9x1xi64>, tensor<6x4xf32>) -> tensor<6x4xf32>
+  return %r : tensor<6x4xf32>
+}
+func.func private @combine_add(%a: f32, %b: f32) -> f32 {
+  %s = arith.addf %a, %b : f32
+  return %s : f32
+}
+
+// -----
+
+// A sort of 5 keys with their indices: 3 merge passes (runs of 1, 2, 4), each
+// into a new tensor; the right element goes first only when strictly before
+// the left one (stable), NaN counting as the greatest.
+// CHECK-LABEL: func.func @sort_becomes_merge_passes(
+// CHECK:         tensor.empty() : tensor<3x5xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[NAN:.+]] = arith.andi
+// CHECK:               %[[LT:.+]] = arith.cmpf olt
+// CHECK:               arith.ori %[[LT]], %[[NAN]]
+// CHECK:         tensor.empty() : tensor<3x5xf32>
+// CHECK:         tensor.empty() : tensor<3x5xf32>
+// CHECK-NOT:     tensor.empty() : tensor<3x5xf32>
+// CHECK:         return
+func.func @sort_becomes_merge_passes(%k: tensor<3x5xf32>, %v: tensor<3x5xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>) {
+  %r:2 = "lowerline.tm_sort"(%k, %v) {combiner = @ascending, dimension = 1 : i64}
+      : (tensor<3x5xf32>, tensor<3x5xi64>) -> (tensor<3x5xf32>, tensor<3x5xi64>)
+  return %r#0, %r#1 : tensor<3x5xf32>, tensor<3x5xi64>
+}
+func.func private @ascending(%a: f32, %b: f32, %ia: i64, %ib: i64) -> i1 {
+  %c = arith.cmpf ole, %a, %b : f32
+  return %c : i1
+}
+
+// -----
+
+// A single key tensor along dimension 0 of length 1 is already sorted.
+// CHECK-LABEL: func.func @sort_of_one_is_identity(
+// CHECK-SAME:      %[[K:[a-z0-9]+]]: tensor<1x4xi32>)
+// CHECK-NEXT:    return %[[K]]
+func.func @sort_of_one_is_identity(%k: tensor<1x4xi32>) -> tensor<1x4xi32> {
+  %r = "lowerline.tm_sort"(%k) {combiner = @descending, dimension = 0 : i64}
+      : (tensor<1x4xi32>) -> tensor<1x4xi32>
+  return %r : tensor<1x4xi32>
+}
+func.func private @descending(%a: i32, %b: i32) -> i1 {
+  %c = arith.cmpi sge, %a, %b : i32
+  return %c : i1
+}
+
+// -----
+
+// Nothing to lower: other ops and functions stay as they are.
+// CHECK-LABEL: func.func @leaves_other_ops(
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    linalg.fill
+// CHECK-NEXT:    return
+// CHECK:       func.func private @not_a_combiner
+func.func @leaves_other_ops(%o: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.fill ins(%zero : f32) outs(%o : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func private @not_a_combiner(%a: f32) -> f32 {
+  return %a : f32
+}

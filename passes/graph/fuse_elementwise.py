@@ -72,7 +72,21 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     indexed = any(op.operation.name == "linalg.index" for op in block.operations)
     if indexed and (_maps(consumer)[index] != identity or not _all_parallel(consumer)):
         return None
+    if not _loops_stay_bounded(producer, consumer, index):
+        return None
     return producer
+
+
+def _loops_stay_bounded(producer: ir.Operation, consumer: ir.Operation, index: int) -> bool:
+    """Whether every loop of the fused op is still the plain dim of some
+    operand (the verifier's invertible-maps rule). A reduction's output
+    skips its reduction loops; if only the fused operand indexed one of them
+    (a pooling window read from a broadcast), fusing would drop its bound."""
+    c_maps = _maps(consumer)
+    maps = [m for i, m in enumerate(c_maps) if i != index]
+    maps += [_compose(m, c_maps[index]) for m in _maps(producer)[: _n_inputs(producer)]]
+    covered = {e.position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
+    return covered == set(range(c_maps[index].n_dims))
 
 
 # A producer this small (one subtraction: a row's deviations from its mean)

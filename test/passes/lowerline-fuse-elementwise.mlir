@@ -305,3 +305,33 @@ func.func @repeats_cheap_producer(%a: tensor<4x8xf32>, %m: tensor<4xf32>, %acc: 
   } -> tensor<4x8xf32>
   return %2 : tensor<4x8xf32>
 }
+
+// -----
+
+// Not fused: the producer broadcasts along the reduced loop, which only its
+// result indexes; the fused reduction would have no bound for that loop.
+// CHECK-LABEL: func.func @keeps_broadcast_producer_of_reduction(
+// CHECK:         %[[P:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel"]
+// CHECK:         %[[R:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins(%[[P]] :
+// CHECK:         return %[[R]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @keeps_broadcast_producer_of_reduction(%v: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

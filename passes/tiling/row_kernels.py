@@ -145,7 +145,8 @@ def find_row_kernel(
     members = [m for m in members if m == last or _shape(m)[:rows] == lead]
     # Members whose users were dropped with the rest would be recomputed per row.
     members = _collect(last, [m for m in members if m != last], taken)
-    if not any(_row_reduction(m) for m in members):
+    reductions = [m for m in members if _row_reduction(m)]
+    if not reductions or not all(unit_loops_possible(m) for m in reductions):
         return None
     elements = int(np.prod(static_loop_sizes(last) or [0]))
     widest = max(int(np.prod(static_loop_sizes(m) or [0])) for m in members)
@@ -248,6 +249,23 @@ def _tile_script(tag: str, tiles: list[int]) -> str:
     )
 
 
+def unit_loops_possible(op: ir.Operation) -> bool:
+    """Whether ``unit_loops_for_constant_outputs`` can rewrite ``op``: one
+    result, no ``linalg.index`` (its loops would move), and every constant
+    index it writes is 0 into a unit dim."""
+    if len(op.results) != 1 or any(
+        o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations
+    ):
+        return False
+    out = indexing_maps(op)[-1]
+    shape = _shape(op)
+    return all(
+        shape[i] == 1 and ir.AffineConstantExpr(e).value == 0
+        for i, e in enumerate(out.results)
+        if isinstance(e, ir.AffineConstantExpr)
+    )
+
+
 def unit_loops_for_constant_outputs(op: ir.Operation) -> bool:
     """Give a reduction that writes a kept unit dim (``(d0, d1) -> (d0, 0)``:
     layer norm's ``mean(-1, keepdim=True)``) a unit parallel loop for it
@@ -256,18 +274,13 @@ def unit_loops_for_constant_outputs(op: ir.Operation) -> bool:
     permutation, so the constant keeps the reduction from being fused by
     rows (it would be computed whole in every row). False when ``op`` has
     several results or reads ``linalg.index`` (its loops would move)."""
-    if len(op.results) != 1 or any(
-        o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations
-    ):
+    if not unit_loops_possible(op):
         return False
     maps = indexing_maps(op)
     out = maps[-1]
     constants = [i for i, e in enumerate(out.results) if isinstance(e, ir.AffineConstantExpr)]
     if not constants:
         return True
-    shape = _shape(op)
-    if any(shape[i] != 1 or ir.AffineConstantExpr(out.results[i]).value != 0 for i in constants):
-        return False
     k = len(constants)
     n = out.n_dims + k
     # Old loop d becomes loop d + k; the new unit loops come first.

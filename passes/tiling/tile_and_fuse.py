@@ -76,6 +76,7 @@ from lowerline.passes.support.linalg_info import static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
 from lowerline.passes.tiling.window_tiles import plane_chunks, unit_window_to_generic
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import (
@@ -151,6 +152,7 @@ class Group:
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
     # remarks, made afterwards. The root's first.
     members_text: str = ""
@@ -227,6 +229,8 @@ class Plan:
 
 def _decision(g: Group) -> str:
     """What was planned for ``g``: its kind, the fused ops and the tile sizes."""
+    if g.row is not None:
+        return g.row.text
     if g.kind == "vector":
         threads = f", parallel tile {g.par}" if g.par else ""
         chunks = f", reduced in chunks {g.chunks}" if g.chunks else ""
@@ -565,6 +569,7 @@ def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: li
         if found:
             _drop_taken_consumers(found, taken)
             taken.extend(x for x in [found.root, found.fill, *found.consumers] if x is not None)
+    taken += _plan_row_kernels(ops, taken, target, plan, counter)
     for op in ops:
         if op.name not in _ROOTS and not any(op == t for t in taken):
             _add_group(plan, op, _vector_group(op, f"g{counter[0]}", target), counter)
@@ -578,6 +583,29 @@ def _drop_taken_consumers(group: Group, taken: list[ir.Operation]) -> None:
             group.refuse(consumer, f"not fused into {group.name}: another nest fused it")
             group.consumers = group.consumers[:index]
             return
+
+
+def _plan_row_kernels(
+    ops: list[ir.Operation],
+    taken: list[ir.Operation],
+    target: CpuTarget,
+    plan: Plan,
+    counter: list[int],
+) -> list[ir.Operation]:
+    """Groups for the row kernels (lowerline.passes.tiling.row_kernels),
+    last ops first; returns their members."""
+    members: list[ir.Operation] = []
+    for index in reversed(range(len(ops))):
+        if any(ops[index] == t for t in [*taken, *members]):
+            continue
+        kernel = find_row_kernel(ops, index, [*taken, *members], target)
+        if kernel is None:
+            continue
+        kernel.name = f"g{counter[0]}"
+        group = Group(kernel.name, "row", kernel.last, consumers=kernel.members[:-1], row=kernel)
+        _add_group(plan, kernel.last, group, counter)
+        members += kernel.members
+    return members
 
 
 def _add_group(
@@ -793,6 +821,9 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
 
 
 def _tag(group: Group) -> None:
+    if group.row is not None:
+        group.row.tag()
+        return
     for op in [group.root, group.fill, *group.consumers]:
         if op is not None:
             VECTOR_SIZES.set(op, _vector_sizes(group, op))
@@ -889,6 +920,9 @@ class TileAndFuse(Pass):
             group.freeze_text()
             _tag(group)
         for group in plan.groups:
+            if group.row is not None:
+                group.failure = apply_row_kernel(op, group.row, target)
+                continue
             body = _script(group)
             group.failure = apply_script(op, body)
             if group.chunks and not group.failure:

@@ -71,7 +71,7 @@ EXPECTED: tuple[Expected, ...] = (
         "linalg.generic",
         "its body has tensor.extract",
         "gathers (embedding lookups, index_select, gather, advanced indexing, roll) and "
-        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling, group norm): "
+        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling): "
         "no vector gather yet",
         cases=(
             "embedding",
@@ -83,7 +83,6 @@ EXPECTED: tuple[Expected, ...] = (
             "flip_roll",
             "adaptive_avg_pool2d",
             "pool1d",
-            "group_norm",
         ),
     ),
     Expected(
@@ -121,10 +120,11 @@ EXPECTED: tuple[Expected, ...] = (
     Expected(
         "linalg.generic",
         "an argmax-like reduction with 2 results",
-        "argmax / max with indices, whose index is an output: a reduction with two results "
+        "max with indices, whose index is an output: a reduction with two results "
         "does not vectorize (upstream 22). Unused indices (softmax's row maximum) are "
-        "dropped by lowerline-drop-dead-results and vectorize",
-        cases=("amax_amin_argmax", "max_with_indices", "dict_outputs"),
+        "dropped by lowerline-drop-dead-results and vectorize; argmax/argmin are two "
+        "single-result reductions (frontend decompositions)",
+        cases=("max_with_indices", "dict_outputs"),
     ),
     # Nothing to tile.
     Expected(

@@ -23,6 +23,12 @@ from functools import cache
 from mlir import ir
 from mlir.dialects import irdl
 
+# The TMTensor stand-ins' names, for the passes (the import worker, which
+# may not load these bindings, spells them in its own table).
+TM_SCAN = "lowerline.tm_scan"
+TM_SCATTER = "lowerline.tm_scatter"
+TM_SORT = "lowerline.tm_sort"
+
 _SOURCE = os.path.join(os.path.dirname(__file__), "lowerline.irdl.mlir")
 
 

@@ -138,11 +138,15 @@ def _compile(args: argparse.Namespace) -> int:
     _print_fallbacks(report.fallbacks)
     print(f"tolerance: {report.tolerance}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
-    if report.mismatch is not None:
+    _fail_outside_tolerance(report.mismatch)
+    return 0
+
+
+def _fail_outside_tolerance(mismatch) -> None:
+    if mismatch is not None:
         from lowerline.errors import LowerlineError
 
-        raise LowerlineError(f"outside the tolerance: {report.mismatch.describe()}")
-    return 0
+        raise LowerlineError(f"outside the tolerance: {mismatch.describe()}")
 
 
 def _print_fallbacks(fallbacks: list) -> None:
@@ -185,6 +189,10 @@ def _compile_gpu(args: argparse.Namespace, out_dir: str) -> int:
         print(f"not run on a GPU: {report.device}")
     else:
         print(f"on the GPU: largest difference from eager {report.device_max_abs_diff:.3g}")
+    _print_fallbacks(report.fallbacks)
+    where = "the CPU run of the mapped IR" if report.device else "the GPU and CPU runs"
+    print(f"tolerance (checked on {where}): {report.tolerance}")
+    _fail_outside_tolerance(report.mismatch)
     return 0
 
 

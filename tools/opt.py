@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+from collections.abc import Callable
 
+from lowerline.processes import run_forked
 from lowerline.tools.errors import run_guarded
 
 
@@ -66,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], report: Callable[[str], None] | None = None) -> int:
     from lowerline.driver.opt_driver import OptConfig, OptRun, list_passes
 
     args = _parser().parse_args(argv)
@@ -86,11 +90,28 @@ def _main(argv: list[str]) -> int:
         generic=args.mlir_print_op_generic,
         allow_unregistered=args.allow_unregistered_dialect,
     )
-    return OptRun(config).run()
+    return OptRun(config, report).run()
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_guarded("lowerline-opt", _main, sys.argv[1:] if argv is None else argv)
+    """The ``lowerline-opt`` program (``argv`` None) runs the driver in a
+    forked child (see ``opt_driver``'s docstring): an abort in a pass becomes
+    exit status 1 and an error naming the pass. Called with ``argv`` from
+    Python (tests), or with ``LOWERLINE_OPT_IN_PROCESS=1``, it runs here."""
+    if argv is not None or os.environ.get("LOWERLINE_OPT_IN_PROCESS") == "1":
+        return run_guarded("lowerline-opt", _main, sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:]
+    code, signum, last = run_forked(
+        lambda report: run_guarded("lowerline-opt", lambda a: _main(a, report), args)
+    )
+    if signum is None:
+        return code
+    if signum == signal.SIGINT:
+        return 130
+    from lowerline.driver.opt_driver import crash_message
+
+    sys.stderr.write(crash_message(signum, last))
+    return 1
 
 
 if __name__ == "__main__":

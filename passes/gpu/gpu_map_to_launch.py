@@ -37,6 +37,27 @@ def _script(tag: str, threads: int) -> str:
     )
 
 
+def _empty_dimension(forall: ir.Operation) -> str | None:
+    """Why ``forall`` or a forall inside it cannot be mapped, or None: a
+    static dimension with no iteration. Upstream's mapping asserts on it
+    (``computeProduct``: "basis must be nonnegative", an abort found by
+    mutating this pass's lit input)."""
+    for op in ops_matching(forall, lambda o: o.name == "scf.forall"):
+        bounds = [
+            ir.DenseI64ArrayAttr(op.attributes[name])
+            for name in ("staticLowerBound", "staticUpperBound", "staticStep")
+        ]
+        for dim, (low, high, step) in enumerate(zip(*bounds, strict=True)):
+            if ir.ShapedType.get_dynamic_size() in (low, high, step):
+                continue
+            if step <= 0 or high <= low:
+                return (
+                    f"{op.location}: dimension {dim} of this scf.forall has no iteration "
+                    f"({low} to {high} step {step}); a GPU mapping needs at least one"
+                )
+    return None
+
+
 def _is_workgroup_alloc(op: ir.Operation) -> bool:
     if op.name != "memref.alloc":
         return False
@@ -84,6 +105,9 @@ class GpuMapToLaunch(Pass):
         for index, forall in enumerate(block_foralls(op)):
             threads = GPU_BLOCK_THREADS.get(forall)
             if threads is None:
+                continue
+            if empty := _empty_dimension(forall):
+                failures.append(empty)
                 continue
             tag = f"l{index}"
             GPU_LAUNCH.set(forall, tag)

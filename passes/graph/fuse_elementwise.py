@@ -12,14 +12,20 @@ does only the elementwise part, with the same rule as upstream's default:
 
 - the producer is a ``linalg.generic`` with only parallel loops, one result
   written through an identity map, and the consumer is its only user (so
-  nothing is computed twice);
-- the consumer is a ``linalg.generic`` with only parallel loops that reads
-  the producer's result through a permutation map.
+  nothing is computed twice), or its body is one add, subtract, multiply
+  or negation (a row's deviations from its mean, read by the variance and by
+  the normalization): recomputing it is cheaper than a full-size temporary;
+- the consumer is a ``linalg.generic`` that reads the producer's result
+  through a permutation map (of all its loops). The consumer may reduce: a
+  row reduction of ``(x - mean)^2`` then reads ``x`` itself instead of a
+  full-size temporary of squared deviations (upstream's default does this
+  too).
 
 The fused op reads the producer's inputs directly (their maps composed with
 the consumer's), and its body is the producer's body followed by the
-consumer's. Contractions, reductions and ops with other users are left
-alone; tile-and-fuse fuses elementwise consumers into contractions later.
+consumer's. Contractions (their operands are read through projections)
+and producers with other users are left alone; tile-and-fuse fuses
+elementwise consumers into contractions later.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     producer = value.owner
     if len(producer.results) != 1 or not _all_parallel(producer):
         return None
-    if len(list(producer.results[0].uses)) != 1:
+    if len(list(producer.results[0].uses)) != 1 and not _cheap_to_repeat(producer):
         return None
     maps = _maps(producer)
     rank = maps[-1].n_dims
@@ -58,13 +64,41 @@ def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None
     if len(list(block.arguments[-1].uses)) != 0:
         return None
     # linalg.index in the producer counts the producer's loops: only an
-    # identity read keeps them the consumer's.
+    # identity read keeps them the consumer's. Not into a reduction: its
+    # loops are split into chunks later (reduction_chunks), and upstream's
+    # reduction tiling does not offset linalg.index in the chunks (argmax
+    # got indices relative to its chunk).
     identity = ir.AffineMap.get_identity(_maps(consumer)[index].n_dims)
-    if _maps(consumer)[index] != identity and any(
-        op.operation.name == "linalg.index" for op in block.operations
-    ):
+    indexed = any(op.operation.name == "linalg.index" for op in block.operations)
+    if indexed and (_maps(consumer)[index] != identity or not _all_parallel(consumer)):
+        return None
+    if not _loops_stay_bounded(producer, consumer, index):
         return None
     return producer
+
+
+def _loops_stay_bounded(producer: ir.Operation, consumer: ir.Operation, index: int) -> bool:
+    """Whether every loop of the fused op is still the plain dim of some
+    operand (the verifier's invertible-maps rule). A reduction's output
+    skips its reduction loops; if only the fused operand indexed one of them
+    (a pooling window read from a broadcast), fusing would drop its bound."""
+    c_maps = _maps(consumer)
+    maps = [m for i, m in enumerate(c_maps) if i != index]
+    maps += [_compose(m, c_maps[index]) for m in _maps(producer)[: _n_inputs(producer)]]
+    covered = {e.position for m in maps for e in m.results if isinstance(e, ir.AffineDimExpr)}
+    return covered == set(range(c_maps[index].n_dims))
+
+
+# A producer this small (one subtraction: a row's deviations from its mean)
+# is recomputed in each consumer rather than stored as a full-size temporary
+# that both read back: recomputing costs one instruction per element, storing
+# a write and a read of the whole tensor.
+_CHEAP_BODY_OPS = ("arith.addf", "arith.subf", "arith.mulf", "arith.negf")
+
+
+def _cheap_to_repeat(producer: ir.Operation) -> bool:
+    body = [op.operation.name for op in producer.regions[0].blocks[0].operations]
+    return len(body) <= 2 and all(name in (*_CHEAP_BODY_OPS, "linalg.yield") for name in body)
 
 
 def _compose(inner: ir.AffineMap, outer: ir.AffineMap) -> ir.AffineMap:
@@ -149,7 +183,8 @@ def fuse(producer: ir.Operation, consumer: ir.Operation, index: int) -> ir.Opera
         if key not in ("indexing_maps", "iterator_types", "operandSegmentSizes"):
             fused.attributes[key] = consumer.attributes[key]
     consumer.erase()
-    producer.erase()
+    if not list(producer.results[0].uses):  # a cheap producer may feed others
+        producer.erase()
     return fused.operation
 
 
@@ -183,7 +218,7 @@ def _read_through_unit_expansions(op: ir.Operation) -> None:
 @dataclass(frozen=True)
 class FuseElementwise(Pass):
     flag = "lowerline-fuse-elementwise"
-    summary = "Fuse single-use elementwise linalg.generic producers into elementwise consumers"
+    summary = "Fuse elementwise linalg.generic producers into their elementwise and reduction users"
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
@@ -193,8 +228,6 @@ class FuseElementwise(Pass):
         while changed:
             changed = False
             for consumer in self._generics(op):
-                if not _all_parallel(consumer):
-                    continue
                 for index in range(_n_inputs(consumer)):
                     producer = _fusable_producer(consumer, index)
                     if producer is not None:

@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
+from lowerline.dialects import TM_SCAN, TM_SCATTER, TM_SORT
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
 
-STAND_INS = ("lowerline.tm_scan", "lowerline.tm_scatter", "lowerline.tm_sort")
+STAND_INS = (TM_SCAN, TM_SCATTER, TM_SORT)
 
 Body = Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
 
@@ -376,9 +377,9 @@ def _merge_pass(
 
 
 _LOWERINGS = {
-    "lowerline.tm_scan": _lower_scan,
-    "lowerline.tm_scatter": _lower_scatter,
-    "lowerline.tm_sort": _lower_sort,
+    TM_SCAN: _lower_scan,
+    TM_SCATTER: _lower_scatter,
+    TM_SORT: _lower_sort,
 }
 
 

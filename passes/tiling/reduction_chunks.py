@@ -11,13 +11,15 @@ axis with upstream's ``transform.structured.tile_reduction_using_for``::
 
 becomes a fill of ``tensor<1x64xf32>`` partial results, an ``scf.for`` over
 the row whose body adds one ``1x64`` chunk into them elementwise, and a
-``linalg.reduce`` merging the 64 partial results into ``%acc``. All three
+``linalg.reduce`` merging the 64 partial results into ``%acc``. A row that
+the chunk does not divide has its loop peeled (``transform.loop.peel``):
+the full chunks are unmasked and keep their partial results in registers,
+the partial last chunk is one masked step. All three
 carry ``lowerline.vector_sizes = [1, 64]``: lowerline-vectorize keeps the
 partial results in registers across the loop and reduces them horizontally
 once per row. The chunk (``lowerline.cpu.tile_plan.reduction_chunk``) is a
 few of the target's vectors, so every vector is bounded by the target's
-registers, not by the shape. A row that the chunk does not divide gets a
-partial last chunk, which the vectorizer masks.
+registers, not by the shape.
 
 Upstream's reduction tiling asserts on an output map with a constant result
 (``(d0, d1) -> (d0, 0)``: a reduction kept as a unit dim, softmax's row
@@ -38,8 +40,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import tensor
 
-from lowerline.passes.support.linalg_info import indexing_maps
-from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.support.linalg_info import indexing_maps, static_loop_sizes
+from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.pipeline.protocol import OP_TAG, VECTOR_SIZES, Attr
 
@@ -129,7 +131,7 @@ def _collapse_output(
     return ir.AffineMap.get(out_map.n_dims, out_map.n_symbols, [out_map.results[i] for i in kept])
 
 
-def _script(tag: str, chunks: list[int], attr: Attr[str] = OP_TAG) -> str:
+def _script(tag: str, chunks: list[int], attr: Attr[str] = OP_TAG, ragged: bool = False) -> str:
     sizes = [1] * (len(chunks) - 1) + [chunks[-1]]
     text = (
         f"  %row = transform.structured.match attributes{{{attr.entry(tag)}}} in %root"
@@ -145,6 +147,16 @@ def _script(tag: str, chunks: list[int], attr: Attr[str] = OP_TAG) -> str:
             f'  transform.annotate {handle} "{VECTOR_SIZES.name}" = %sizes'
             f" : {ANY}, !transform.any_param\n"
         )
+    if ragged:
+        # The full chunks get static slices: unmasked, and their partial sums
+        # are hoisted into registers (with a masked chunk on every step they
+        # went through memory, a store and a load per step); the partial last
+        # chunk is one masked step after the loop.
+        # The chunk loop is the innermost (outer reduction dims step by 1).
+        text += (
+            f'  %step = transform.get_parent_op %part {{op_name = "scf.for"}} : ({ANY}) -> {ANY}\n'
+        )
+        text += peel("%step", "%full", "%tail")
     return text
 
 
@@ -153,7 +165,10 @@ def split_rows(module: ir.Operation, tag: str, chunks: list[int]) -> str | None:
     success. Where upstream cannot split one (a reduction with several
     results, e.g. argmax), it loses its vector sizes and becomes scalar
     loops: a vector as long as the row is never made. Returns why."""
-    failure = apply_script(module, _script(tag, chunks))
+    rows = ops_matching(module, lambda o: OP_TAG.get(o) == tag)
+    sizes = [static_loop_sizes(row) for row in rows]
+    ragged = any(size is not None and size[-1] % chunks[-1] for size in sizes)
+    failure = apply_script(module, _script(tag, chunks, ragged=ragged))
     if not failure:
         return None
     for row in ops_matching(module, lambda o: OP_TAG.get(o) == tag):

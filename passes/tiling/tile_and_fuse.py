@@ -16,6 +16,14 @@ What it decides (the mechanisms are upstream's transform dialect):
   (``lowerline.cpu.tile_plan``): a parallel ``scf.forall`` tile sized for the
   caches and the cores, an ``mr x nr`` register tile sized for the vector
   registers, and a k loop of rank-1 updates.
+- **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
+  depthwise, grouped, strided or dilated convolutions are roots as well: a
+  forall over (batch, channel blocks, row blocks), register tiles of
+  channels x output columns (whole vectors, the partial column tile peeled),
+  the window and input-channel loops of step 1, each step rewritten into an
+  elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
+  The fill or the bias broadcast of the init and the elementwise epilogue
+  are fused like a matmul's.
 - **Every other linalg op** (elementwise, reductions such as softmax and
   layernorm rows, fills, transposes) is tiled to vector-sized rows. A
   reduction along a long innermost axis is reduced in chunks of a few
@@ -44,6 +52,7 @@ roots, fusions and tile sizes for a target: that is this pass.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -55,9 +64,11 @@ from lowerline.cpu.tile_plan import (
     ConvTiles,
     MatmulTiles,
     conv_tiles,
+    lanes,
     matmul_tiles,
     reduction_chunk,
     vector_tile,
+    window_tiles,
 )
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
@@ -65,6 +76,8 @@ from lowerline.passes.support.linalg_info import static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
+from lowerline.passes.tiling.window_tiles import plane_chunks, unit_window_to_generic
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import (
     Pass,
@@ -79,7 +92,19 @@ from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
-_ROOTS = _CONTRACTIONS + _CONVOLUTIONS
+# Ops computed as elementwise steps over their window (lowerline.passes.tiling.window_tiles);
+# strided and dilated linalg.conv_2d_nchw_fchw too.
+_WINDOWS = (
+    "linalg.pooling_nchw_max",
+    "linalg.pooling_nchw_sum",
+    "linalg.depthwise_conv_2d_nchw_chw",
+    "linalg.conv_2d_ngchw_gfchw",
+    "linalg.pooling_ncw_max",
+    "linalg.pooling_ncw_sum",
+    "linalg.depthwise_conv_1d_ncw_cw",
+    "linalg.conv_1d_ncw_fcw",
+)
+_ROOTS = _CONTRACTIONS + _CONVOLUTIONS + _WINDOWS
 
 
 def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
@@ -127,6 +152,7 @@ class Group:
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
     # remarks, made afterwards. The root's first.
     members_text: str = ""
@@ -203,6 +229,8 @@ class Plan:
 
 def _decision(g: Group) -> str:
     """What was planned for ``g``: its kind, the fused ops and the tile sizes."""
+    if g.row is not None:
+        return g.row.text
     if g.kind == "vector":
         threads = f", parallel tile {g.par}" if g.par else ""
         chunks = f", reduced in chunks {g.chunks}" if g.chunks else ""
@@ -350,6 +378,60 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     return group
 
 
+def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], Group | str]:
+    """The planner of a root: stride-1 convolutions are rank-1 updates, other
+    convolutions and poolings elementwise window steps."""
+    if op.name in _WINDOWS:
+        return _window_group
+    if op.name in _CONVOLUTIONS:
+        dense = all_ones(op, "strides") and all_ones(op, "dilations")
+        return _conv_group if dense else _window_group
+    return _contraction_group
+
+
+def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    """A pooling or depthwise, grouped, strided or dilated convolution: a
+    forall over (batch, channel blocks, row blocks), register tiles of
+    channels x output columns, the window (and input channel) loops of 1;
+    the fill or bias broadcast and the elementwise epilogue fused."""
+    eb = element_bytes(op)
+    if eb is None:
+        return "mixed or unsupported element types"
+    out = tensor_type(op.results[0])
+    loops = static_loop_sizes(op)
+    operands = [t for t in map(tensor_type, op.operands) if t is not None]
+    if out is None or loops is None or len(operands) != len(op.operands):
+        return "dynamic shapes"
+    # [..., channels, (rows,) columns]: 1-D ops have no rows.
+    rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
+    *lead, c = out.shape[: out.rank - 1 - rows]
+    oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
+    group = Group(name, "window", op)
+    t = group.tiles = window_tiles(target, c, oh, ow, eb)
+    ones = [1] * len(lead)
+    group.par = [*ones, t.fc, *[t.ohc] * rows, 0]
+    group.reg = [*ones, t.mr, *[1] * rows, t.nr]
+    group.red = [0] * out.rank + [1] * (len(loops) - out.rank)
+    # Vector sizes over the root's loops, for its tiles' generics (the root
+    # itself is gone by then).
+    group.vector_tiles = loop_order(op, group.reg, fill=1)
+    fused_producers_and_consumers(group)
+    _fuse_bias_broadcast(group)
+    group.flops = 2 * int(np.prod(loops))
+    group.bytes_moved = eb * sum(int(np.prod(t.shape)) for t in operands)
+    return group
+
+
+def _fuse_bias_broadcast(group: Group) -> None:
+    """A convolution's bias broadcast into its init joins the nest like a
+    fill: the accumulators start from the bias vectors."""
+    init = group.root.operands[-1]
+    if group.fill is not None or not isinstance(init, ir.OpResult):
+        return
+    if init.owner.name == "linalg.broadcast" and len(list(init.uses)) == 1:
+        group.fill = init.owner
+
+
 def _iteration_shape(op: ir.Operation) -> list[int] | None:
     """Static loop bounds of a linalg op; None when some are unknown."""
     if op.name != "linalg.generic":
@@ -384,12 +466,23 @@ def _without_tiles(op: ir.Operation) -> str:
     return "dynamic shapes"
 
 
+# A broadcast left alone (a bias broadcast no window nest took) is a vector
+# group over its result like a copy.
+_VECTOR_OPS = (
+    "linalg.fill",
+    "linalg.copy",
+    "linalg.transpose",
+    "linalg.broadcast",
+    "linalg.generic",
+)
+
+
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     if not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
     eb = element_bytes(op) or 4
-    if op.name not in ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.generic"):
-        return "not an elementwise, reduction, fill, copy or transpose op"
+    if op.name not in _VECTOR_OPS:
+        return "not an elementwise, reduction, fill, copy, transpose or broadcast op"
     if has_empty_tensor(op):
         return _EMPTY
     shape = _iteration_shape(op)
@@ -406,7 +499,10 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
     group.par = _parallel_rows(shape, iterators, target)
-    group.chunks = reduction_chunks(op, shape, iterators, reduction_chunk(target, eb))
+    chunk = reduction_chunk(target, eb)
+    group.chunks = reduction_chunks(op, shape, iterators, chunk) or plane_chunks(
+        op, shape, iterators, lanes(target, eb), chunk
+    )
     return group
 
 
@@ -468,13 +564,48 @@ def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: li
             # its loops run zero times; a fill and epilogue get groups of their own.
             _add_group(plan, op, _EMPTY, counter)
             continue
-        build = _conv_group if op.name in _CONVOLUTIONS else _contraction_group
+        build = _root_builder(op)
         found = _add_group(plan, op, build(op, f"g{counter[0]}", target), counter)
         if found:
+            _drop_taken_consumers(found, taken)
             taken.extend(x for x in [found.root, found.fill, *found.consumers] if x is not None)
+    taken += _plan_row_kernels(ops, taken, target, plan, counter)
     for op in ops:
         if op.name not in _ROOTS and not any(op == t for t in taken):
             _add_group(plan, op, _vector_group(op, f"g{counter[0]}", target), counter)
+
+
+def _drop_taken_consumers(group: Group, taken: list[ir.Operation]) -> None:
+    """End the group's epilogue before an op an earlier nest fused (an add
+    of two convolutions' results, a ResNet block's projection shortcut)."""
+    for index, consumer in enumerate(group.consumers):
+        if any(consumer == t for t in taken):
+            group.refuse(consumer, f"not fused into {group.name}: another nest fused it")
+            group.consumers = group.consumers[:index]
+            return
+
+
+def _plan_row_kernels(
+    ops: list[ir.Operation],
+    taken: list[ir.Operation],
+    target: CpuTarget,
+    plan: Plan,
+    counter: list[int],
+) -> list[ir.Operation]:
+    """Groups for the row kernels (lowerline.passes.tiling.row_kernels),
+    last ops first; returns their members."""
+    members: list[ir.Operation] = []
+    for index in reversed(range(len(ops))):
+        if any(ops[index] == t for t in [*taken, *members]):
+            continue
+        kernel = find_row_kernel(ops, index, [*taken, *members], target)
+        if kernel is None:
+            continue
+        kernel.name = f"g{counter[0]}"
+        group = Group(kernel.name, "row", kernel.last, consumers=kernel.members[:-1], row=kernel)
+        _add_group(plan, kernel.last, group, counter)
+        members += kernel.members
+    return members
 
 
 def _add_group(
@@ -549,7 +680,9 @@ def forall_over_last(g: Group, mapping: str = "") -> str:
     )
 
 
-def contraction_script(g: Group) -> str:
+def contraction_script(
+    g: Group, fill_reg: list[int] | None = None, columns: int | None = None
+) -> str:
     """forall over parallel tiles; in each, a loop nest over register tiles
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
@@ -576,12 +709,15 @@ def contraction_script(g: Group) -> str:
     elif g.fill and not fill_in_registers:
         # The fill is the register loops' init, not read inside them: tile it alone.
         text += match("%fillin", f"{g.name}.fill", "%forall")
-        text += _tile_for("%fillreg", "%fillin", g.reg)
+        text += _tile_for("%fillreg", "%fillin", g.reg if fill_reg is None else fill_reg)
     scope = innermost
-    if g.kind == "conv" and g.conv_plan.masked:
+    # The loop over output columns: the innermost unless ``columns`` says
+    # which register loop it is.
+    column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
+    if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
-        text += f"  %inner = transform.cast {innermost} : {ANY} to {ANY}\n"
+        text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full", "%partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
@@ -595,6 +731,29 @@ def contraction_script(g: Group) -> str:
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+def loop_order(op: ir.Operation, sizes: list[int], fill: int = 0) -> list[int]:
+    """Tile sizes over ``op``'s result dims as sizes over its loops (the
+    loops no result dim follows get ``fill``)."""
+    maps = _maps(op)
+    found = [fill] * maps[-1].n_dims
+    for size, expr in zip(sizes, maps[-1].results, strict=True):
+        found[ir.AffineDimExpr(expr).position] = size
+    return found
+
+
+def window_script(g: Group) -> str:
+    """contraction_script with the tiles in the order of the loops they tile:
+    without consumers the nest's last op is the root, whose loops need not
+    follow its result dims (a depthwise convolution's are n, oh, ow, c)."""
+    if g.consumers:
+        return contraction_script(g)
+    reg = loop_order(g.root, g.reg)
+    # The column loop (of the last result dim) need not be the innermost.
+    column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
+    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg)
+    return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 
 def _split_conv_tail(g: Group) -> str:
@@ -637,6 +796,14 @@ def vector_script(g: Group) -> str:
     return text
 
 
+def _script(group: Group) -> str:
+    if group.kind == "vector":
+        return vector_script(group)
+    if group.kind == "window":
+        return window_script(group)
+    return contraction_script(group)
+
+
 def _tag_of(op: ir.Operation) -> str:
     return OP_TAG.require(op)
 
@@ -654,6 +821,9 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
 
 
 def _tag(group: Group) -> None:
+    if group.row is not None:
+        group.row.tag()
+        return
     for op in [group.root, group.fill, *group.consumers]:
         if op is not None:
             VECTOR_SIZES.set(op, _vector_sizes(group, op))
@@ -673,16 +843,39 @@ def tag_members(group: Group) -> None:
         OP_TAG.set(consumer, f"{group.name}.c{index}")
 
 
-def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
-    """The group's conv register tiles as matmul tiles (lowerline.passes.tiling.conv_tiles)."""
+def _root_tiles(module: ir.Operation, group: Group) -> list[ir.Operation]:
+    """The tiles of the group's root still in use (fused copies left behind have none)."""
     tag = f"{group.name}.root"
+    name = group.seen[0].op  # the root's handle may be stale: its tiles replaced it
 
     def live_tile(op: ir.Operation) -> bool:
-        # Fused copies left behind have no uses.
-        tagged = op.name in _CONVOLUTIONS and OP_TAG.get(op) == tag
+        tagged = op.name == name and OP_TAG.get(op) == tag
         return tagged and bool(list(op.results[0].uses))
 
-    tiles = ops_matching(module, live_tile)
+    return ops_matching(module, live_tile)
+
+
+def _windows_to_generics(module: ir.Operation, group: Group) -> str | None:
+    """The group's window register tiles as elementwise generics
+    (lowerline.passes.tiling.window_tiles), vectorized at the register tile
+    along the loops they keep."""
+    sizes = group.vector_tiles
+
+    def mark(generic: ir.Operation, kept: list[int]) -> None:
+        VECTOR_SIZES.set(generic, [sizes[d] for d in kept])
+
+    tiles = _root_tiles(module, group)
+    if not tiles:
+        return "no register tile of it was found after tiling"
+    left = [t for t in tiles if not unit_window_to_generic(t, mark)]
+    if left:
+        return f"{len(left)} window tile(s) were not elementwise after tiling"
+    return None
+
+
+def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
+    """The group's conv register tiles as matmul tiles (lowerline.passes.tiling.conv_tiles)."""
+    tiles = _root_tiles(module, group)
     t = group.cpu_plan
 
     def mark(matmul: ir.Operation) -> None:
@@ -727,7 +920,10 @@ class TileAndFuse(Pass):
             group.freeze_text()
             _tag(group)
         for group in plan.groups:
-            body = vector_script(group) if group.kind == "vector" else contraction_script(group)
+            if group.row is not None:
+                group.failure = apply_row_kernel(op, group.row, target)
+                continue
+            body = _script(group)
             group.failure = apply_script(op, body)
             if group.chunks and not group.failure:
                 failure = split_rows(op, f"{group.name}.root", group.chunks)
@@ -737,5 +933,7 @@ class TileAndFuse(Pass):
                     )
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
+            if group.kind == "window" and not group.failure:
+                group.failure = _windows_to_generics(op, group)
         strip_tags(op)
         publish(plan.remarks(op), self.explain)

@@ -29,6 +29,7 @@ from mlir import ir
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
+from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
 from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES, VECTORIZE_ME
@@ -148,6 +149,9 @@ class Vectorize(Pass):
         for target in _tagged(op):
             for attr in (VECTOR_SIZES, CONTRACT, VECTORIZE_ME):
                 attr.remove(target)
+        # Stride-2 window steps: contiguous loads and shuffles, before the
+        # transfers are lowered (lowerline.passes.tiling.window_tiles).
+        deinterleave_strided_reads(op)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")

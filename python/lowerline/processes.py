@@ -96,3 +96,61 @@ def die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def run_forked(body: Callable[[Callable[[str], None]], int]) -> tuple[int, int | None, str]:
+    """Run ``body(report)`` in a forked child and wait for it.
+
+    Returns ``(exit code, signal, last report)``: ``signal`` is the number of
+    the signal that killed the child (an LLVM assertion's SIGABRT, a
+    SIGSEGV), else None. ``report(line)`` sends one line to the parent, which
+    keeps the last one, so a crash can be blamed on what the child was doing.
+    Fork before anything starts threads (MLIR's thread pool belongs to a
+    context, so: before creating one). The parent ignores SIGINT while it
+    waits: Ctrl-C reaches the child, which exits 130 on its own.
+    """
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(read_fd)
+        _child(body, write_fd)
+    os.close(write_fd)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        last = _last_line(read_fd)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if os.WIFSIGNALED(status):
+        return 1, os.WTERMSIG(status), last
+    return os.waitstatus_to_exitcode(status), None, last
+
+
+def _child(body: Callable[[Callable[[str], None]], int], write_fd: int) -> None:  # pragma: no cover
+    code = 1
+    try:
+        die_with_parent()
+
+        def report(line: str) -> None:
+            os.write(write_fd, (line + "\n").encode())
+
+        code = body(report)
+    finally:
+        # os._exit skips interpreter teardown (atexit hooks belong to the parent).
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _last_line(read_fd: int) -> str:
+    """Read the pipe to its end (the child exited); the last complete line."""
+    tail = b""
+    with os.fdopen(read_fd, "rb") as reader:
+        while block := reader.read(65536):
+            tail = (tail + block)[-65536:]
+    lines = tail.split(b"\n")
+    complete = lines[-2] if len(lines) > 1 else b""
+    return complete.decode(errors="replace")

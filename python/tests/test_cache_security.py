@@ -43,6 +43,53 @@ def test_a_folder_owned_by_another_user_is_untrusted(tmp_path, monkeypatch):
         Cache.at(str(tmp_path)).check_trusted()
 
 
+def test_a_cache_below_a_folder_others_can_write_is_refused(tmp_path):
+    """Issue 20: the folders above the cache are checked too, as ssh does:
+    whoever can write one could move the cache aside and put theirs there."""
+    shared = tmp_path / "shared"
+    (shared / "me").mkdir(parents=True)
+    os.chmod(shared, 0o775)
+    folder = shared / "me" / "cache"
+    with pytest.raises(CacheError, match="writable by other users") as info:
+        lowerline.compile(make_model(), example(), cache_dir=folder)
+    message = str(info.value)
+    assert f"the folder above it, {shared}, cannot be trusted" in message
+    assert "cache=False" in message
+    assert not os.path.exists(folder / "v1")
+    # With the sticky bit (as /tmp has), others cannot move what is not theirs.
+    os.chmod(shared, 0o1777)
+    Cache.at(str(folder)).prepare()
+
+
+def test_a_link_to_the_cache_counts_the_folders_of_both(tmp_path):
+    private, shared = tmp_path / "private", tmp_path / "shared"
+    (private / "cache").mkdir(parents=True, mode=0o700)
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    (shared / "link").symlink_to(private / "cache")
+    with pytest.raises(CacheError, match=f"the folder above it, {shared}, cannot be trusted"):
+        Cache.at(str(shared / "link")).prepare()
+    Cache.at(str(private / "cache")).prepare()
+
+
+def test_a_parent_folder_owned_by_another_user_is_untrusted(tmp_path, monkeypatch):
+    theirs = tmp_path / "theirs"
+    (theirs / "cache").mkdir(parents=True)
+    assert cache_module.untrusted_parent(os.stat(theirs)) is None
+    as_root = os.geteuid() == 0
+    if as_root:
+        os.chown(theirs, 12345, -1)
+    else:  # then the cache folder itself is "another user's" too
+        monkeypatch.setattr(cache_module.os, "geteuid", lambda: os.stat(theirs).st_uid + 1)
+    assert "owned by another user" in cache_module.untrusted_parent(os.stat(theirs))
+    with pytest.raises(CacheError, match="owned by another user") as info:
+        Cache.at(str(theirs / "cache")).check_trusted()
+    if as_root:
+        assert f"the folder above it, {theirs}, cannot be trusted" in str(info.value)
+    # root's folders ("/") are trusted by everyone.
+    assert cache_module.untrusted_parent(os.stat("/")) is None
+
+
 def test_key_file_readable_by_others_is_refused(tmp_path, monkeypatch):
     path = tmp_path / "config" / "cache.key"
     monkeypatch.setenv("LOWERLINE_CACHE_KEY", str(path))

@@ -1,5 +1,9 @@
 """The command-line entry points: exit codes and one-line errors."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from lowerline.tools import cli, opt
@@ -74,3 +78,37 @@ def test_a_pass_failing_without_diagnostics_still_says_so(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"{source}: error: pass pipeline failed in 'test-fails-silently' on 'builtin.module'\n"
     )
+
+
+I1_STORE = """
+func.func @i1_store(%m: memref<4xi1>, %v: i1) {
+  %c0 = arith.constant 0 : index
+  memref.store %v, %m[%c0] : memref<4xi1>
+  return
+}
+"""
+
+
+def test_opt_program_survives_an_llvm_abort_in_a_pass(tmp_path):
+    """Issue 20: the program runs its driver in a forked child; the assertion
+    in finalize-memref-to-llvm (an i1 store) is exit status 1, located."""
+    source = tmp_path / "in.mlir"
+    source.write_text(I1_STORE)
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "lowerline-opt"),
+        str(source),
+        "--pass-pipeline=builtin.module(finalize-memref-to-llvm)",
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOWERLINE_OPT")}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.endswith(
+        f"{source}:2:1: error: lowerline-opt crashed (SIGABRT) in pass "
+        "'finalize-memref-to-llvm', on the input starting here: an abort inside MLIR/LLVM "
+        "(a bug to report with this input); nothing was written for this run\n"
+    )
+    # In one process (for a debugger), the abort is the process's.
+    env["LOWERLINE_OPT_IN_PROCESS"] = "1"
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == -6

@@ -50,18 +50,21 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
 
 # A forward that differs between eager torch and torch.export (the graph that
 # is compiled): the compiled output is off by 0.5, outside the tolerance. The
-# max pool has no tiled kernel: it is listed as left as plain loops.
+# gather has no vector form: it is listed as left as plain loops.
 MISMATCH_FILE = """
 import torch
-import torch.nn.functional as F
 
 class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("index", torch.tensor([[2, 0, 1], [1, 1, 0]]))
+
     def forward(self, x):
-        y = F.max_pool2d(x, 2)
+        y = torch.gather(x, 1, self.index)
         return y + 0.5 if torch.compiler.is_exporting() else y
 
 model = Model()
-example_inputs = (torch.randn(1, 2, 4, 4),)
+example_inputs = (torch.randn(2, 3),)
 """
 
 
@@ -72,9 +75,10 @@ def test_compile_fails_beyond_the_tolerance_and_lists_fallbacks(tmp_path, capsys
     assert cli.main(["compile", str(source), "-o", str(tmp_path / "out"), "--runs", "1"]) == 1
     captured = capsys.readouterr()
     assert "\nops left as plain loops (not tiled or not vectorized): 1\n" in captured.out
-    pool_line = next(i for i, t in enumerate(MISMATCH_FILE.splitlines(), 1) if "max_pool2d" in t)
+    # The gather is fused with the add after it, whose line it keeps.
+    line = next(i for i, t in enumerate(MISMATCH_FILE.splitlines(), 1) if "return y" in t)
     assert re.search(
-        rf"^  linalg.pooling_nchw_max at {re.escape(str(source))}:{pool_line}:\d+: left as loops: ",
+        rf"^  linalg.generic at {re.escape(str(source))}:{line}:\d+: left as loops: ",
         captured.out,
         re.M,
     )
@@ -100,3 +104,38 @@ def test_model_file_must_define_model_and_inputs(tmp_path):
 def test_bundled_example_defines_a_model():
     model, inputs = load_model_file(os.path.join(EXAMPLES_DIR, "classifier.py"))
     assert model(*inputs).shape == (2, 10)
+
+
+GPU_MISMATCH_FILE = """
+import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 3
+        return y + 0.5 if torch.compiler.is_exporting() else y
+
+model = Model()
+example_inputs = (torch.randn(3, 37),)
+"""
+
+
+def test_compile_for_a_gpu_lists_fallbacks_and_applies_the_tolerance(tmp_path, capsys, monkeypatch):
+    """Issue 20: ``--target cuda:...`` printed neither. Without a GPU the
+    tolerance is checked on the CPU run of the GPU-mapped IR."""
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "planted.py"
+    source.write_text(GPU_MISMATCH_FILE)
+    out = str(tmp_path / "out")
+    assert cli.main(["compile", str(source), "-o", out, "--target", "cuda:sm_80"]) == 1
+    captured = capsys.readouterr()
+    assert re.search(r"^ops left as plain loops", captured.out, re.M)
+    assert re.search(
+        r"^tolerance \(checked on the (CPU run of the mapped IR|GPU and CPU runs)\): "
+        r"float32: rtol=0.0001, atol=1e-05$",
+        captured.out,
+        re.M,
+    )
+    assert captured.err.startswith("lowerline: error: outside the tolerance: output #0: ")
+    # The same model without the planted difference passes.
+    source.write_text(GPU_MISMATCH_FILE.replace("y + 0.5 if", "y if"))
+    assert cli.main(["compile", str(source), "-o", out, "--target", "cuda:sm_80"]) == 0

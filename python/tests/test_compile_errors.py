@@ -224,3 +224,119 @@ def test_a_worker_that_does_not_answer_in_time_is_stopped(cache_dir, monkeypatch
     monkeypatch.delenv("LOWERLINE_COMPILE_TIMEOUT")
     compiled = lowerline.compile(Doubler(), torch.randn(5), cache_dir=cache_dir)
     torch.testing.assert_close(compiled(torch.ones(5)), torch.full((5,), 2.0))
+
+
+@pytest.mark.parametrize(
+    "layer, shape",
+    [
+        (torch.nn.Conv2d(0, 16, 3), (1, 0, 7, 9)),
+        (torch.nn.Conv2d(0, 6, 3, stride=2, padding=1), (3, 0, 11, 5)),
+        (torch.nn.Conv1d(0, 4, 3, groups=2, bias=False), (2, 0, 13)),
+        (torch.nn.Conv3d(0, 2, (1, 2, 3), dilation=2, padding=(0, 1, 2)), (1, 0, 3, 4, 5)),
+    ],
+    ids=["conv2d-batch1", "conv2d-strided-batch3", "conv1d-groups-no-bias", "conv3d-dilated"],
+)
+def test_a_convolution_without_input_channels_compiles_as_eager(cache_dir, layer, shape):
+    """Issue 20: ``Conv2d(0, 16, 3)`` was reported as unsupported
+    ``torch.constant.bool`` / ``prim.ListConstruct`` ops. Eager's result is
+    empty, with no output channels either; so is the compiled one."""
+    x = torch.randn(shape)
+    compiled = lowerline.compile(layer.eval(), x, cache_dir=cache_dir)
+    expected = layer(x)
+    result = compiled(x)
+    assert result.shape == expected.shape
+    torch.testing.assert_close(result, expected)
+
+
+class OutputsWithConstants(torch.nn.Module):
+    def __init__(self, label):
+        super().__init__()
+        self.label = label
+
+    def forward(self, x):
+        return {"y": x * 2, "count": 3, "extra": [x + 1, {"label": self.label}]}
+
+
+def test_an_output_that_is_not_a_tensor_or_number_is_named(cache_dir):
+    """Issue 20: a dict output holding a string failed in the import worker
+    ("error when deserializing the saved file"); the error names its key."""
+    with pytest.raises(ExportError, match=r"output\['extra'\]\[1\]\['label'\] is a str \('cat'\)"):
+        lowerline.compile(OutputsWithConstants("cat"), torch.randn(3), cache_dir=cache_dir)
+
+
+def test_number_and_none_outputs_pass_through(cache_dir):
+    model, x = OutputsWithConstants(None), torch.randn(2, 5)
+    result = lowerline.compile(model, x, cache_dir=cache_dir)(x)
+    assert result["count"] == 3 and result["extra"][1] == {"label": None}
+    torch.testing.assert_close(result["y"], x * 2)
+    torch.testing.assert_close(result["extra"][0], x + 1)
+
+
+def test_compiled_output_shapes_must_match_the_export():
+    """The import worker stops a compile whose ``@main`` results disagree with
+    torch.export's output shapes: the caller allocates the exported shape and
+    the library would write past its end (it did, a segfault in the caller's
+    process, for ``Conv2d(0, 16, 3)`` before its decomposition was right).
+    Run in a child: torch_mlir stays out of this process."""
+    script = """
+from torch_mlir import ir
+from lowerline.frontend.import_worker import ImportFailure, _check_output_shapes
+with ir.Context() as context:
+    context.allow_unregistered_dialects = True
+    module = ir.Module.parse(
+        "func.func @main(%a: tensor<2x0x5xf32>) -> (tensor<2x4x5xf32>, tensor<f32>) {"
+        ' %0 = "x.y"() : () -> tensor<2x4x5xf32>  %1 = "x.z"() : () -> tensor<f32>'
+        " return %0, %1 : tensor<2x4x5xf32>, tensor<f32> }"
+    )
+    _check_output_shapes(module, [(2, 4, 5), ()], ir)
+    try:
+        _check_output_shapes(module, [(2, 0, 5), ()], ir)
+    except ImportFailure as failure:
+        print(failure.reply["message"])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "the compiled outputs have shapes [(2, 4, 5), ()], torch.export's are [(2, 0, 5), ()]"
+    )
+
+
+# An import worker whose job aborts inside torch-mlir (as an erfc
+# decomposition did on a NaN example input: "unimplemented: tensor with zero
+# element", issue 20): the real worker loop, with an import that aborts.
+ABORTING_IMPORT = """
+import os, sys
+from lowerline.frontend import import_worker
+
+def aborting_import(job):
+    sys.stderr.write("unimplemented: tensor with zero element\\n")
+    sys.stderr.flush()
+    os.abort()
+
+import_worker.import_job = aborting_import
+import_worker.main()
+"""
+
+
+def test_an_abort_in_the_import_worker_is_a_compile_error(cache_dir, monkeypatch):
+    real_popen = workers.subprocess.Popen
+
+    def popen(command, *args, **kwargs):
+        if command[1:] == ["-m", "lowerline.frontend.import_worker"]:
+            command = [command[0], "-c", ABORTING_IMPORT]
+        return real_popen(command, *args, **kwargs)
+
+    workers.ImportWorker.stop()
+    monkeypatch.setattr(workers.subprocess, "Popen", popen)
+    x = torch.tensor([0.5, float("nan"), -1.0])
+    with pytest.raises(lowerline.CompileError) as info:
+        lowerline.compile(Doubler(), x, cache=False)
+    assert info.value.stage == "import"
+    assert "the import worker died" in str(info.value)
+    assert "unimplemented: tensor with zero element" in str(info.value)
+    # The caller lives on; the next compile gets a fresh, working worker.
+    monkeypatch.undo()
+    result = lowerline.compile(Doubler(), x, cache=False)(x)
+    torch.testing.assert_close(result, x * 2, equal_nan=True)

@@ -4,45 +4,44 @@ from a compile and from the cache."""
 import inspect
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 import lowerline
 
 
-class PoolThenLinear(nn.Module):
-    """A max pool (no tiled kernel yet: plain loops), then a linear layer (tiled)."""
+class GatherThenLinear(nn.Module):
+    """A gather (no vector gather yet: plain loops), then a linear layer (tiled)."""
 
     def __init__(self):
         super().__init__()
         self.linear = nn.Linear(16, 8)
 
-    def forward(self, x):
-        pooled = F.max_pool2d(x, 2)
-        return self.linear(pooled.flatten(1))
+    def forward(self, x, index):
+        gathered = torch.gather(x, 1, index)
+        return self.linear(gathered)
 
 
-def _pool_line() -> int:
-    lines, first = inspect.getsourcelines(PoolThenLinear.forward)
-    return first + next(i for i, line in enumerate(lines) if "max_pool2d" in line)
+def _gather_line() -> int:
+    lines, first = inspect.getsourcelines(GatherThenLinear.forward)
+    return first + next(i for i, line in enumerate(lines) if "torch.gather" in line)
 
 
 def test_an_op_left_as_loops_is_reported_with_its_source_line_and_reason(tmp_path):
     torch.manual_seed(0)
-    model, x = PoolThenLinear().eval(), torch.randn(2, 4, 4, 4)
-    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path))
+    model = GatherThenLinear().eval()
+    x, index = torch.randn(2, 29), torch.randint(0, 29, (2, 16))
+    compiled = lowerline.compile(model, x, index, cache_dir=str(tmp_path))
     assert not compiled.cache_hit
-    (pool,) = compiled.fallbacks
-    assert pool.op == "linalg.pooling_nchw_max"
-    assert pool.kind == "fallback"
-    assert pool.pass_flag == "lowerline-tile-and-fuse"
-    assert pool.message == (
-        "left as loops: not an elementwise, reduction, fill, copy or transpose op"
-    )
-    assert pool.source_line.startswith(f"{__file__}:{_pool_line()}:")
+    (gather,) = compiled.fallbacks
+    assert gather.op == "linalg.generic"
+    assert gather.kind == "fallback"
+    assert gather.pass_flag == "lowerline-vectorize"
+    assert gather.message.startswith("left as loops: not vectorized: ")
+    assert "its body has tensor.extract" in gather.message
+    assert gather.source_line.startswith(f"{__file__}:{_gather_line()}:")
     # A cache hit (no worker runs) reports the same.
     torch.manual_seed(0)
-    again = lowerline.compile(PoolThenLinear().eval(), x, cache_dir=str(tmp_path))
+    again = lowerline.compile(GatherThenLinear().eval(), x, index, cache_dir=str(tmp_path))
     assert again.cache_hit
     assert again.fallbacks == compiled.fallbacks
 

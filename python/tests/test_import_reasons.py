@@ -40,7 +40,7 @@ def test_a_pattern_diagnostic_is_the_reason_of_its_op() -> None:
     [
         (
             "tm_tensor.scan",
-            "torch-mlir lowers it to TMTensor (tm_tensor.scan), which lowerline does not lower yet",
+            "torch-mlir lowers it to TMTensor (tm_tensor.scan), in a form lowerline does not lower yet",
         ),
         (
             "stablehlo.sort",

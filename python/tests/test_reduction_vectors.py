@@ -59,6 +59,18 @@ class Fn(torch.nn.Module):
             return x.sum(0)
         if self.name == "amax":
             return x.amax(-1)
+        if self.name == "argmax":
+            return x.argmax(-1)
+        if self.name == "argmin0":
+            return x.argmin(0)
+        if self.name == "var":
+            return x.var(-1)
+        if self.name == "logsumexp":
+            return x.logsumexp(-1)
+        if self.name == "rms_norm":
+            return torch.nn.functional.rms_norm(x, x.shape[-1:])
+        if self.name == "group_norm":  # rows as 64 channels in 16 groups
+            return torch.nn.functional.group_norm(x.unsqueeze(0), 16).squeeze(0)
         raise ValueError(self.name)
 
 
@@ -70,6 +82,13 @@ CASES = [
     ("sum", (64, 50257)),
     ("sum0", (64, 50257)),
     ("amax", (3, 4099)),
+    # Row kernels (lowerline.passes.tiling.row_kernels) and two-pass arg reductions.
+    ("argmax", (64, 50257)),
+    ("argmin0", (64, 50257)),
+    ("var", (64, 50257)),
+    ("logsumexp", (1, 393216)),
+    ("rms_norm", (64, 50257)),
+    ("group_norm", (64, 50257)),
 ]
 
 

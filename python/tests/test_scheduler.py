@@ -44,6 +44,7 @@ def test_named_pipelines_expand_in_place(context):
         "lowerline-expand-bf16-truncf",
         "lowerline-approximate-exp",
         "lowerline-approximate-math",
+        "lowerline-require-llvm-dialect",
     ]
     assert not any("lowerline-widen-i1-memrefs" in s.text for s in steps if hasattr(s, "text"))
 

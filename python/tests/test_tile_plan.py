@@ -4,7 +4,15 @@ from dataclasses import replace
 
 import pytest
 
-from lowerline.cpu.tile_plan import conv_tiles, matmul_tiles, reduction_chunk, vector_tile
+from lowerline.cpu.tile_plan import (
+    conv_tiles,
+    lanes,
+    matmul_tiles,
+    reduction_chunk,
+    vector_registers,
+    vector_tile,
+    window_tiles,
+)
 from lowerline.targets import CPU_TARGETS
 
 
@@ -57,3 +65,26 @@ def test_reduction_chunks_follow_the_vector_width():
     assert reduction_chunk(CPU_TARGETS["sapphirerapids"]) == 64
     assert reduction_chunk(CPU_TARGETS["haswell"]) == 32
     assert reduction_chunk(CPU_TARGETS["haswell"], element_bytes=8) == 16
+
+
+@pytest.mark.parametrize("target", ["sapphirerapids", "haswell"])
+@pytest.mark.parametrize(("channels", "rows", "width"), [(32, 56, 56), (960, 7, 7), (5, 13, 4093)])
+def test_window_register_tiles_are_bounded_by_the_registers_not_the_shape(
+    target, channels, rows, width
+):
+    t = CPU_TARGETS[target]
+    tiles = window_tiles(t, channels, rows, width)
+    vl = lanes(t, 4)
+    # Whole vectors along the row, at most two; a partial tile is flagged.
+    assert tiles.nr % vl == 0 and vl <= tiles.nr <= 2 * vl
+    assert tiles.masked == (width % tiles.nr != 0)
+    # Accumulators and as many input vectors fit in the registers.
+    assert 2 * tiles.mr * (tiles.nr // vl) <= vector_registers(t)
+    assert channels % tiles.mr == 0 and rows % tiles.ohc == 0
+
+
+def test_window_tiles_differ_per_target():
+    spr = window_tiles(CPU_TARGETS["sapphirerapids"], 32, 56, 56)
+    hsw = window_tiles(CPU_TARGETS["haswell"], 32, 56, 56)
+    assert (spr.mr, spr.nr) == (4, 32)  # 32 zmm registers of 16 lanes: 8 accumulators
+    assert (hsw.mr, hsw.nr) == (2, 16)  # 16 ymm registers of 8 lanes: 4 accumulators

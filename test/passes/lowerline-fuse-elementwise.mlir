@@ -229,3 +229,109 @@ func.func @index_transposed(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
   } -> tensor<8x4xf32>
   return %1 : tensor<8x4xf32>
 }
+
+// -----
+
+// An elementwise producer fuses into a reduction that reads it through a
+// permutation: the row sum of (x - m)^2 reads x, not a squared temporary.
+// CHECK-LABEL: func.func @fuses_into_reduction(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<4x8xf32>, %[[M:[a-z0-9]+]]: tensor<4xf32>
+// CHECK:         %[[R:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins(%[[A]], %[[M]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[R]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @fuses_into_reduction(%a: tensor<4x8xf32>, %m: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %m : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %d = arith.subf %x, %y : f32
+    %r = arith.mulf %d, %d : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A producer of one subtraction (a row's deviations from its mean) with two
+// users is repeated in both, instead of being stored for both to read.
+// CHECK-LABEL: func.func @repeats_cheap_producer(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<4x8xf32>, %[[M:[a-z0-9]+]]: tensor<4xf32>
+// CHECK:         %[[S:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins(%[[A]], %[[M]] :
+// CHECK:           arith.subf
+// CHECK:         %[[N:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:        ins(%[[A]], %[[M]], %[[S]] :
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[N]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @repeats_cheap_producer(%a: tensor<4x8xf32>, %m: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %m : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %d = arith.subf %x, %y : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%0, %1 : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %s: f32, %o: f32):
+    %r = arith.mulf %x, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Not fused: the producer broadcasts along the reduced loop, which only its
+// result indexes; the fused reduction would have no bound for that loop.
+// CHECK-LABEL: func.func @keeps_broadcast_producer_of_reduction(
+// CHECK:         %[[P:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel"]
+// CHECK:         %[[R:.+]] = linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins(%[[P]] :
+// CHECK:         return %[[R]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @keeps_broadcast_producer_of_reduction(%v: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#rows, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %x, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

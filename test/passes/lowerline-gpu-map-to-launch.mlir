@@ -169,6 +169,27 @@ module {
 
 // -----
 
+// Error: a forall with no iteration (upstream's mapping asserted on it, an
+// abort found by test_fuzz_mutations.py); the block forall of zero blocks.
+// ERR: error: mapping to gpu.launch failed:
+// ERR-NEXT: loc("{{.+}}lowerline-gpu-map-to-launch.mlir":[[@LINE+7]]:{{[0-9]+}}): dimension 0 of this scf.forall has no iteration (0 to -1 step 1); a GPU mapping needs at least one
+// CHECK-NOT: func.func @no_iteration
+
+// expected-error @below {{mapping to gpu.launch failed}}
+module {
+  func.func @no_iteration(%a: memref<64xf32>) {
+    %cst = arith.constant 1.0 : f32
+    scf.forall (%b) in (-1) {
+      scf.forall (%t) in (32) {
+        memref.store %cst, %a[%t] : memref<64xf32>
+      } {mapping = [#gpu.thread<linear_dim_0>]}
+    } {lowerline.gpu_block_threads = 32 : i64, mapping = [#gpu.block<linear_dim_0>]}
+    return
+  }
+}
+
+// -----
+
 // Error: shared memory of dynamic size cannot be a workgroup attribution.
 // ERR: lowerline-gpu-map-to-launch.mlir:[[@LINE+7]]:{{[0-9]+}}: error: a shared-memory buffer of dynamic size
 // CHECK-NOT: func.func @dynamic_shared

@@ -331,17 +331,21 @@ func.func @keeps_a_fill_with_other_users(%a: tensor<64x128xf32>, %b: tensor<128x
 // A reduction along a long innermost axis is split into chunks of the
 // target's lanes times 4 (64 on Sapphire Rapids, 32 on Haswell) accumulated in partial
 // results, then merged once per row: no vector as long as the row. 1000 is
-// not a multiple of the chunk: the last chunk is partial (masked later).
+// not a multiple of the chunk: the chunk loop is peeled, the full chunks
+// (static slices: their partial results stay in registers) then the partial
+// last chunk (masked later).
 // EXPLAIN-SPR:        remark: linalg.generic: g1: vector tile [1, 0], reduced in chunks [0, 64] [lowerline-tile-and-fuse]
 // EXPLAIN-HSW:        remark: linalg.generic: g1: vector tile [1, 0], reduced in chunks [0, 32] [lowerline-tile-and-fuse]
 // CHECK-LABEL: func.func @splits_long_row_reduction(
 // CHECK:         scf.for
 // SPR:             %[[ACC:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 1, 64>} {{.+}} -> tensor<1x64xf32>
 // HSW:             %[[ACC:.+]] = linalg.fill {lowerline.vector_sizes = array<i64: 1, 32>} {{.+}} -> tensor<1x32xf32>
-// CHECK:           %[[PART:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]])
+// SPR:             %[[FULL:.+]] = scf.for %{{.+}} = %{{.+}} to %c960 step %c64 iter_args(%{{.+}} = %[[ACC]])
+// HSW:             %[[FULL:.+]] = scf.for %{{.+}} = %{{.+}} to %c992 step %c32 iter_args(%{{.+}} = %[[ACC]])
 // CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]
 // SPR-SAME:            lowerline.vector_sizes = array<i64: 1, 64>
 // HSW-SAME:            lowerline.vector_sizes = array<i64: 1, 32>
+// CHECK:           %[[PART:.+]] = scf.for {{.+}} to %c1000 {{.+}} iter_args(%{{.+}} = %[[FULL]])
 // CHECK:           linalg.reduce ins(%[[PART]] : {{.+}}) {{.+}} dimensions = [1]
 // CHECK-NOT:     array<i64: 1, 1000>
 func.func @splits_long_row_reduction(%a: tensor<4x1000xf32>) -> tensor<4xf32> {

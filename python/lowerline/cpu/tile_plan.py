@@ -175,3 +175,25 @@ def _power_of_two_pieces(n: int, smallest: int) -> tuple[int, ...]:
             n -= size
         size //= 2
     return tuple(pieces) if n == 0 and len(pieces) > 1 else ()
+
+
+def window_tiles(
+    target: CpuTarget, channels: int, oh: int, ow: int, element_bytes: int = 4
+) -> ConvTiles:
+    """Tile sizes for a pooling or a depthwise, grouped, strided or dilated
+    convolution out[.., c, oh, ow], computed as elementwise steps over its
+    window (``lowerline.passes.tiling.window_tiles``).
+
+    The register tile is ``mr`` channels x ``nr`` columns of one output row,
+    whole vectors along the row (a masked partial tile at its end). Unlike a
+    dense convolution's rank-1 update, every step reads a vector of input per
+    accumulator (no reuse across channels): the registers hold ``mr x
+    vectors`` accumulators and as many input vectors.
+    """
+    vl = lanes(target, element_bytes)
+    regs = vector_registers(target)
+    nr = min(2 * vl, -(-ow // vl) * vl)
+    vectors = nr // vl
+    mr = largest_divisor(channels, max(1, (regs - 2) // (2 * vectors))) or 1
+    ohc = largest_divisor(oh, 8) or 1
+    return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)

@@ -17,7 +17,9 @@ model"):
 
 * the folder must belong to this user and be writable by no one else (as ssh
   judges its keys), else ``CacheError``: whoever can write there could
-  rewrite any file, ``meta.json`` included;
+  rewrite any file, ``meta.json`` included; every folder above it must
+  belong to this user or root and be writable by no one else unless sticky
+  (``/tmp``), or the cache could be moved aside and replaced;
 * ``meta.json`` (every field and every file's digest) is authenticated with an
   HMAC-SHA256 under a per-user key kept outside the cache (``cache_key_path``),
   checked before anything of the entry is loaded, then checked against the
@@ -98,6 +100,32 @@ def untrusted(info: os.stat_result) -> str | None:
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"it is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
     return None
+
+
+def untrusted_parent(info: os.stat_result) -> str | None:
+    """Why a folder above the cache cannot be trusted, or None. As ssh judges
+    the folders above its keys: it must belong to this user or root, and be
+    writable by no one else, unless its sticky bit (``/tmp``'s 1777) stops
+    others from renaming or removing what is not theirs. Otherwise whoever can
+    write it could move the cache aside and put a folder of their own there."""
+    if info.st_uid not in (0, os.geteuid()):
+        return f"it is owned by another user (uid {info.st_uid})"
+    mode = info.st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        return f"it is writable by other users (mode {stat.S_IMODE(mode):04o}, no sticky bit)"
+    return None
+
+
+def parent_folders(path: str) -> list[str]:
+    """The folders above ``path`` up to ``/``, as written and with links resolved
+    (a link's target is what is used, the link's folder what can redirect it)."""
+    folders: list[str] = []
+    for start in (os.path.abspath(path), os.path.realpath(path)):
+        folder = os.path.dirname(start)
+        while folder not in folders:
+            folders.append(folder)
+            folder = os.path.dirname(folder)
+    return folders
 
 
 def load_key(path: str | None = None) -> bytes:
@@ -324,6 +352,15 @@ class Cache:
                     f"lowerline will not use the cache folder {path}: {reason}, so its "
                     "compiled libraries could have been replaced by someone else's code. "
                     f"Make it yours and private (chown, chmod go-w), or {WAY_OUT}"
+                )
+        for folder in parent_folders(self.root):
+            reason = untrusted_parent(os.stat(folder))
+            if reason:
+                raise CacheError(
+                    f"lowerline will not use the cache folder {self.root}: the folder above "
+                    f"it, {folder}, cannot be trusted: {reason}, so someone else could "
+                    "replace the cache with a folder of their own. Make it yours or "
+                    f"root's, without write access for others (or sticky, chmod +t), or {WAY_OUT}"
                 )
 
     def tagged(self) -> bool:

@@ -40,6 +40,12 @@ class GpuReport:
     emulation_max_abs_diff: float  # the mapped IR run on this CPU vs eager
     device: str | None  # None: ran on the GPU; else why not
     device_max_abs_diff: float | None
+    tolerance: str  # as for the CPU: the tolerances of the outputs' dtypes
+    # The output furthest outside its tolerance, if any: on the GPU when the
+    # module ran there, and always in the CPU run of the GPU-mapped IR, the
+    # only run a machine without a GPU has.
+    mismatch: Mismatch | None
+    fallbacks: list[Remark]
 
 
 @dataclass
@@ -144,13 +150,21 @@ def compile_file_gpu(path: str, out_dir: str, target: str, **options: Any) -> Gp
         expected = model(*inputs)
     emulated = compiled.run_on_cpu(*inputs)
     reason = cuda.device_status()
-    on_device = None if reason else _max_abs_diff(expected, compiled(*inputs))
+    on_device = None if reason else compiled(*inputs)
+    mismatches = [
+        worst_mismatch(_leaves(expected), _leaves(actual))
+        for actual in (on_device, emulated)
+        if actual is not None
+    ]
     return GpuReport(
+        tolerance=describe_for(_leaves(expected)),
+        mismatch=next((m for m in mismatches if m is not None), None),
+        fallbacks=compiled.fallbacks,
         out_dir=out_dir,
         stage_seconds=compiled.stage_seconds,
         cache_hit=compiled.cache_hit,
         kernels=compiled.kernels,
         emulation_max_abs_diff=_max_abs_diff(expected, emulated),
         device=reason,
-        device_max_abs_diff=on_device,
+        device_max_abs_diff=None if on_device is None else _max_abs_diff(expected, on_device),
     )

@@ -127,10 +127,15 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     new_type = ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
-    # The compiled code never writes its inputs: one-shot-bufferize copies an
-    # input that is updated in place (a scatter into it) instead of writing it.
+
+
+def mark_inputs_read_only(func: ir.Operation) -> None:
+    """The compiled code never writes its inputs: one-shot-bufferize copies an
+    input that is updated in place (a scatter into it) instead of writing it.
+    Run after every change to @main's arguments (weights bound, seed added)."""
     read_only = ir.DictAttr.get({"bufferization.writable": ir.BoolAttr.get(False)})
-    func.attributes["arg_attrs"] = ir.ArrayAttr.get([read_only] * len(entry.arguments))
+    count = len(func.regions[0].blocks[0].arguments)
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get([read_only] * count)
 
 
 def _record_step(
@@ -247,6 +252,7 @@ def _parse_input(
     with lowerer.context:
         bind_weights(module, request["args"])
         seeded = bind_seed(module, _main_func(module))
+        mark_inputs_read_only(_main_func(module))
     _dumps(job).write(module, 0, "linalg")
     seconds["linalg"] = time.perf_counter() - start
     return module, seeded

@@ -32,6 +32,24 @@ torch with aten ops whose lowering is exact:
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
+* ``aten.var``, ``aten.std``, ``aten.var_mean`` of ``float32``: torch-mlir
+  computes the variance in ``float64`` through full-size temporaries (an
+  extension of the whole input, its deviations, their squares), which made
+  layer norm at 64x50257 twenty times slower than eager. Here the moments
+  stay in the input's type, two passes over the row: a mean shifted by the
+  row's first (finite) element, so that large-mean rows (``1000 + randn``)
+  sum small numbers, then the sum of squared deviations from that mean. Layer
+  norm, group norm (``native_group_norm``, written in the ``(N, G, C/G, HW)``
+  view so that no reshape separates statistics from normalization), instance
+  and batch norm (training) reach linalg as two row reductions and one
+  elementwise op, which ``lowerline-tile-and-fuse`` makes one row kernel.
+* ``aten.argmax``, ``aten.argmin`` of floats: torch-mlir reduces the value
+  and its index together, a reduction with two results that upstream can
+  neither split into vector chunks nor vectorize (scalar loops). Written as
+  two single-result reductions, each vectorized along the contiguous axis:
+  the extreme value, then the smallest index holding it (or holding a NaN,
+  which torch counts as the extreme), so ties give the first index as in
+  torch.
 * Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
   ``neg``, ``reciprocal`` and ``angle``
   (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
@@ -65,6 +83,10 @@ torch with aten ops whose lowering is exact:
   nothing along those.
 * ``aten._reshape_alias``: torch's (and torch-mlir's) entry is ``view(x,
   size)``, which drops ``stride``; it is ``as_strided(x, size, stride)``.
+* ``aten.convolution`` with no input channels (``Conv2d(0, 16, 3)``): torch-mlir
+  leaves it half lowered (stray ``torch.constant.bool`` and
+  ``prim.ListConstruct``, reported as unsupported). ATen's result is empty:
+  no output channels either (``(N, 0, H', W')``, the bias unused).
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -327,6 +349,159 @@ def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
     return result
 
 
+def convolution(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+) -> Any:
+    # Only a convolution with no input channels; eager refuses a transposed one.
+    if transposed or x.shape[1] != 0 or weight.shape[1] != 0:
+        return NotImplemented
+    spatial = len(weight.shape) - 2
+
+    def per_dim(values: Any) -> list[int]:
+        values = list(values)
+        return values * spatial if len(values) == 1 else values
+
+    sizes = [
+        (size + 2 * p - d * (k - 1) - 1) // s + 1
+        for size, k, s, p, d in zip(
+            x.shape[2:],
+            weight.shape[2:],
+            per_dim(stride),
+            per_dim(padding),
+            per_dim(dilation),
+            strict=True,
+        )
+    ]
+    # ATen's shape: no output channels either (the bias is not added). Made
+    # from the input: torch-mlir cannot lower an empty `new_zeros`
+    # (aten.empty_strided), and the reduction and broadcast are empty loops.
+    empty = x.sum(dim=tuple(range(2, x.dim())), keepdim=True)
+    return empty.expand(x.shape[0], 0, *sizes).clone()
+
+
+def _reduced_dims(x: torch.Tensor, dim: Any) -> list[int]:
+    if dim is None:
+        return list(range(x.dim()))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted({d % max(x.dim(), 1) for d in dims}) or list(range(x.dim()))
+
+
+def _moments(
+    x: torch.Tensor, dims: list[int], correction: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(variance, mean) over ``dims``, kept as unit dims, in ``x``'s type."""
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    first = x
+    for d in dims:
+        first = first.narrow(d, 0, 1)
+    # A non-finite first element would turn every deviation into NaN (inf -
+    # inf). (torch-mlir has no lowering of isfinite: |x| < inf is false for NaN.)
+    shift = torch.where(first.abs() < math.inf, first, torch.zeros_like(first))
+    mean = shift + (x - shift).sum(dims, keepdim=True) / count
+    deviation = x - mean
+    # torch divides by max(0, N - correction): a zero divisor gives inf or NaN.
+    divisor = max(count - correction, 0)
+    return (deviation * deviation).sum(dims, keepdim=True) / divisor, mean
+
+
+def _row_moments_apply(x: torch.Tensor, correction: Any) -> bool:
+    """Whether the f32 moments decomposition handles this var/std/var_mean."""
+    if x.dtype != torch.float32 or x.dim() == 0 or x.numel() == 0:
+        return False
+    return isinstance(correction, int | float | None)
+
+
+def _squeezed(t: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
+    return t if keepdim else t.squeeze(dims)
+
+
+def var_mean_correction(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Any:
+    if not _row_moments_apply(x, correction):
+        return NotImplemented
+    dims = _reduced_dims(x, dim)
+    var, mean = _moments(x, dims, 1 if correction is None else correction)
+    return _squeezed(var, dims, keepdim), _squeezed(mean, dims, keepdim)
+
+
+def var_correction(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Any:
+    moments = var_mean_correction(x, dim, correction=correction, keepdim=keepdim)
+    return moments if moments is NotImplemented else moments[0]
+
+
+def std_correction(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Any:
+    var = var_correction(x, dim, correction=correction, keepdim=keepdim)
+    return var if var is NotImplemented else torch.sqrt(var)
+
+
+def _arg_extreme(largest: bool) -> Callable:
+    def decomposition(x: torch.Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        if not x.is_floating_point() or x.numel() == 0:
+            return NotImplemented
+        source = x
+        if dim is None:
+            x, dim = x.reshape(-1), 0
+        dim = dim % max(x.dim(), 1)
+        if x.dim() == 0:
+            return torch.zeros((), dtype=torch.int64)
+        extreme = x.amax(dim, keepdim=True) if largest else x.amin(dim, keepdim=True)
+        # A NaN is torch's extreme either way; x != x holds only for NaN.
+        hit = (x == extreme) | (x != x)
+        shape = [1] * x.dim()
+        shape[dim] = x.shape[dim]
+        index = torch.arange(x.shape[dim], dtype=torch.int64).reshape(shape)
+        first = torch.where(hit, index, x.shape[dim]).amin(dim, keepdim=keepdim)
+        if keepdim and source.dim() != x.dim():  # dim=None, keepdim: all ones
+            return first.reshape([1] * source.dim())
+        return first
+
+    return decomposition
+
+
+def native_group_norm(fallback: Callable | None) -> Callable:
+    """Group norm in float32 with the statistics and the normalization in the
+    ``(N, G, C/G, HW)`` view, reshaped once at the end."""
+
+    def decomposition(
+        x: torch.Tensor,
+        weight: torch.Tensor | None,
+        bias: torch.Tensor | None,
+        n: int,
+        c: int,
+        hw: int,
+        group: int,
+        eps: float,
+    ) -> Any:
+        if x.dtype != torch.float32 or x.numel() == 0 or c % group:
+            return fallback(x, weight, bias, n, c, hw, group, eps) if fallback else NotImplemented
+        grouped = x.reshape(n, group, c // group, hw)
+        var, mean = _moments(grouped, [2, 3], 0)
+        rstd = torch.rsqrt(var + eps)
+        out = (grouped - mean) * rstd
+        if weight is not None:
+            out = out * weight.reshape(1, group, c // group, 1)
+        if bias is not None:
+            out = out + bias.reshape(1, group, c // group, 1)
+        return out.reshape(x.shape), mean.reshape(n, group), rstd.reshape(n, group)
+
+    return decomposition
+
+
 def to_copy_via_f32(fallback: Callable | None) -> Callable:
     """``_to_copy`` f64 -> f16/bf16 as ATen does it: through float32."""
 
@@ -384,6 +559,19 @@ def decomposition_table() -> dict:
     table[aten.avg_pool1d.default] = avg_pool1d
     for op in ACCUMULATE_IN_F32:
         table[op] = accumulate_in_f32(op, table.get(op))
+    moments = {
+        aten.var.correction: var_correction,
+        aten.std.correction: std_correction,
+        aten.var_mean.correction: var_mean_correction,
+    }
+    for op, f32_moments in moments.items():
+        # Half inputs are widened (ACCUMULATE_IN_F32), then decomposed here.
+        table[op] = accumulate_in_f32(op, f32_moments)
+    table[aten.argmax.default] = _arg_extreme(largest=True)
+    table[aten.argmin.default] = _arg_extreme(largest=False)
+    table[aten.native_group_norm.default] = native_group_norm(
+        table.get(aten.native_group_norm.default)
+    )
     table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
     table[aten.cumsum.default] = cumsum
     table[aten.gelu.default] = gelu
@@ -406,6 +594,7 @@ def decomposition_table() -> dict:
     table[aten.tile.default] = tile
     for nearest in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
         table[nearest.default] = upsample_nearest
+    table[aten.convolution.default] = convolution
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")

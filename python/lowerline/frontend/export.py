@@ -163,16 +163,51 @@ def _export(
     except Exception as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ExportError(f"torch.export could not capture the model: {first}") from err
-    output_node = next(n for n in exported.graph.nodes if n.op == "output")
-    outputs: list[tuple[Any, ...]] = []
-    for result in output_node.args[0]:
-        if isinstance(result, torch.fx.Node):
-            outputs.append(_describe_output(result))
-        else:
-            outputs.append(("constant", result))
+    outputs = _check_outputs(exported)
     _numbers_as_tensors(exported)
     state, mutated = _writes(exported)
     return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+
+
+# Constants an output may hold: what torch.export.save can write (the import
+# worker reads the program from that file) and returned as they are.
+_CONSTANT_OUTPUTS = (int, float, bool, type(None))
+
+
+def _check_outputs(exported: torch.export.ExportedProgram) -> list[tuple[Any, ...]]:
+    """Each output, as ``_describe_output`` says, or ("constant", value).
+
+    Number, bool and None leaves are constants, returned as they are; any
+    other leaf (a string, a device) is refused naming its place in the
+    output (``output['name']``), rather than failing later in the import
+    worker ("error when deserializing the saved file").
+    """
+    output_node = next(n for n in exported.graph.nodes if n.op == "output")
+    results = list(output_node.args[0])
+    paths = _output_paths(exported.call_spec.out_spec, len(results))
+    outputs: list[tuple[Any, ...]] = []
+    for path, result in zip(paths, results, strict=True):
+        if isinstance(result, torch.fx.Node):
+            outputs.append(_describe_output(result))
+        elif isinstance(result, _CONSTANT_OUTPUTS):
+            outputs.append(("constant", result))
+        else:
+            raise ExportError(
+                f"output{path} is a {type(result).__name__} ({result!r}); a compiled model "
+                "returns tensors, numbers, bools and None: return it from outside the "
+                "compiled module"
+            )
+    return outputs
+
+
+def _output_paths(out_spec: pytree.TreeSpec | None, count: int) -> list[str]:
+    """``['name']``, ``[0][1]``, ... for each flat output (by position if the
+    structure does not match)."""
+    if out_spec is None or out_spec.num_leaves != count:
+        return [f"[{i}]" for i in range(count)]
+    tree = pytree.tree_unflatten(list(range(count)), out_spec)
+    flat, _ = pytree.tree_flatten_with_path(tree)
+    return [pytree.keystr(path) for path, _ in flat]
 
 
 def _writes(exported: torch.export.ExportedProgram) -> tuple[frozenset[str], frozenset[int]]:

@@ -398,6 +398,7 @@ def import_job(job: str) -> dict[str, Any]:
 
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     ep = torch.export.load(os.path.join(job, "program.pt2"))
+    exported_shapes = _output_shapes(ep.graph)
     ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
@@ -420,8 +421,49 @@ def import_job(job: str) -> dict[str, Any]:
     ops = _unsupported_ops(module, torch_dirs)
     if ops:
         raise ImportFailure("unsupported", "unsupported ops", ops=ops)
+    # The new values of mutated buffers and inputs come first (_prepare_results);
+    # the program before decompositions writes them in place, not as outputs.
+    writes = [tuple(r["shape"]) for r in layout["results"] if r["kind"] != "output"]
+    _check_output_shapes(module, writes + exported_shapes, ir)
     _write(job, "linalg.mlir", module)
     return {"ok": True, **layout}
+
+
+def _output_shapes(graph) -> list[tuple[int, ...]]:
+    """The shapes of the graph's tensor outputs (constants left out, as
+    ``_prepare_graph`` leaves them out of ``@main``)."""
+    import torch
+
+    output = next(n for n in graph.nodes if n.op == "output")
+    return [
+        tuple(r.meta["val"].shape)
+        for r in output.args[0]
+        if isinstance(r, torch.fx.Node) and isinstance(r.meta.get("val"), torch.Tensor)
+    ]
+
+
+def _check_output_shapes(module, exported: list[tuple[int, ...]], ir) -> None:
+    """``@main``'s results have torch.export's shapes, or the compile stops.
+
+    The caller allocates each output from the exported shape and the library
+    writes the shape it was compiled for: a decomposition or lowering that
+    disagrees with eager (a lowerline bug) would write past the end of the
+    caller's tensor. Seen: a convolution with no input channels, whose ATen
+    result also has no output channels.
+    """
+    main = next(
+        op
+        for op in module.body.operations
+        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == "main"
+    )
+    results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
+    compiled = [tuple(ir.ShapedType(t).shape) for t in results]
+    if compiled != exported:
+        raise ImportFailure(
+            "import",
+            f"the compiled outputs have shapes {compiled}, torch.export's are {exported}: "
+            "a lowering disagrees with eager PyTorch (a lowerline bug; please report it)",
+        )
 
 
 def _write(job: str, name: str, module) -> None:

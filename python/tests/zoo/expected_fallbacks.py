@@ -56,58 +56,14 @@ COMPLEX_CASES = (
     "rfft",
     "stft",
 )
-_NO_PLAN = "not an elementwise, reduction, fill, copy or transpose op"
+_NO_PLAN = "not an elementwise, reduction, fill, copy, transpose or broadcast op"
 
 EXPECTED: tuple[Expected, ...] = (
-    # Op families without a tiled kernel yet.
-    Expected(
-        "linalg.pooling_nchw_max",
-        _NO_PLAN,
-        "max pooling: no tiled kernel yet (an op family not implemented)",
-    ),
-    Expected(
-        "linalg.pooling_nchw_sum",
-        _NO_PLAN,
-        "average pooling: no tiled kernel yet (an op family not implemented)",
-    ),
-    Expected(
-        "linalg.pooling_ncw_sum",
-        _NO_PLAN,
-        "1-D average pooling with padding (test_zoo_conformance_fixes): no tiled kernel "
-        "yet (an op family not implemented)",
-        cases=("avg_pool1d_b1", "avg_pool1d_b8"),
-    ),
-    Expected(
-        "linalg.conv_2d_nchw_fchw",
-        "strided or dilated convolution",
-        "strided and dilated convolutions: only stride 1, dilation 1 is tiled today",
-    ),
-    Expected(
-        "linalg.conv_2d_ngchw_gfchw",
-        _NO_PLAN,
-        "grouped convolutions: no tiled kernel yet (an op family not implemented)",
-    ),
-    Expected(
-        "linalg.depthwise_conv_2d_nchw_chw",
-        _NO_PLAN,
-        "depthwise convolutions: no tiled kernel yet (an op family not implemented)",
-    ),
-    Expected(
-        "linalg.conv_1d_ncw_fcw",
-        _NO_PLAN,
-        "1-D convolutions: no tiled kernel yet (an op family not implemented)",
-    ),
     Expected(
         "linalg.conv_2d_nchw_fchw",
         "mixed or unsupported element types",
         "half-precision convolutions: the convolution kernels are f32/f64 only",
         cases=("f16_conv2d",),
-    ),
-    Expected(
-        "linalg.broadcast",
-        _NO_PLAN,
-        "a broadcast (a convolution's bias as its init): tile-and-fuse plans no vector "
-        "group for linalg.broadcast yet; one memory-bound pass over the output",
     ),
     # Reads at computed indices (gathers): the vectorizer fails on their
     # tensor.extract; a vector gather lowering is not implemented.
@@ -115,7 +71,7 @@ EXPECTED: tuple[Expected, ...] = (
         "linalg.generic",
         "its body has tensor.extract",
         "gathers (embedding lookups, index_select, gather, advanced indexing, roll) and "
-        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling, group norm): "
+        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling): "
         "no vector gather yet",
         cases=(
             "embedding",
@@ -127,7 +83,6 @@ EXPECTED: tuple[Expected, ...] = (
             "flip_roll",
             "adaptive_avg_pool2d",
             "pool1d",
-            "group_norm",
         ),
     ),
     Expected(
@@ -184,10 +139,11 @@ EXPECTED: tuple[Expected, ...] = (
     Expected(
         "linalg.generic",
         "an argmax-like reduction with 2 results",
-        "argmax / max with indices, whose index is an output: a reduction with two results "
+        "max with indices, whose index is an output: a reduction with two results "
         "does not vectorize (upstream 22). Unused indices (softmax's row maximum) are "
-        "dropped by lowerline-drop-dead-results and vectorize",
-        cases=("amax_amin_argmax", "max_with_indices", "dict_outputs"),
+        "dropped by lowerline-drop-dead-results and vectorize; argmax/argmin are two "
+        "single-result reductions (frontend decompositions)",
+        cases=("max_with_indices", "dict_outputs"),
     ),
     # Nothing to tile.
     Expected(
@@ -212,6 +168,7 @@ EXPECTED: tuple[Expected, ...] = (
             "linalg.matmul",
             "linalg.batch_matmul",
             "linalg.conv_2d_nchw_fchw",
+            "linalg.broadcast",
         )
     ),
     Expected(

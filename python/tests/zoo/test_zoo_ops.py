@@ -28,6 +28,28 @@ def conv(cls, *args, **kwargs):
     return lambda: cls(*args, **kwargs)
 
 
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: 1x1 expansion, 3x3 depthwise, 1x1 projection,
+    batch norms and ReLU6, with the residual add."""
+
+    def __init__(self, channels: int, expansion: int):
+        super().__init__()
+        hidden = channels * expansion
+        self.block = nn.Sequential(
+            nn.Conv2d(channels, hidden, 1, bias=False),
+            nn.BatchNorm2d(hidden),
+            nn.ReLU6(),
+            nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden, bias=False),
+            nn.BatchNorm2d(hidden),
+            nn.ReLU6(),
+            nn.Conv2d(hidden, channels, 1, bias=False),
+            nn.BatchNorm2d(channels),
+        )
+
+    def forward(self, x):
+        return x + self.block(x)
+
+
 ELEMENTWISE = [
     Case(
         "arith_chain",
@@ -436,9 +458,55 @@ CONVS = [
         conv(nn.Conv1d, 7, 7, 7, padding=3, groups=7),
         lambda: (randn(2, 7, 13),),
     ),
+    # Window nests (tile-and-fuse): rows longer than a register tile (a
+    # partial tile), batch 1 and 8, bias and activation epilogues.
+    *(
+        Case(name, "conv", make, lambda shape=shape: (randn(*shape),))
+        for name, make, shape in (
+            ("inverted_residual_depthwise", lambda: InvertedResidual(8, 3), (1, 8, 37, 37)),
+            (
+                "depthwise_stride_2_hardswish_batch_8",
+                lambda: nn.Sequential(
+                    nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6), nn.Hardswish()
+                ),
+                (8, 6, 19, 45),
+            ),
+            (
+                "resnet_stem",
+                lambda: nn.Sequential(
+                    nn.Conv2d(3, 8, 7, stride=2, padding=3),
+                    nn.ReLU(),
+                    nn.MaxPool2d(3, stride=2, padding=1),
+                ),
+                (1, 3, 67, 71),
+            ),
+            (
+                "grouped_dilated_batch_8",
+                conv(nn.Conv2d, 4, 6, 3, padding=2, dilation=2, groups=2),
+                (8, 4, 9, 37),
+            ),
+        )
+    ),
 ]
 
 POOLING = [
+    # Window nests over rows longer than a register tile, batch 1 and 8.
+    *(
+        Case(name, "pool", make, lambda shape=shape: (randn(*shape),))
+        for name, make, shape in (
+            (
+                "max_pool2d_ceil_batch_8",
+                lambda: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+                (8, 5, 23, 41),
+            ),
+            ("avg_pool2d_wide_batch_1", lambda: nn.AvgPool2d(2), (1, 3, 9, 75)),
+            (
+                "global_avg_pool_batch_8",
+                lambda: Fn(lambda x: F.adaptive_avg_pool2d(x, 1).flatten(1)),
+                (8, 7, 11, 13),
+            ),
+        )
+    ),
     Case(
         "max_pool2d",
         "pool",

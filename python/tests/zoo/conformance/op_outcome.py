@@ -29,7 +29,7 @@ CATEGORIES = {
     "wrong-result": "compiled and ran, but the result differs from eager torch",
     "runtime-error": "compiled, but the call failed",
     "lowerline-compile": "lowerline's pipeline failed on it (a lowerline bug or missing lowering)",
-    "tm-tensor": "torch-mlir lowers it to TMTensor, which lowerline does not lower yet",
+    "tm-tensor": "torch-mlir lowers it to a TMTensor op lowerline does not lower yet",
     "no-linalg-lowering": "torch-mlir's linalg backend left it as a torch op (no lowering)",
     "torch-mlir-rejects": "torch-mlir's lowering of it refuses this use (its diagnostic quoted)",
     "other-dialect": "torch-mlir lowered it to a dialect lowerline does not take",

@@ -78,6 +78,7 @@ SLICE = (
     "scatter.src",
     "index_put",
     "masked_scatter",
+    "kthvalue",
     "fft_fft",
     "view_as_real",
     "view_as_complex",

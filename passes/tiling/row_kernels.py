@@ -1,0 +1,353 @@
+"""Row kernels: normalizations and softmax as one loop over rows.
+
+Layer norm, RMS norm, group and instance norm, softmax, log-softmax, var
+and logsumexp reach linalg as row reductions (max, sum, sum of squares)
+followed by an elementwise op that reads the row again with the row's
+statistics. Tiled op by op, each is a sweep over the whole tensor: at
+64x50257 every sweep reads 12.8 MB from memory. Here the last op is tiled
+to one row per iteration of an ``scf.forall`` and every op it reads from
+(the reductions, the statistics, the fills, an ``exp`` both softmax
+passes read) is fused into that loop with upstream's
+``transform.structured.fuse_into_containing_op``::
+
+    %max = linalg.generic {reduction} ins(%x) ...       scf.forall (%i) in (64) {
+    %sum = linalg.generic {reduction} ins(%x, %max)  ->    %m = reduce row %i of %x
+    %y = linalg.generic {parallel} ins(%x, %max, %sum)     %s = reduce row %i of %x, %m
+                                                           %y_i = elementwise row %i
+                                                         }
+
+so each row is read from memory once and again from cache, and the rows
+are split across the threads. Inside the loop, the wide elementwise ops are
+tiled into vectors along the row and the reductions into register-sized
+chunks (``reduction_chunks``), so no vector depends on the row's length.
+A small kernel (or one core) gets an ``scf.for`` over the rows instead.
+
+What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
+the linalg ops before it whose results only the kernel reads, as long as
+each has the kernel's rows as its leading dims; at least one of them must
+reduce along its innermost (contiguous) axis. The rows are the dims through
+which the last op reads its statistics.
+
+Upstream has the mechanisms (tiling, fusion into a containing loop,
+reduction tiling) and no pass that recognizes such a group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from lowerline.cpu.tile_plan import reduction_chunk, vector_tile
+from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
+from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.pipeline.pass_api import ops_matching
+from lowerline.pipeline.protocol import OP_TAG, VECTOR_SIZES
+from lowerline.targets import CpuTarget
+
+# Below this many elements waking the threads costs more than it saves (the
+# vector groups' threshold).
+PARALLEL_MIN_ELEMENTS = 1 << 15
+_MEMBER_OPS = ("linalg.generic", "linalg.fill")
+_ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2}
+
+
+@dataclass
+class RowKernel:
+    """The ops of one row kernel, producers before consumers, the last op last."""
+
+    name: str
+    members: list[ir.Operation]
+    rows: int  # leading dims of the last op that are rows
+    parallel: bool
+    text: str = ""  # what describe() says, fixed before the ops are rewritten
+
+    @property
+    def last(self) -> ir.Operation:
+        return self.members[-1]
+
+    def tag(self) -> None:
+        shape = _shape(self.last)
+        where = "rows split across threads" if self.parallel else "one thread"
+        self.text = (
+            f"{self.name}: row kernel of {len(self.members)} ops over {shape[: self.rows]} "
+            f"rows of {shape[self.rows :] or [1]} ({where})"
+        )
+        for index, op in enumerate(self.members):
+            OP_TAG.set(op, f"{self.name}.m{index}")
+
+
+def _shape(op: ir.Operation) -> list[int]:
+    return list(ir.RankedTensorType(op.results[0].type).shape)
+
+
+def _static(op: ir.Operation) -> bool:
+    values = [*op.operands, *op.results]
+    return all(
+        not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
+        for v in values
+    ) and all(isinstance(r.type, ir.RankedTensorType) for r in op.results)
+
+
+def _row_reduction(op: ir.Operation) -> bool:
+    return op.name == "linalg.generic" and iterator_kinds(op)[-1] == "reduction"
+
+
+def _row_dims(last: ir.Operation, members: list[ir.Operation]) -> int | None:
+    """How many leading dims of ``last`` are rows: those through which it
+    reads a member's result with the fewest dims (the statistics); None when
+    they are not a leading run of dims."""
+    inputs = len(last.operands) - len(last.results)
+    maps = indexing_maps(last)
+    read: list[list[int]] = []
+    for index in range(inputs):
+        value = last.operands[index]
+        if isinstance(value, ir.OpResult) and any(value.owner == m for m in members):
+            dims = [e.position for e in maps[index].results if isinstance(e, ir.AffineDimExpr)]
+            read.append(dims)
+    if not read:
+        return None
+    dims = min(read, key=len)
+    if not dims or dims != list(range(len(dims))):
+        return None
+    return len(dims)
+
+
+def _collect(last: ir.Operation, before: list[ir.Operation], taken: list[ir.Operation]) -> list:
+    """``last`` and the ops of ``before`` (block order) whose results only
+    the kernel reads, producers first."""
+    members = [last]
+    for op in reversed(before):
+        if op.name not in _MEMBER_OPS or any(op == t for t in taken) or not _static(op):
+            continue
+        users = [use.owner for result in op.results for use in result.uses]
+        if users and all(any(u == m for m in members) for u in users):
+            members.insert(0, op)
+    return members
+
+
+def find_row_kernel(
+    block_ops: list[ir.Operation], index: int, taken: list[ir.Operation], target: CpuTarget
+) -> RowKernel | None:
+    """The row kernel ending at ``block_ops[index]``, or None."""
+    last = block_ops[index]
+    if last.name != "linalg.generic" or len(last.results) != 1 or not _static(last):
+        return None
+    if any(kind != "parallel" for kind in iterator_kinds(last)):
+        return None
+    members = _collect(last, block_ops[:index], taken)
+    rows = _row_dims(last, members)
+    if rows is None:
+        return None
+    lead = _shape(last)[:rows]
+    members = [m for m in members if m == last or _shape(m)[:rows] == lead]
+    # Members whose users were dropped with the rest would be recomputed per row.
+    members = _collect(last, [m for m in members if m != last], taken)
+    reductions = [m for m in members if _row_reduction(m)]
+    if not reductions or not all(unit_loops_possible(m) for m in reductions):
+        return None
+    elements = int(np.prod(static_loop_sizes(last) or [0]))
+    widest = max(int(np.prod(static_loop_sizes(m) or [0])) for m in members)
+    parallel = (
+        target.cores >= 2
+        and int(np.prod(lead)) >= 2
+        and max(elements, widest) >= PARALLEL_MIN_ELEMENTS
+    )
+    return RowKernel("", members, rows, parallel)
+
+
+def _fuse_script(kernel: RowKernel) -> str:
+    last = f"{kernel.name}.m{len(kernel.members) - 1}"
+    sizes = [1] * kernel.rows + [0] * (len(_shape(kernel.last)) - kernel.rows)
+    text = _match("%last", last, "%root")
+    listed = ", ".join(map(str, sizes))
+    if kernel.parallel:
+        text += (
+            f"  %tiled, %loop = transform.structured.tile_using_forall %last tile_sizes "
+            f"[{listed}] : ({ANY}) -> ({ANY}, {ANY})\n"
+        )
+    else:
+        # (forall_to_for takes only bufferized foralls.) The producers are
+        # fused into the innermost loop, where the row's slices are taken.
+        loops = ", ".join([ANY] * kernel.rows)
+        text += (
+            f"  %tiled, %loops:{kernel.rows} = transform.structured.tile_using_for %last "
+            f"tile_sizes [{listed}] : ({ANY}) -> ({ANY}, {loops})\n"
+            f"  %loop = transform.cast %loops#{kernel.rows - 1} : {ANY} to {ANY}\n"
+        )
+    # Consumers first: each fusion creates the slices its producers are
+    # fused through. Upstream fuses a producer through one slice: CSE first
+    # merges the equal slices of two users (the mean that the variance and
+    # the normalization read), else the second would read a whole copy
+    # computed before the loop.
+    container = "%loop"
+    for index in reversed(range(len(kernel.members) - 1)):
+        var = f"%p{index}"
+        text += f"  transform.apply_cse to {container} : {ANY}\n"
+        text += _match(var, f"{kernel.name}.m{index}", "%root")
+        text += (
+            f"  {var}_fused, %loop{index} = transform.structured.fuse_into_containing_op "
+            f"{var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
+        )
+        container = f"%loop{index}"
+    return text
+
+
+def _match(var: str, tag: str, where: str) -> str:
+    return (
+        f"  {var} = transform.structured.match attributes{{{OP_TAG.entry(tag)}}} in {where}"
+        f" : ({ANY}) -> {ANY}\n"
+    )
+
+
+def _erase_dead_copies(module: ir.Operation, prefix: str) -> None:
+    """The members fused into the loop leave their originals without users."""
+    while True:  # erasing a consumer can leave its producer without users
+        dead = ops_matching(
+            module,
+            lambda o: (
+                (OP_TAG.get(o) or "").startswith(prefix)
+                and not any(list(r.uses) for r in o.results)
+            ),
+        )
+        if not dead:
+            return
+        for op in reversed(dead):
+            op.erase()
+
+
+def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[int], list[int]]:
+    """(tile sizes, vector sizes, reduction chunks) of a member inside the
+    row loop: wide elementwise ops in vectors along their innermost dim,
+    reductions whole (then split into chunks), small ops as they are."""
+    shape = static_loop_sizes(op) if op.name == "linalg.generic" else _shape(op)
+    if not shape:
+        return [], [], []
+    iterators = iterator_kinds(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
+    eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(op.results[0].type).element_type), 4)
+    if iterators[-1] == "parallel":
+        tile = vector_tile(shape[-1], target, eb)
+        if all(s == 1 for s in shape[:-1]) and shape[-1] <= tile:
+            return [], shape, []
+        tiles = [1] * (len(shape) - 1) + [tile]
+        return tiles, [1] * (len(shape) - 1) + [min(tile, shape[-1])], []
+    sizes = [1 if it == "parallel" else s for it, s in zip(iterators, shape, strict=True)]
+    tiles = [1 if it == "parallel" else 0 for it in iterators]
+    if all(t == 1 or s == 1 for t, s in zip(tiles, shape, strict=True) if t):
+        tiles = []
+    return tiles, sizes, reduction_chunks(op, shape, iterators, reduction_chunk(target, eb))
+
+
+def _tile_script(tag: str, tiles: list[int]) -> str:
+    loops = sum(1 for t in tiles if t)
+    outs = ", ".join([ANY] * (loops + 1))
+    return _match("%op", tag, "%root") + (
+        f"  %t:{loops + 1} = transform.structured.tile_using_for %op "
+        f"tile_sizes [{', '.join(map(str, tiles))}] : ({ANY}) -> ({outs})\n"
+    )
+
+
+def unit_loops_possible(op: ir.Operation) -> bool:
+    """Whether ``unit_loops_for_constant_outputs`` can rewrite ``op``: one
+    result, no ``linalg.index`` (its loops would move), and every constant
+    index it writes is 0 into a unit dim."""
+    if len(op.results) != 1 or any(
+        o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations
+    ):
+        return False
+    out = indexing_maps(op)[-1]
+    shape = _shape(op)
+    return all(
+        shape[i] == 1 and ir.AffineConstantExpr(e).value == 0
+        for i, e in enumerate(out.results)
+        if isinstance(e, ir.AffineConstantExpr)
+    )
+
+
+def unit_loops_for_constant_outputs(op: ir.Operation) -> bool:
+    """Give a reduction that writes a kept unit dim (``(d0, d1) -> (d0, 0)``:
+    layer norm's ``mean(-1, keepdim=True)``) a unit parallel loop for it
+    instead: ``(d0, d1, d2) -> (d1, d0)``. Upstream's tiling derives a
+    producer's tile from its result tile only through a projected
+    permutation, so the constant keeps the reduction from being fused by
+    rows (it would be computed whole in every row). False when ``op`` has
+    several results or reads ``linalg.index`` (its loops would move)."""
+    if not unit_loops_possible(op):
+        return False
+    maps = indexing_maps(op)
+    out = maps[-1]
+    constants = [i for i, e in enumerate(out.results) if isinstance(e, ir.AffineConstantExpr)]
+    if not constants:
+        return True
+    k = len(constants)
+    n = out.n_dims + k
+    # Old loop d becomes loop d + k; the new unit loops come first.
+    shift = ir.AffineMap.get(n, 0, [ir.AffineDimExpr.get(d + k) for d in range(out.n_dims)])
+    shifted = [ir.AffineMap.get(n, 0, [e.compose(shift) for e in m.results]) for m in maps[:-1]]
+    new_out = [
+        ir.AffineDimExpr.get(constants.index(i)) if i in constants else e.compose(shift)
+        for i, e in enumerate(out.results)
+    ]
+    maps = [*shifted, ir.AffineMap.get(n, 0, new_out)]
+    op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+    iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    op.attributes["iterator_types"] = ir.ArrayAttr.get([parallel] * k + iterators)
+    return True
+
+
+def unshare_empty_inits(op: ir.Operation) -> None:
+    """Give ``op`` a ``tensor.empty`` init of its own where CSE made it share
+    one (softmax's ``exp`` and its last op): fused by rows, both would write
+    slices of one buffer, and bufferization would copy the row into a
+    temporary before every ``exp`` row."""
+    inputs = len(op.operands) - len(op.results)
+    for index in range(inputs, len(op.operands)):
+        init = op.operands[index]
+        if not isinstance(init, ir.OpResult) or init.owner.name != "tensor.empty":
+            continue
+        if len(list(init.uses)) > 1:
+            with ir.InsertionPoint(op):
+                op.operands[index] = init.owner.clone().results[0]
+
+
+def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget) -> str | None:
+    """Fuse ``kernel`` into one loop over its rows, then tile and chunk each
+    member for the vectorizer; None on success, else why not."""
+    for op in kernel.members:
+        if _row_reduction(op) and not unit_loops_for_constant_outputs(op):
+            return f"{op.name} writes a constant index that is not a unit dim"
+        unshare_empty_inits(op)
+    failure = apply_script(module, _fuse_script(kernel))
+    if failure:
+        return failure
+    _erase_dead_copies(module, f"{kernel.name}.m")
+    for index in range(len(kernel.members)):
+        member = f"{kernel.name}.m{index}"
+        # A producer fused into one of two users keeps its original for the
+        # other: each copy gets a tag of its own.
+        for copy, op in enumerate(_tagged(module, member)):
+            failure = _tile_member(module, op, f"{member}.{copy}", target)
+            if failure:
+                return f"{op.name} of the row kernel: {failure}"
+    return None
+
+
+def _tagged(module: ir.Operation, tag: str) -> list[ir.Operation]:
+    return ops_matching(module, lambda o: OP_TAG.get(o) == tag)
+
+
+def _tile_member(module: ir.Operation, op: ir.Operation, tag: str, target: CpuTarget) -> str | None:
+    """Tile one member inside the row loop (vectors along the row, reduction
+    chunks) and give it its vector sizes; None on success."""
+    OP_TAG.set(op, tag)
+    tiles, sizes, chunks = _plan_tiles(op, target)
+    if sizes:
+        VECTOR_SIZES.set(op, sizes)
+    if tiles:
+        failure = apply_script(module, _tile_script(tag, tiles))
+        if failure:
+            return failure
+    return split_rows(module, tag, chunks) if chunks else None

@@ -1,0 +1,189 @@
+// Row kernels of lowerline-tile-and-fuse (passes/tiling/row_kernels.py):
+// row reductions and the elementwise op that reads their statistics become
+// one loop over rows.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
+// RUN:   --split-input-file 2>%t | FileCheck %s
+// RUN: FileCheck %s --input-file=%t --check-prefix=EXPLAIN
+
+// Layer norm without its affine part, as the graph stage leaves it: mean,
+// variance, normalization. The mean is written through (d0, 0) (keepdim):
+// the reductions are given a unit loop for it and fused by rows. 64 rows
+// of 1000: a forall over the rows (two cores), each row reduced in chunks of
+// 64 (peeled: 1000 = 15 x 64 + 40) and normalized in vectors.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 6 ops over [64] rows of [1000] (rows split across threads) [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @layer_norm_rows(
+// CHECK:         scf.forall (%[[ROW:.+]]) in (64)
+// CHECK:           tensor.extract_slice %{{.+}}[%[[ROW]], 0] [1, 1000]
+// CHECK:           scf.for {{.+}} to %c960 step %c64
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK-SAME:          lowerline.vector_sizes = array<i64: 1, 1, 64>
+// CHECK:           linalg.reduce
+// CHECK:           math.rsqrt
+// CHECK:           scf.for
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:          lowerline.vector_sizes = array<i64: 1, 125>
+// CHECK:           scf.forall.in_parallel
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @layer_norm_rows(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 1000.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : tensor<64x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64x1xf32>) -> tensor<64x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x1000xf32>) outs(%f : tensor<64x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : tensor<64x1xf32>) outs(%e1 : tensor<64x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.divf %a, %n : f32
+    linalg.yield %m : f32
+  } -> tensor<64x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mean : tensor<64x1000xf32>, tensor<64x1xf32>) outs(%f : tensor<64x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64x1xf32>
+  %rstd = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sq : tensor<64x1xf32>) outs(%e1 : tensor<64x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.divf %a, %n : f32
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<64x1xf32>
+  %e2 = tensor.empty() : tensor<64x1000xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean, %rstd : tensor<64x1000xf32>, tensor<64x1xf32>, tensor<64x1xf32>) outs(%e2 : tensor<64x1000xf32>) {
+  ^bb0(%a: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<64x1000xf32>
+  return %y : tensor<64x1000xf32>
+}
+
+// -----
+
+// Softmax of a small tensor (4 x 37: waking a thread costs more than the
+// work): one thread, an scf.for over the rows. The exp that both the sum
+// and the division read is computed once per row, into a row of its own.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 6 ops over [4] rows of [37] (one thread) [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @small_softmax_rows(
+// CHECK-NOT:     scf.forall
+// CHECK:         scf.for %[[ROW:.+]] = %c0 to %c4 step %c1
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<1x37xf32>)
+// CHECK-SAME:        lowerline.vector_sizes = array<i64: 1, 37>
+// CHECK:             arith.maximumf
+// CHECK:           math.exp
+// CHECK:           arith.addf
+// CHECK:           arith.divf
+// CHECK:           tensor.insert_slice {{.+}}[%[[ROW]], 0] [1, 37]
+// CHECK:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#vec = affine_map<(d0, d1) -> (d0)>
+func.func @small_softmax_rows(%x: tensor<4x37xf32>) -> tensor<4x37xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #vec], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x37xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x37xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #vec, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<4x37xf32>, tensor<4xf32>) outs(%e2 : tensor<4x37xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = math.exp %d : f32
+    linalg.yield %v : f32
+  } -> tensor<4x37xf32>
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<4x37xf32>) outs(%fs : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<4x37xf32>, tensor<4x1xf32>) outs(%e2 : tensor<4x37xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.divf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<4x37xf32>
+  return %y : tensor<4x37xf32>
+}
+
+// -----
+
+// Not a row kernel: the reduction runs along the first axis (its innermost
+// loop is parallel), so the op that reads its result is not a row op.
+// EXPLAIN: remark: linalg.generic: g{{[0-9]+}}: vector tile [1, 0]
+// EXPLAIN-NOT: row kernel
+// CHECK-LABEL: func.func @column_reduction_is_not_a_row_kernel(
+// CHECK-NOT:     row kernel
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @column_reduction_is_not_a_row_kernel(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1000xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1000xf32>) -> tensor<1000xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x1000xf32>) outs(%f : tensor<1000xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1000xf32>
+  %e2 = tensor.empty() : tensor<64x1000xf32>
+  %y = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<64x1000xf32>, tensor<1000xf32>) outs(%e2 : tensor<64x1000xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.divf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<64x1000xf32>
+  return %y : tensor<64x1000xf32>
+}
+
+// -----
+
+// Not a row kernel: the statistics are also returned, so they are stored
+// anyway and the reduction keeps a group of its own.
+// EXPLAIN-NOT: row kernel
+// CHECK-LABEL: func.func @returned_statistics_are_not_fused(
+// CHECK-NOT:     scf.forall
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @returned_statistics_are_not_fused(%x: tensor<4x37xf32>) -> (tensor<4x37xf32>, tensor<4x1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x37xf32>) outs(%f : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x1xf32>
+  %e2 = tensor.empty() : tensor<4x37xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x37xf32>, tensor<4x1xf32>) outs(%e2 : tensor<4x37xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.subf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<4x37xf32>
+  return %y, %sum : tensor<4x37xf32>, tensor<4x1xf32>
+}

@@ -95,7 +95,8 @@ keeps the op (or the entry of torch-mlir's table that it replaced).
 torch lists as composite (``CompositeImplicitAutograd``) to its composite
 kernel only, which an op with its own CPU kernel never reaches
 (``upsample_nearest2d.default``: kept, and torch-mlir lowers it with an
-integer scale, wrong for 5 -> 9); such an op is decomposed in a second pass.
+integer scale, wrong for 5 -> 9); such an op (``KEPT_BY_EXPORT``) is
+decomposed in a second pass.
 """
 
 from __future__ import annotations
@@ -602,6 +603,14 @@ def decomposition_table() -> dict:
     return table
 
 
+# Composite ops with a CPU kernel of their own, whose entry export never runs.
+KEPT_BY_EXPORT = (
+    aten.upsample_nearest1d.default,
+    aten.upsample_nearest2d.default,
+    aten.upsample_nearest3d.default,
+)
+
+
 def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
     def decomposition(*args: Any, **kwargs: Any) -> Any:
         result = entry(*args, **kwargs)
@@ -612,18 +621,11 @@ def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
 
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included."""
-    from torch.export.exported_program import _collect_all_valid_cia_ops
-
     ep = ep.run_decompositions(decomposition_table())
     table = decomposition_table()
-    # The ops torch.export hands to a composite kernel (its own private list):
-    # others in the table that are left are ones an entry chose to keep.
-    composite = set(_collect_all_valid_cia_ops())
-    kept = [
-        n
-        for n in ep.graph.nodes
-        if n.op == "call_function" and n.target in table and n.target in composite
-    ]
+    # Only these: a composite op whose entry keeps it for some inputs
+    # (avg_pool1d) would be traced into torch's own composite kernel here.
+    kept = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in KEPT_BY_EXPORT]
     if not kept:
         return ep
     # The second trace calls these nodes' targets: an entry runs in place of the op.

@@ -6,7 +6,14 @@ cheap and pulls in neither torch nor MLIR.
 
 __version__ = "0.1.0"
 
-__all__ = ["CompileError", "CompiledModule", "NoCudaDevice", "UnsupportedOpsError", "compile"]
+__all__ = [
+    "CompileError",
+    "CompiledModule",
+    "ExportError",
+    "NoCudaDevice",
+    "UnsupportedOpsError",
+    "compile",
+]
 
 
 def __getattr__(name: str):
@@ -18,6 +25,10 @@ def __getattr__(name: str):
         from lowerline.driver import workers
 
         return getattr(workers, name)
+    if name == "ExportError":  # torch.export could not capture the model
+        from lowerline.frontend import export
+
+        return export.ExportError
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

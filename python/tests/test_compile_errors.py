@@ -156,6 +156,7 @@ class DataDependent(torch.nn.Module):
 def test_export_failure_is_an_export_error(cache_dir):
     with pytest.raises(ExportError, match=r"torch\.export could not capture the model"):
         lowerline.compile(DataDependent(), torch.ones(3), cache_dir=cache_dir)
+    assert lowerline.ExportError is ExportError  # users catch it from the top level
 
 
 def test_unknown_option_target_and_bad_arguments_are_clear_errors(cache_dir):

@@ -71,6 +71,9 @@ class Affine:
     scale: np.ndarray
     zero_point: np.ndarray
     axis: int | None
+    # The tensor.collapse_shape between the dequantize and the matmul (a
+    # Linear on (B, S, K) inputs), applied to the integers instead.
+    collapse: ir.Operation | None = None
 
 
 @dataclass
@@ -92,6 +95,9 @@ class Epilogue:
     bias: np.ndarray | None
     relu: bool
     requantize: Requantize | None
+    # The tensor.expand_shape after the bias add (a Linear on (B, S, K)
+    # inputs), applied to the epilogue's result.
+    expand: ir.Operation | None = None
 
 
 # Body values -----------------------------------------------------------------
@@ -165,23 +171,37 @@ def _is_input_arg(value: ir.Value, block: ir.Block, index: int) -> bool:
     return isinstance(value, ir.BlockArgument) and value == block.arguments[index]
 
 
-def _elementwise_2d(op: ir.Operation, inputs: int | None = None) -> bool:
-    """A 2-D all-parallel generic with one result written through an identity map."""
+def _elementwise(op: ir.Operation, inputs: int | None = None, rank: int | None = None) -> bool:
+    """An all-parallel generic with one result, its first input and its
+    result read and written through identity maps."""
     if op.name != "linalg.generic" or len(op.results) != 1 or not all_parallel(op):
         return False
     maps = indexing_maps(op)
     if inputs is not None and len(op.operands) - 1 != inputs:
         return False
-    return maps[-1] == ir.AffineMap.get_identity(maps[-1].n_dims)
+    identity = ir.AffineMap.get_identity(maps[-1].n_dims)
+    if rank is not None and maps[-1].n_dims != rank:
+        return False
+    return maps[-1] == identity and maps[0] == identity
 
 
 # Matching ----------------------------------------------------------------------
 
 
-def match_dequantize(value: ir.Value) -> Affine | None:
+def match_activation(value: ir.Value) -> Affine | None:
+    """``value`` as a per-tensor dequantized i8 tensor, possibly collapsed to 2-D."""
+    collapse = _defining(value, "tensor.collapse_shape")
+    affine = match_dequantize(collapse.operands[0] if collapse else value, rank=None)
+    if affine is None or affine.axis is not None:
+        return None
+    affine.collapse = collapse
+    return affine
+
+
+def match_dequantize(value: ir.Value, rank: int | None = 2) -> Affine | None:
     """``value`` as a dequantized i8 tensor, or None."""
     generic = _defining(value, "linalg.generic")
-    if generic is None or not _elementwise_2d(generic):
+    if generic is None or not _elementwise(generic, rank=rank):
         return None
     block, result = _body(generic)
     scale_mul = _defining(result, "arith.mulf")
@@ -205,7 +225,7 @@ def match_dequantize(value: ir.Value) -> Affine | None:
     index = next((i for i, a in enumerate(block.arguments) if a == raw), None)
     if index is None or index >= len(generic.operands) - 1 or str(raw.type) != "i8":
         return None
-    if indexing_maps(generic)[index] != ir.AffineMap.get_identity(2):
+    if indexing_maps(generic)[index] != indexing_maps(generic)[-1]:
         return None
     return _affine(generic.operands[index], unsigned, scale, zero_point)
 
@@ -243,7 +263,7 @@ def _with_scalar(
 def match_requantize(op: ir.Operation) -> Requantize | None:
     """``op`` as a per-tensor quantize of f32 into i8, or None:
     ``fpto[us]i(min(max(roundeven(x / scale) + zero_point, low), high))``."""
-    if not _elementwise_2d(op, inputs=1):
+    if not _elementwise(op, inputs=1):
         return None
     block, result = _body(op)
     to_int = _defining(result, "arith.fptoui") or _defining(result, "arith.fptosi")
@@ -265,11 +285,11 @@ def match_requantize(op: ir.Operation) -> Requantize | None:
 
 def _bias(op: ir.Operation) -> np.ndarray | None:
     """The constant per-column vector ``op`` adds to its 2-D input, or None."""
-    if not _elementwise_2d(op, inputs=2):
+    if not _elementwise(op, inputs=2, rank=2):
         return None
     block, result = _body(op)
     add = _defining(result, "arith.addf")
-    if add is None or indexing_maps(op)[0] != ir.AffineMap.get_identity(2):
+    if add is None:
         return None
     split = _operands_split(add, lambda v: _is_input_arg(v, block, 0))
     if split is None or not _is_input_arg(split[1], block, 1):
@@ -281,7 +301,7 @@ def _bias(op: ir.Operation) -> np.ndarray | None:
 
 def _is_relu(op: ir.Operation) -> bool:
     """``max(x, 0)`` as torch-mlir writes ReLU: ``select(x > 0, x, 0)``."""
-    if not _elementwise_2d(op, inputs=1):
+    if not _elementwise(op, inputs=1):
         return False
     block, result = _body(op)
     select = _defining(result, "arith.select")
@@ -294,6 +314,10 @@ def _is_relu(op: ir.Operation) -> bool:
     predicate = ir.IntegerAttr(compare.attributes["predicate"]).value
     zero = (_scalar(op, compare.operands[1]), _scalar(op, select.operands[2]))
     return predicate in (2, 9) and zero == (0.0, 0.0)  # ogt, ugt
+
+
+def _expand(op: ir.Operation) -> ir.Operation | None:
+    return op if op.name == "tensor.expand_shape" else None
 
 
 def _only_user(value: ir.Value) -> ir.Operation | None:
@@ -309,6 +333,7 @@ def match_epilogue(matmul: ir.Operation) -> Epilogue:
     epilogue = Epilogue([matmul], None, False, None)
     steps: list[tuple[str, Callable]] = [
         ("bias", _bias),
+        ("expand", _expand),
         ("relu", _is_relu),
         ("requantize", match_requantize),
     ]
@@ -385,14 +410,32 @@ def _vector_constant(array: np.ndarray, element: ir.Type, dtype: type) -> ir.Val
 
 
 def _signed_activation(x: Affine) -> ir.Value:
-    """The activation as s8: u8 values flipped to ``x - 128`` (``xori 0x80``)."""
-    if not x.unsigned:
-        return x.source
+    """The activation as s8 (u8 values flipped to ``x - 128`` by ``xori 0x80``),
+    collapsed to 2-D as the float one was."""
+    value = x.source
     i8 = ir.IntegerType.get_signless(8)
-    kind = ir.RankedTensorType(x.source.type)
-    identity = ir.AffineMap.get_identity(2)
-    flip = arith.ConstantOp(i8, -128).result
-    return _generic(kind, [x.source], [identity] * 2, lambda a: arith.xori(a[0], flip))
+    kind = ir.RankedTensorType(value.type)
+    if x.unsigned:
+        identity = ir.AffineMap.get_identity(kind.rank)
+        flip = arith.ConstantOp(i8, -128).result
+        value = _generic(kind, [value], [identity] * 2, lambda a: arith.xori(a[0], flip))
+    if x.collapse is None:
+        return value
+    shape = ir.RankedTensorType(x.collapse.results[0].type).shape
+    collapsed = ir.RankedTensorType.get(shape, i8)
+    return tensor.CollapseShapeOp(collapsed, value, x.collapse.attributes["reassociation"]).result
+
+
+def _expanded(value: ir.Value, expand: ir.Operation | None) -> ir.Value:
+    """``value`` reshaped as ``expand`` reshaped the float result."""
+    if expand is None:
+        return value
+    element = ir.RankedTensorType(value.type).element_type
+    shape = ir.RankedTensorType(expand.results[0].type).shape
+    kind = ir.RankedTensorType.get(shape, element)
+    reassociation = expand.attributes["reassociation"]
+    static = expand.attributes["static_output_shape"]
+    return tensor.ExpandShapeOp(kind, value, reassociation, [], static).result
 
 
 def _integer_matmul(x: ir.Value, w: np.ndarray, name: str) -> ir.Value:
@@ -452,9 +495,9 @@ def plan(matmul: ir.Operation) -> Plan | None:
     """How to fold ``matmul`` and what follows it, or None when it does not fold."""
     if not _float_zero_fill(matmul.operands[2]):
         return None
-    x = match_dequantize(matmul.operands[0])
+    x = match_activation(matmul.operands[0])
     found = _weight(matmul.operands[1])
-    if x is None or found is None or x.axis is not None:
+    if x is None or found is None:
         return None
     w_affine, w, w_attr = found
     epilogue = match_epilogue(matmul)
@@ -499,8 +542,11 @@ def _rewrite(p: Plan) -> None:
         column = ir.AffineMap.get(2, 0, [ir.AffineExpr.get_dim(1)])
         maps = [identity, *[column] * len(columns), identity]
         body = _epilogue_body(p.epilogue, p.bias is not None)
-        out = ir.RankedTensorType(last.results[0].type)
-        result = _generic(out, [accumulator, *columns], maps, body)
+        final = ir.RankedTensorType(last.results[0].type)
+        out = ir.RankedTensorType.get(
+            ir.RankedTensorType(accumulator.type).shape, final.element_type
+        )
+        result = _expanded(_generic(out, [accumulator, *columns], maps, body), p.epilogue.expand)
     last.results[0].replace_all_uses_with(result)
     for op in ops:
         op.erase()

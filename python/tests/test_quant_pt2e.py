@@ -34,6 +34,11 @@ class Mlp(torch.nn.Module):
         return torch.relu(self.b(torch.relu(self.a(x))))
 
 
+class SequenceMlp(Mlp):
+    """The MLP on (batch, 5, 37) inputs: torch-mlir collapses the rows into
+    one matrix for each matmul and expands the result back."""
+
+
 class SmallCnn(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -80,6 +85,7 @@ def integer_matmuls(ir: str) -> tuple[int, int]:
 
 CASES = [
     ("mlp", Mlp, (37,), 2),
+    ("sequence", SequenceMlp, (5, 37), 2),
     ("cnn", SmallCnn, (3, 9, 9), 1),
 ]
 

@@ -288,3 +288,66 @@ func.func @keeps_weight_zero_point_outside_int8(%xq: tensor<2x2xi8>) -> tensor<2
   %mm = linalg.matmul ins(%xd, %wd : tensor<2x2xf32>, tensor<2x3xf32>) outs(%fill : tensor<2x3xf32>) -> tensor<2x3xf32>
   return %mm : tensor<2x3xf32>
 }
+
+// -----
+
+// A Linear on (B, S, K) inputs: torch-mlir collapses the dequantized rows
+// before the matmul and expands the result after the bias. The integers are
+// collapsed instead, and the requantized result expanded.
+// CHECK-LABEL: func.func @folds_through_collapse_and_expand(
+// CHECK-SAME:      %[[XQ:.+]]: tensor<2x3x2xi8>
+// CHECK:         %[[XS:.+]] = tensor.collapse_shape %[[XQ]] {{\[\[}}0, 1], [2]] : tensor<2x3x2xi8> into tensor<6x2xi8>
+// CHECK:         %[[ACC:.+]] = linalg.matmul ins(%[[XS]], %{{.+}} : tensor<6x2xi8>, tensor<2x3xi8>)
+// CHECK:         %[[Q:.+]] = linalg.generic {{.*}} ins(%[[ACC]], %{{.+}}, %{{.+}} : tensor<6x3xi32>, tensor<3xi32>, tensor<3xf32>) outs(%{{.+}} : tensor<6x3xi8>)
+// CHECK:           arith.fptosi
+// CHECK:         %[[Y:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 3] : tensor<6x3xi8> into tensor<2x3x3xi8>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[Y]] : tensor<2x3x3xi8>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @folds_through_collapse_and_expand(%xq: tensor<2x3x2xi8>) -> tensor<2x3x3xi8> {
+  %f0 = arith.constant 0.000000e+00 : f32
+  %fmin = arith.constant -1.280000e+02 : f32
+  %fmax = arith.constant 1.270000e+02 : f32
+  %sx = arith.constant 0.5 : f32
+  %sw = arith.constant 0.25 : f32
+  %sy = arith.constant 0.125 : f32
+  %w = arith.constant dense<[[1, 2, 0], [3, 4, 1]]> : tensor<2x3xi8>
+  %bias = arith.constant dense<[0.5, -1.0, 2.0]> : tensor<3xf32>
+  %e0 = tensor.empty() : tensor<2x3xf32>
+  %wd = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<2x3xi8>) outs(%e0 : tensor<2x3xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.sitofp %in : i8 to f32
+    %1 = arith.mulf %0, %sw : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x3xf32>
+  %e1 = tensor.empty() : tensor<2x3x2xf32>
+  %xd = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%xq : tensor<2x3x2xi8>) outs(%e1 : tensor<2x3x2xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.sitofp %in : i8 to f32
+    %1 = arith.mulf %0, %sx : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x3x2xf32>
+  %rows = tensor.collapse_shape %xd [[0, 1], [2]] : tensor<2x3x2xf32> into tensor<6x2xf32>
+  %e2 = tensor.empty() : tensor<6x3xf32>
+  %fill = linalg.fill ins(%f0 : f32) outs(%e2 : tensor<6x3xf32>) -> tensor<6x3xf32>
+  %mm = linalg.matmul ins(%rows, %wd : tensor<6x2xf32>, tensor<2x3xf32>) outs(%fill : tensor<6x3xf32>) -> tensor<6x3xf32>
+  %b = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<6x3xf32>, tensor<3xf32>) outs(%e2 : tensor<6x3xf32>) {
+  ^bb0(%in: f32, %in1: f32, %out: f32):
+    %0 = arith.addf %in, %in1 : f32
+    linalg.yield %0 : f32
+  } -> tensor<6x3xf32>
+  %y = tensor.expand_shape %b [[0, 1], [2]] output_shape [2, 3, 3] : tensor<6x3xf32> into tensor<2x3x3xf32>
+  %e3 = tensor.empty() : tensor<2x3x3xi8>
+  %q = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%y : tensor<2x3x3xf32>) outs(%e3 : tensor<2x3x3xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %sy : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.maximumf %1, %fmin : f32
+    %3 = arith.minimumf %2, %fmax : f32
+    %4 = arith.fptosi %3 : f32 to i8
+    linalg.yield %4 : i8
+  } -> tensor<2x3x3xi8>
+  return %q : tensor<2x3x3xi8>
+}

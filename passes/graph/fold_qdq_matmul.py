@@ -28,6 +28,11 @@ requantize multiplier ``m[n] = sx * sw[n] / sy``. Without a quantize after it
 (a model's last layer) the epilogue stays float: ``(acc + c[n]) * sx * sw[n]
 + bias[n]``.
 
+A Linear on ``(B, S, K)`` inputs reaches the matmul through a
+``tensor.collapse_shape`` of the dequantized activation and leaves it through
+a ``tensor.expand_shape`` after the bias: the integers are collapsed instead
+and the epilogue's result is expanded.
+
 Why u8 activations are shifted to s8: ``linalg.matmul`` has one ``cast``
 attribute for both operands, so u8 x s8 cannot be one named matmul, and
 tile-and-fuse roots are named contractions. The shift costs one ``xori``,

@@ -22,6 +22,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-drop-dead-results": "graph.drop_dead_results",
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
+    "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-pack-weights": "tiling.pack_weights",

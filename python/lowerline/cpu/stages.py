@@ -67,11 +67,13 @@ def graph(o: CpuOptions) -> str:
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
-    (``lowerline-lower-tm-tensor``): nothing after it knows them.
+    (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
+    linear layers (dequantize -> matmul -> quantize) become integer matmuls
+    before anything fuses their dequantizes away (``lowerline-fold-qdq-matmul``).
     """
     return (
-        "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
-        "lowerline-fuse-elementwise),canonicalize,cse"
+        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,convert-elementwise-to-linalg,"
+        "lowerline-drop-dead-results,lowerline-fuse-elementwise),canonicalize,cse"
     )
 
 

@@ -185,7 +185,10 @@ def _training_modules(gm: torch.fx.GraphModule) -> list[str]:
     by their path (``L['self'].fc``). Dynamo names them in ``nn_module_stack``
     only for ops inside submodules, so the frame's own modules (``self``)
     are looked at too. Empty outside a Dynamo trace."""
-    tx = InstructionTranslator.current_tx()
+    try:
+        tx = InstructionTranslator.current_tx()
+    except AttributeError:  # this thread never traced
+        return []
     if tx is None:
         return []
     frame = tx.output.root_tx

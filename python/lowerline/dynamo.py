@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -116,18 +117,19 @@ class LoweredGraph:
         self._inputs = [i for i in range(count) if i not in set(weights)]
         # Nothing to pick out of or convert in the call: pass it as it is.
         self._as_is = len(self._inputs) == count and not numbers
-        # (tensor, version) of every weight baked into the library.
-        self._baked: list[tuple[torch.Tensor, int]] = []
+        # (position, tensor, version) of every weight baked into the library.
+        self._baked: list[tuple[int, torch.Tensor, int]] = []
+        self._lock = threading.Lock()  # one compile at a time
         self.compiled: api.CompiledModule | None = None
         self.compiles = 0
 
     def __call__(self, *args: Any) -> Any:
-        if self.compiled is None or not self._weights_unchanged(args):
-            self._compile(args)
-        assert self.compiled is not None
+        compiled = self.compiled
+        if compiled is None or not self._weights_unchanged(args):
+            compiled = self._compile(args)
         if self._as_is:
-            return self.compiled(*args)
-        return self.compiled(*self._user_inputs(args))
+            return compiled(*args)
+        return compiled(*self._user_inputs(args))
 
     def _user_inputs(self, args: tuple) -> list[Any]:
         """The call's inputs of the compiled graph: no weights, numbers as numbers."""
@@ -135,27 +137,35 @@ class LoweredGraph:
 
     def _weights_unchanged(self, args: tuple) -> bool:
         """The call passes the weights the library holds, unchanged since."""
-        for position, (tensor, version) in zip(self._weights, self._baked, strict=True):
+        for position, tensor, version in self._baked:
             if args[position] is not tensor or _version(tensor) != version:
                 return False
         return True
 
-    def _compile(self, args: tuple) -> None:
-        weights = {_attribute(self._gm, i): args[i] for i in self._weights}
-        numbers = {_placeholder(self._gm, i) for i in self._numbers}
-        module = _exportable(self._gm, weights, numbers)
-        self.compiled = api.compile(module, *self._user_inputs(args), **self._options)
-        self.compiles += 1
-        # A buffer the graph writes into is state the library updates at every
-        # call (its version moves), not a baked weight.
-        state = {
-            name
-            for specialization in self.compiled.specializations
-            for name in specialization.arguments
-            if isinstance(name, str)
-        }
-        self._weights = [i for i in self._weights if _attribute(self._gm, i) not in state]
-        self._baked = [(args[i], _version(args[i])) for i in self._weights]
+    def _compile(self, args: tuple) -> api.CompiledModule:
+        with self._lock:
+            if self.compiled is not None and self._weights_unchanged(args):
+                return self.compiled  # another thread compiled it meanwhile
+            weights = {_attribute(self._gm, i): args[i] for i in self._weights}
+            numbers = {_placeholder(self._gm, i) for i in self._numbers}
+            module = _exportable(self._gm, weights, numbers)
+            compiled = api.compile(module, *self._user_inputs(args), **self._options)
+            # A buffer the graph writes into is state the library updates at
+            # every call (its version moves), not a baked weight.
+            state = {
+                name
+                for specialization in compiled.specializations
+                for name in specialization.arguments
+                if isinstance(name, str)
+            }
+            self._baked = [
+                (i, args[i], _version(args[i]))
+                for i in self._weights
+                if _attribute(self._gm, i) not in state
+            ]
+            self.compiled = compiled
+            self.compiles += 1
+            return compiled
 
 
 def _refuse_training(

@@ -90,6 +90,24 @@ def test_encoder_layer_fast_path_is_compiled_and_matches(cache_dir):
     assert "_transformer_encoder_layer_fwd" not in graph.compiled.ir("torch")
 
 
+def test_attention_fast_path_with_padding_mask_matches(cache_dir):
+    # nn.MultiheadAttention's fast path (torch._native_multi_head_attention)
+    # with a key padding mask, returning the head-averaged attention weights.
+    torch.manual_seed(0)
+    module = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x = torch.randn(3, 5, 16)
+    padding = torch.zeros(3, 5, dtype=torch.bool)
+    padding[0, 3:] = True
+    padding[2, 1:] = True
+    counter = Backend(cache_dir=cache_dir)
+    compiled = torch.compile(module, backend=counter)
+    case = Case("attention", "dynamo", nn.Identity, tuple)
+    with torch.no_grad():
+        expected = module(x, x, x, key_padding_mask=padding)
+        assert_matches(compiled(x, x, x, key_padding_mask=padding), expected, case)
+    assert len(counter.graphs) == 1
+
+
 class PrintBreak(nn.Module):
     def __init__(self):
         super().__init__()
@@ -217,6 +235,14 @@ def test_written_buffers_and_inputs_follow_eager(cache_dir):
             assert_matches(x, x_eager, case)
     assert module.calls.item() == reference.calls.item() == 3
     assert counter.graphs[0].compiles == 1  # the buffer's own writes are not weight changes
+    with torch.no_grad():
+        for each in (module, reference):
+            each.fc.bias.add_(1)  # a weight change: compiled again, the state kept
+        x = torch.randn(2, 3)
+        x_eager = x.clone()
+        assert_matches(compiled(x), reference(x_eager), case)
+    assert counter.graphs[0].compiles == 2
+    assert module.calls.item() == reference.calls.item() == 4
 
 
 def test_options_reach_lowerline_compile(cache_dir, tmp_path):

@@ -9,6 +9,7 @@ lowerline first.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -297,14 +298,30 @@ def test_input_requiring_grad_is_refused():
         compiled(torch.randn(2, 4, requires_grad=True))
 
 
-def test_suppressed_refusal_falls_back_to_eager(monkeypatch):
+class Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage() + str(record.exc_info or ""))
+
+
+def test_suppressed_refusal_falls_back_to_eager_and_says_why(monkeypatch):
     monkeypatch.setattr(torch._dynamo.config, "suppress_errors", True)
-    module = nn.Linear(4, 4).eval()
-    compiled = torch.compile(module, backend="lowerline")
-    x = torch.randn(2, 4)
-    result = compiled(x)
+    records = Records()
+    dynamo_log = logging.getLogger("torch._dynamo")
+    dynamo_log.addHandler(records)
+    try:
+        module = nn.Linear(4, 4).eval()
+        compiled = torch.compile(module, backend="lowerline")
+        x = torch.randn(2, 4)
+        result = compiled(x)
+    finally:
+        dynamo_log.removeHandler(records)
     assert result.requires_grad  # eager ran: autograd is intact
     assert torch.equal(result, module(x))
+    assert any("requires grad and grad mode is on" in m for m in records.messages)
 
 
 ENTRY_POINT_SCRIPT = """

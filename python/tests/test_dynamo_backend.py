@@ -377,3 +377,9 @@ def test_graphs_reading_attributes_compile(cache_dir):
     with torch.no_grad():
         assert torch.allclose(lowered(x), module(x), atol=1e-5)
     assert lowered.compiled is not None
+
+
+def test_inputs_that_are_not_tensors_or_numbers_are_refused():
+    gm = torch.fx.symbolic_trace(lambda x, scale: x * scale)
+    with pytest.raises(TypeError, match="graph input scale is a str"):
+        backend(gm, [torch.randn(2), "2"])

@@ -264,6 +264,48 @@ GPU_LAUNCH = declare(
     "The block forall a launch script matches (consumed: it becomes a gpu.launch).",
 )
 
+# -- CPU bufferized stage -> driver (the call's arena)
+_ARENA_READERS = ("lowerline.driver.compile_worker", "lowerline.driver.jit")
+ARENA_BYTES = declare(
+    "lowerline.arena_bytes",
+    I64,
+    ("func.func", "llvm.func"),
+    ("lowerline-plan-arena",),
+    _ARENA_READERS,
+    "On entry functions: the bytes of the trailing memref<?xi8> arena argument "
+    "(64-byte aligned) that holds the planned intermediate buffers; kept on the llvm.func.",
+)
+ARENA_LOWER_BOUND = declare(
+    "lowerline.arena_lower_bound",
+    I64,
+    ("func.func", "llvm.func"),
+    ("lowerline-plan-arena",),
+    _ARENA_READERS,
+    "On entry functions: the most bytes of planned buffers live at one point, "
+    "the bound no plan goes below (reported beside lowerline.arena_bytes).",
+)
+
+# The alignment of the arena's base that the planned offsets assume (bytes:
+# a cache line, and the widest vector the targets load).
+ARENA_ALIGNMENT = 64
+
+
+def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
+    """The arena the function ``@name`` at the top of ``module`` takes as its
+    trailing argument: ``{"bytes", "lower_bound"}``; None if it takes none."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if (
+            "sym_name" not in op.attributes
+            or ir.StringAttr(op.attributes["sym_name"]).value != name
+        ):
+            continue
+        size = ARENA_BYTES.get(op)
+        if size is None:
+            return None
+        return {"bytes": size, "lower_bound": ARENA_LOWER_BOUND.require(op)}
+    return None
+
 
 def problem(name: str, attr: ir.Attribute, op_name: str) -> str | None:
     """Why ``name = attr`` on an ``op_name`` op breaks the protocol, or None."""

@@ -109,12 +109,12 @@ class MemoryStats:
     lower_bound_bytes: int = 0  # the most planned bytes live at once: no arena is smaller
 
     def __str__(self) -> str:
-        text = f"{self.peak_bytes / 1024:.1f} KiB in {self.allocations} allocations"
-        if not self.arena_bytes:
-            return text
+        return f"{self.peak_bytes / 1024:.1f} KiB in {self.allocations} allocations"
+
+    def arena(self) -> str:
         return (
-            f"{text}, arena {self.arena_bytes / 1024:.1f} KiB "
-            f"(lower bound {self.lower_bound_bytes / 1024:.1f} KiB)"
+            f"{self.arena_bytes / 1024:.1f} KiB "
+            f"(liveness lower bound {self.lower_bound_bytes / 1024:.1f} KiB)"
         )
 
 

@@ -34,11 +34,11 @@ module refers to (an entry point: its signature may change):
    range overlaps its own.
 4. **Rewrite**: a trailing ``memref<?xi8>`` argument (the arena) is appended
    to the function, each planned ``memref.alloc`` becomes ``memref.view``
-   of it at its offset. The function gets ``lowerline.arena_bytes`` (the
-   arena's size; the caller passes at least that many bytes, 64-byte aligned)
-   and ``lowerline.arena_lower_bound`` (the most bytes of planned buffers
-   live at one point: no plan is smaller). It gets them even when nothing was
-   planned (size 0), so that every entry function has the argument.
+   of it at its offset. The function gets ``lowerline.arena = [bytes,
+   lower bound]``: the arena's size (the caller passes at least that many
+   bytes, 64-byte aligned) and the most bytes of planned buffers live at one
+   point (no plan is smaller). It gets them even when nothing was planned
+   (size 0), so that every entry function has the argument.
 
 Before::
 
@@ -52,7 +52,7 @@ Before::
 After (%b reuses %a's bytes)::
 
     func.func @main(%x: memref<8xf32>, %out: memref<8xf32>, %arena: memref<?xi8>)
-        attributes {lowerline.arena_bytes = 32 : i64, lowerline.arena_lower_bound = 32 : i64} {
+        attributes {lowerline.arena = array<i64: 32, 32>} {
       %c0 = arith.constant 0 : index
       %a = memref.view %arena[%c0][] : memref<?xi8> to memref<8xf32>
       (uses of %a)
@@ -72,26 +72,12 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith, memref
 
+from lowerline.passes.support.memref_views import VIEW_OPS
 from lowerline.pipeline import protocol
 from lowerline.pipeline.pass_api import Pass, defined_functions
 
 ALIGNMENT = protocol.ARENA_ALIGNMENT
 
-# Ops whose memref results view (part of) their memref operand's memory.
-_VIEWS = frozenset(
-    {
-        "memref.subview",
-        "memref.cast",
-        "memref.reinterpret_cast",
-        "memref.expand_shape",
-        "memref.collapse_shape",
-        "memref.transpose",
-        "memref.view",
-        "memref.assume_alignment",
-        "memref.memory_space_cast",
-        "memref.extract_strided_metadata",
-    }
-)
 # Ops that hand a value on to somewhere this pass does not follow.
 _ESCAPES = frozenset(
     {
@@ -185,7 +171,7 @@ def _live_range(
             if user.name in _ESCAPES:
                 return None
             memref_results = [r for r in user.results if isinstance(r.type, ir.MemRefType)]
-            if memref_results and (user.name not in _VIEWS or operand != 0):
+            if memref_results and (user.name not in VIEW_OPS or operand != 0):
                 return None  # a new memref from the buffer that is not a view of it
             pending.extend(memref_results)
             end = max(end, position[_block_ancestor(user, func)])
@@ -306,7 +292,7 @@ class PlanArena(Pass):
     def run(self, op: ir.Operation) -> None:
         called = _called_symbols(op)
         for func in defined_functions(op):
-            if _is_entry(func, called) and not protocol.ARENA_BYTES.has(func):
+            if _is_entry(func, called) and not protocol.ARENA.has(func):
                 self._plan(func)
 
     def _plan(self, func: ir.Operation) -> None:
@@ -315,5 +301,4 @@ class PlanArena(Pass):
         arena = _append_arena(func)
         for buffer in buffers:
             _rewrite(buffer, arena)
-        protocol.ARENA_BYTES.set(func, size)
-        protocol.ARENA_LOWER_BOUND.set(func, lower_bound(buffers))
+        protocol.ARENA.set(func, [size, lower_bound(buffers)])

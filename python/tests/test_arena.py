@@ -6,6 +6,7 @@ their own from a pool (lowerline.runtime.native.ArenaPool)."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -133,23 +134,17 @@ def test_concurrent_calls_never_share_an_arena(cache_dir):
     model = _mlp(16)[0]
     with torch.no_grad():
         expected = [model(t) for t in inputs]
-    errors: list[str] = []
 
-    def worker(index: int) -> None:
-        try:
-            for _ in range(5):
-                got = compiled(inputs[index])
-                torch.testing.assert_close(got, expected[index], rtol=1e-4, atol=1e-5)
-        except Exception as err:  # reported below: a thread's exception would be lost
-            errors.append(f"thread {index}: {type(err).__name__}: {err}")
+    def calls(index: int) -> None:
+        for _ in range(5):
+            got = compiled(inputs[index])
+            torch.testing.assert_close(got, expected[index], rtol=1e-4, atol=1e-5)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    pool.watch = None
-    assert not errors, errors
+    try:
+        with ThreadPoolExecutor(4) as threads:
+            list(threads.map(calls, range(4)))  # raises a thread's exception here
+    finally:
+        pool.watch = None
     assert not shared, f"arenas used by two calls at once: {shared}"
     assert not held  # every call gave its arena back
-    assert len(pool._free) == 4  # grown to the four concurrent callers, not more
+    assert pool.created == 4  # grown to the four concurrent callers, not more

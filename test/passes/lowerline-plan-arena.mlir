@@ -8,8 +8,7 @@
 // CHECK-LABEL: func.func @reuses_a_dead_buffer(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: memref<16x16xf32>, %[[OUT:[a-z0-9]+]]: memref<16x16xf32>,
 // CHECK-SAME:      %[[ARENA:[a-z0-9]+]]: memref<?xi8>)
-// CHECK-SAME:      lowerline.arena_bytes = 2048 : i64
-// CHECK-SAME:      lowerline.arena_lower_bound = 2048 : i64
+// CHECK-SAME:      lowerline.arena = array<i64: 2048, 2048>
 // CHECK:         %[[O1:.+]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[A:.+]] = memref.view %[[ARENA]][%[[O1]]][] : memref<?xi8> to memref<16x16xf32>
 // CHECK:         %[[O2:.+]] = arith.constant 1024 : index
@@ -45,8 +44,7 @@ func.func @reuses_a_dead_buffer(%x: memref<16x16xf32>, %out: memref<16x16xf32>) 
 // (60 + 36), the arena their aligned placement (64 + 36).
 // CHECK-LABEL: func.func @follows_views_into_loops(
 // CHECK-SAME:      %[[ARENA:[a-z0-9]+]]: memref<?xi8>)
-// CHECK-SAME:      lowerline.arena_bytes = 100 : i64
-// CHECK-SAME:      lowerline.arena_lower_bound = 96 : i64
+// CHECK-SAME:      lowerline.arena = array<i64: 100, 96>
 // CHECK:         arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:    %[[O1:.+]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[S:.+]] = memref.view %[[ARENA]][%[[O1]]][] : memref<?xi8> to memref<3x5xf32>
@@ -89,8 +87,7 @@ func.func @follows_views_into_loops(%out: memref<9xf32>) {
 // is still added (size 0): every entry function takes one.
 // CHECK-LABEL: func.func @keeps_dynamic_parallel_and_escaping(
 // CHECK-SAME:      %{{.+}}: index, %{{.+}}: memref<?xi8>) -> memref<4xf32>
-// CHECK-SAME:      lowerline.arena_bytes = 0 : i64
-// CHECK-SAME:      lowerline.arena_lower_bound = 0 : i64
+// CHECK-SAME:      lowerline.arena = array<i64: 0, 0>
 // CHECK:         memref.alloc(%{{.+}}) : memref<?xf32>
 // CHECK:         scf.forall
 // CHECK:           memref.alloc() : memref<8xf32>
@@ -124,7 +121,7 @@ func.func @keeps_dynamic_parallel_and_escaping(%n: index) -> memref<4xf32> {
 // CHECK:         memref.alloc
 // CHECK-LABEL: func.func @caller(
 // CHECK-SAME:      %{{.+}}: memref<4xf32>, %{{.+}}: memref<?xi8>)
-// CHECK-SAME:      lowerline.arena_bytes = 0 : i64
+// CHECK-SAME:      lowerline.arena = array<i64: 0, 0>
 func.func private @private_helper(%x: memref<4xf32>) {
   %a = memref.alloc() : memref<4xf32>
   memref.copy %x, %a : memref<4xf32> to memref<4xf32>

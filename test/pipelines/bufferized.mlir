@@ -184,7 +184,7 @@ func.func @result_returned_twice(%arg0: tensor<7x13xf32>) -> (tensor<7x13xf32>, 
 // a scalar.
 // CHECK-LABEL: func.func @freed_after_last_use(
 // CHECK-SAME:      %[[ARENA:[^:]+]]: memref<?xi8>)
-// CHECK-SAME:      lowerline.arena_bytes = 260
+// CHECK-SAME:      lowerline.arena = array<i64: 260,
 // CHECK:         %[[A:.+]] = memref.view %[[ARENA]][%{{.+}}][] : memref<?xi8> to memref<64xf32>
 // CHECK:         linalg.generic {{.*}} outs(%[[A]] : memref<64xf32>)
 // CHECK:           math.exp

@@ -265,25 +265,18 @@ GPU_LAUNCH = declare(
 )
 
 # -- CPU bufferized stage -> driver (the call's arena)
-_ARENA_READERS = ("lowerline.driver.compile_worker", "lowerline.driver.jit")
-ARENA_BYTES = declare(
-    "lowerline.arena_bytes",
-    I64,
+ARENA = declare(
+    "lowerline.arena",
+    I64_ARRAY,
     ("func.func", "llvm.func"),
     ("lowerline-plan-arena",),
-    _ARENA_READERS,
-    "On entry functions: the bytes of the trailing memref<?xi8> arena argument "
-    "(64-byte aligned) that holds the planned intermediate buffers; kept on the llvm.func.",
-)
-ARENA_LOWER_BOUND = declare(
-    "lowerline.arena_lower_bound",
-    I64,
-    ("func.func", "llvm.func"),
     ("lowerline-plan-arena",),
-    _ARENA_READERS,
-    "On entry functions: the most bytes of planned buffers live at one point, "
-    "the bound no plan goes below (reported beside lowerline.arena_bytes).",
+    "On entry functions: [bytes, lower bound] of the trailing memref<?xi8> arena "
+    "argument (64-byte aligned) holding the planned buffers, and the most planned "
+    "bytes live at one point. lowerline-plan-arena skips a function that has it; "
+    "kept on the llvm.func, where the driver reads it (arena_plan).",
 )
+
 
 # The alignment of the arena's base that the planned offsets assume (bytes:
 # a cache line, and the widest vector the targets load).
@@ -300,10 +293,10 @@ def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
             or ir.StringAttr(op.attributes["sym_name"]).value != name
         ):
             continue
-        size = ARENA_BYTES.get(op)
-        if size is None:
+        plan = ARENA.get(op)
+        if plan is None:
             return None
-        return {"bytes": size, "lower_bound": ARENA_LOWER_BOUND.require(op)}
+        return {"bytes": plan[0], "lower_bound": plan[1]}
     return None
 
 

@@ -133,6 +133,7 @@ class ArenaPool:
         self.size = size
         self._free: list[torch.Tensor] = []
         self._lock = threading.Lock()
+        self.created = 0  # arenas made: the most calls that ran at once
         self.watch: Callable[[str, int], None] | None = None
 
     def _new(self) -> torch.Tensor:
@@ -144,6 +145,7 @@ class ArenaPool:
     def take(self) -> torch.Tensor:
         with self._lock:
             arena = self._free.pop() if self._free else None
+            self.created += arena is None
         if arena is None:
             arena = self._new()
         if self.watch is not None:

@@ -268,8 +268,9 @@ def _called_symbols(module: ir.Operation) -> set[str]:
     called: set[str] = set()
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if "callee" in op.attributes:
-            called.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        callee = op.attributes.get("callee", None)
+        if isinstance(callee, ir.FlatSymbolRefAttr):
+            called.add(callee.value)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

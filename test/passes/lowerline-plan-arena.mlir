@@ -139,3 +139,39 @@ func.func @caller(%x: memref<4xf32>) {
   call @private_helper(%x) : (memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+// Booleans take a byte each (lowerline-widen-i1-memrefs stores them so).
+// CHECK-LABEL: func.func @sizes_booleans_as_bytes(
+// CHECK-SAME:      lowerline.arena = array<i64: 7, 7>
+// CHECK:         memref.view %{{.+}}[%{{.+}}][] : memref<?xi8> to memref<7xi1>
+func.func @sizes_booleans_as_bytes(%out: memref<7xi1>) {
+  %false = arith.constant false
+  %a = memref.alloc() : memref<7xi1>
+  linalg.fill ins(%false : i1) outs(%a : memref<7xi1>)
+  memref.copy %a, %out : memref<7xi1> to memref<7xi1>
+  memref.dealloc %a : memref<7xi1>
+  return
+}
+
+// -----
+
+// Not planned: a buffer an scf.if yields (its result may be the buffer, and
+// is not followed).
+// CHECK-LABEL: func.func @keeps_a_buffer_an_if_yields(
+// CHECK-SAME:      lowerline.arena = array<i64: 0, 0>
+// CHECK:         %[[A:.+]] = memref.alloc() : memref<4xf32>
+// CHECK:         scf.if
+// CHECK:         memref.dealloc %[[A]]
+func.func @keeps_a_buffer_an_if_yields(%c: i1, %x: memref<4xf32>, %out: memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32>
+  %r = scf.if %c -> memref<4xf32> {
+    scf.yield %a : memref<4xf32>
+  } else {
+    scf.yield %x : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  return
+}

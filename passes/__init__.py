@@ -30,6 +30,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-vectorize": "tiling.vectorize",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
+    "lowerline-plan-arena": "bufferization.plan_arena",
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",
     "lowerline-strided-copies-to-linalg": "bufferization.strided_copies_to_linalg",
     "lowerline-approximate-exp": "lowering.approximate_exp",

@@ -45,6 +45,12 @@ class CpuOptions:
         "right after its last use (optimize-allocation-liveness) so that later ones reuse "
         "its memory; False: shared empty tensors, everything freed at the end",
     )
+    arena: bool = opt(
+        True,
+        "bufferized stage: the entry function's statically shaped buffers as views "
+        "of one arena argument (lowerline-plan-arena), which the caller keeps and "
+        "reuses across calls; False: each buffer is allocated and freed at every call",
+    )
     winograd: bool = opt(
         True,
         "tiled stage: 3x3 stride-1 convolutions with enough channels as Winograd "
@@ -102,6 +108,9 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
     use (optimize-allocation-liveness; the deallocation pipeline frees at the
     end of the function), so that later allocations reuse the memory. The
     measured peak of an encoder layer drops to about a quarter (README "Memory").
+    With ``arena``, those buffers then get fixed offsets in one arena argument
+    (lowerline-plan-arena): a call allocates nothing but buffers nested in
+    parallel tiles or loops and dynamically shaped ones.
     """
     split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
     early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
@@ -122,6 +131,7 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
             if vector_rows
             else "func.func(lowerline-strided-copies-to-linalg{vector-rows=0})",
             *early_free,
+            *(["lowerline-plan-arena"] if o.arena else []),
             "canonicalize",
             "cse",
         ]
@@ -244,6 +254,7 @@ _ALL_OPTIONS = (
     "num_threads",
     "parallel",
     "buffer_reuse",
+    "arena",
     "widen_i1",
 )
 # The named pipelines of these stages, as data: lowerline.pipeline.registry
@@ -267,7 +278,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-bufferized",
             "graph -> bufferized (memrefs, results as out-params)",
             bufferized,
-            ("buffer_reuse",),
+            ("buffer_reuse", "arena"),
         ),
         (
             "lowerline-to-loops",

@@ -255,6 +255,8 @@ func.func @no_contraction(%a: tensor<16x8xf32>) -> tensor<16x8xf32> {
 
 // Fired: an i8 x i8 -> i32 matmul (what lowerline-fold-qdq-matmul makes) is
 // tiled like a float one.
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: remark: linalg.matmul: g0: matmul; fused nothing; tiles: block [64, 64, 0]
 // CHECK-LABEL: func.func @tiles_int8_matmul(
 // CHECK:         scf.forall
 // CHECK:           scf.for

@@ -43,6 +43,12 @@ torch with aten ops whose lowering is exact:
   view so that no reshape separates statistics from normalization), instance
   and batch norm (training) reach linalg as two row reductions and one
   elementwise op, which ``lowerline-tile-and-fuse`` makes one row kernel.
+* ``aten.linalg_vector_norm`` (``torch.norm``, ``matrix_norm('fro')``) of
+  order 2, 1, 0 and +-inf: torch-mlir computes every order as
+  ``pow(sum(pow(|x|, p)), 1/p)``, and ``powf`` is a long f64 polynomial per
+  element (``lowerline-approximate-math``). Written as ATen's kernels
+  compute them: ``sqrt(sum(x * x))``, ``sum(|x|)``, the count of non-zeros,
+  ``amax(|x|)``, ``amin(|x|)``; other orders keep torch-mlir's lowering.
 * ``aten.argmax``, ``aten.argmin`` of floats: torch-mlir reduces the value
   and its index together, a reduction with two results that upstream can
   neither split into vector chunks nor vectorize (scalar loops). Written as
@@ -450,6 +456,33 @@ def std_correction(
     return var if var is NotImplemented else torch.sqrt(var)
 
 
+def vector_norm(
+    x: torch.Tensor,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    """L2, L1, inf, -inf and 0 norms as plain reductions (others: NotImplemented)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.is_floating_point() or ord not in (0, 1, 2, math.inf, -math.inf):
+        return NotImplemented
+    if x.numel() == 0 and ord in (math.inf, -math.inf):
+        return NotImplemented  # torch's error (or its empty result) stays torch's
+    dims = _reduced_dims(x, dim)
+    if ord == 2:
+        return torch.sqrt((x * x).sum(dims, keepdim=keepdim))
+    if ord == 1:
+        return x.abs().sum(dims, keepdim=keepdim)
+    if ord == 0:
+        return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if ord == math.inf:
+        return x.abs().amax(dims, keepdim=keepdim)
+    return x.abs().amin(dims, keepdim=keepdim)
+
+
 def _arg_extreme(largest: bool) -> Callable:
     def decomposition(x: torch.Tensor, dim: Any = None, keepdim: bool = False) -> Any:
         if not x.is_floating_point() or x.numel() == 0:
@@ -568,6 +601,8 @@ def decomposition_table() -> dict:
     for op, f32_moments in moments.items():
         # Half inputs are widened (ACCUMULATE_IN_F32), then decomposed here.
         table[op] = accumulate_in_f32(op, f32_moments)
+    norm = aten.linalg_vector_norm.default
+    table[norm] = accumulate_in_f32(norm, vector_norm)
     table[aten.argmax.default] = _arg_extreme(largest=True)
     table[aten.argmin.default] = _arg_extreme(largest=False)
     table[aten.native_group_norm.default] = native_group_norm(

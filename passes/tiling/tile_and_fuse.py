@@ -29,7 +29,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   reduction along a long innermost axis is reduced in chunks of a few
   vectors with partial results in registers
   (``lowerline.passes.tiling.reduction_chunks``): no vector is longer than
-  the target's registers allow, whatever the row's length.
+  the target's registers allow, whatever the row's length. A reduction
+  along an outer axis is tiled columns outside, rows inside; one whose
+  parallel loops cannot feed the cores (a long single row, a narrow
+  first-axis sum) is split across them along a reduced loop
+  (``lowerline.passes.tiling.thread_reductions``).
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -247,7 +251,9 @@ def _decision(g: Group) -> str:
     if g.kind == "vector":
         threads = f", parallel tile {g.par}" if g.par else ""
         chunks = f", reduced in chunks {g.chunks}" if g.chunks else ""
-        return f"{g.name}: vector tile {g.vector_tiles}{threads}{chunks}"
+        split = f", reduction split across threads {g.threads}" if g.threads else ""
+        order = f", loop order {g.order}" if g.order else ""
+        return f"{g.name}: vector tile {g.vector_tiles}{threads}{split}{order}{chunks}"
     return (
         f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.plan.describe()}; "
         f"{g.flops / 1e6:.2f} MFLOP, {g.bytes_moved / 1e6:.2f} MB moved"

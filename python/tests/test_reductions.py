@@ -82,9 +82,7 @@ def test_matches_float64_reference(shape, cache_dir):
     with torch.no_grad():
         eager = module(x)
         reference = module(x.double())
-    for index, (got, torch_f32, want) in enumerate(
-        zip(compiled(x), eager, reference, strict=True)
-    ):
+    for index, (got, torch_f32, want) in enumerate(zip(compiled(x), eager, reference, strict=True)):
         assert got.shape == want.shape and got.dtype == torch_f32.dtype, index
         error = (got.double() - want).abs()
         within = bool((error <= DEFAULT.atol + DEFAULT.rtol * want.abs()).all())
@@ -114,7 +112,9 @@ def _vector_elements(ir_text: str) -> list[int]:
     return sizes
 
 
-@pytest.mark.parametrize("shape", [(129, 4099), (3, 5, 1031), (4096, 16), (1, 50257)], ids=_shape_id)
+@pytest.mark.parametrize(
+    "shape", [(129, 4099), (3, 5, 1031), (4096, 16), (1, 50257)], ids=_shape_id
+)
 def test_reductions_are_vectorized_with_bounded_vectors(shape, cache_dir):
     compiled = compiled_for(shape, cache_dir)
     left = [f for f in compiled.fallbacks if "0-d result" not in f.message]
@@ -153,8 +153,28 @@ def test_long_row_compiles_in_bounded_vectors(cache_dir):
     x = torch.randn(1, 393216)
     compiled = lowerline.compile(Row(), x, cache_dir=cache_dir)
     target = cpu_target("host")
-    assert max(_vector_elements(compiled.ir("tiled"))) <= vector_registers(target) * lanes(target, 4)
+    assert max(_vector_elements(compiled.ir("tiled"))) <= vector_registers(target) * lanes(
+        target, 4
+    )
     with torch.no_grad():
         reference = Row()(x.double())
     for got, want in zip(compiled(x), reference, strict=True):
         torch.testing.assert_close(got.double(), want, rtol=DEFAULT.rtol, atol=DEFAULT.atol)
+
+
+class Powers(torch.nn.Module):
+    def forward(self, x):
+        return x**2, x**2.0, x.pow(3.0), x**0.5, x**-0.5, x**-1.0, x**-2, (x**2.0).sum(0)
+
+
+def test_float_powers_are_multiplies_and_roots(cache_dir):
+    """The exponents ATen's kernel special-cases (2, 3, 0.5, -0.5, -1, -2)
+    compute as it does, special values included; no powf is left."""
+    x = torch.randn(7, 13)
+    x[0, :6] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), -4.0])
+    compiled = lowerline.compile(Powers(), x, cache_dir=cache_dir)
+    assert "math.powf" not in compiled.ir("linalg")
+    for got, want in zip(compiled(x), Powers()(x), strict=True):
+        torch.testing.assert_close(got, want, rtol=DEFAULT.rtol, atol=DEFAULT.atol, equal_nan=True)
+        numbers = ~want.isnan()  # -0.0 vs +0.0 (sqrt(-0.0) is -0.0 in eager)
+        assert torch.equal(got.signbit()[numbers], want.signbit()[numbers])

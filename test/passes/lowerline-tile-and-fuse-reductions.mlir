@@ -2,12 +2,14 @@
 // (passes/tiling/thread_reductions.py): a reduced loop split across the
 // threads where no parallel loop feeds them, columns outside rows for
 // reductions along a non-contiguous axis.
-// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids})" \
-// RUN:   --split-input-file | FileCheck %s
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
+// RUN:   --split-input-file 2>%t | FileCheck %s
+// RUN: FileCheck %s --input-file=%t --check-prefix=EXPLAIN
 
 // 4096x16 summed over dim 0: 16 columns are less than a vector per core,
 // so the 4096 rows are split across the two cores (partial results 16x2,
 // combined by a linalg.reduce); each thread accumulates whole rows of 16.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [1, 16], reduction split across threads [2, 0], loop order [1, 0]
 // CHECK-LABEL: func.func @first_axis_narrow_splits_rows(
 // CHECK:         linalg.fill {{.+}} -> tensor<16x2xf32>
 // CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<16x2xf32>)
@@ -39,6 +41,7 @@ func.func @first_axis_narrow_splits_rows(%x: tensor<4096x16xf32>) -> tensor<16xf
 // whole tiles of 128 (2176 = 17 x 128 for the first), each tile reduced
 // over the 129 rows inside it (accumulators invariant in the row loop); the
 // partial last tile is peeled.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [1, 128], parallel tile [0, 2176], loop order [1, 0]
 // CHECK-LABEL: func.func @first_axis_wide_columns_outside(
 // CHECK:         scf.forall (%{{.+}}) in (2)
 // CHECK:           scf.for {{.+}} step %c128
@@ -100,6 +103,7 @@ func.func @long_row_splits_across_threads(%x: tensor<1x50257xf32>) -> tensor<1xf
 // -----
 
 // 64 rows of 4096: enough rows for the cores, no reduced loop is split.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [1, 0], parallel tile [32, 0], reduced in chunks [0, 64]
 // CHECK-LABEL: func.func @many_rows_split_rows_not_reductions(
 // CHECK:         scf.forall (%{{.+}}) in (2)
 // CHECK-NOT:     tensor<64x2xf32>

@@ -28,7 +28,11 @@ torch with aten ops whose lowering is exact:
   NaN operand; torch propagates it. Written as ATen's ``std::max``/``std::min``
   with the NaN check, in ``where``s.
 * ``aten.pow.Tensor_Scalar`` of an integer tensor: torch-mlir has no lowering;
-  a non-negative integer exponent is square-and-multiply, as in ATen.
+  a non-negative integer exponent is square-and-multiply, as in ATen. Of a
+  float tensor, the exponents 2, 3, 0.5, -0.5, -1 and -2 are multiplies,
+  ``sqrt``, ``rsqrt`` and reciprocals, as ATen's kernel computes them
+  (torch-mlir emits ``powf``: a long f64 polynomial per element, and
+  ``sqrt(-0.0)`` is ``-0.0`` in eager, ``+0.0`` from ``powf``).
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
@@ -340,8 +344,25 @@ def hardtanh(x: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> to
     return clamp(x, min_val, max_val)
 
 
+# ATen's float pow kernel (pow_tensor_scalar_optimized_kernel) computes
+# these exponents with multiplies and roots, not pow.
+_FLOAT_POWERS: dict[float, Callable[[torch.Tensor], torch.Tensor]] = {
+    2.0: lambda x: x * x,
+    3.0: lambda x: x * x * x,
+    0.5: torch.sqrt,
+    -0.5: torch.rsqrt,
+    # Not torch.reciprocal: torch-mlir's lowering asserts that x is not 0.
+    -1.0: lambda x: torch.ones_like(x) / x,
+    -2.0: lambda x: torch.ones_like(x) / (x * x),
+}
+
+
 def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
-    if x.is_floating_point() or x.dtype == torch.bool:
+    if x.is_floating_point():
+        number = isinstance(exponent, int | float) and not isinstance(exponent, bool)
+        power = _FLOAT_POWERS.get(float(exponent)) if number else None
+        return power(x) if power is not None else NotImplemented
+    if x.dtype == torch.bool:
         return NotImplemented
     if not isinstance(exponent, int) or isinstance(exponent, bool) or exponent < 0:
         return NotImplemented

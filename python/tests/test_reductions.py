@@ -96,6 +96,8 @@ def test_matches_float64_reference(shape, cache_dir):
 def test_arg_reductions_match_eager(shape, cache_dir):
     module = ArgReductions()
     compiled = lowerline.compile(module, torch.randn(*shape), cache_dir=cache_dir)
+    # Two single-result reductions each (the extreme, then its first index): vectorized.
+    assert not compiled.fallbacks, [str(f) for f in compiled.fallbacks]
     torch.manual_seed(6)
     for x in (torch.randn(*shape), torch.randint(0, 3, shape).float()):
         for got, want in zip(compiled(x), module(x), strict=True):

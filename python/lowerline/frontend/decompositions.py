@@ -28,7 +28,11 @@ torch with aten ops whose lowering is exact:
   NaN operand; torch propagates it. Written as ATen's ``std::max``/``std::min``
   with the NaN check, in ``where``s.
 * ``aten.pow.Tensor_Scalar`` of an integer tensor: torch-mlir has no lowering;
-  a non-negative integer exponent is square-and-multiply, as in ATen.
+  a non-negative integer exponent is square-and-multiply, as in ATen. Of a
+  float tensor, the exponents 2, 3, 0.5, -0.5, -1 and -2 are multiplies,
+  ``sqrt``, ``rsqrt`` and reciprocals, as ATen's kernel computes them
+  (torch-mlir emits ``powf``: a long f64 polynomial per element, and
+  ``sqrt(-0.0)`` is ``-0.0`` in eager, ``+0.0`` from ``powf``).
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
@@ -43,6 +47,12 @@ torch with aten ops whose lowering is exact:
   view so that no reshape separates statistics from normalization), instance
   and batch norm (training) reach linalg as two row reductions and one
   elementwise op, which ``lowerline-tile-and-fuse`` makes one row kernel.
+* ``aten.linalg_vector_norm`` (``torch.norm``, ``matrix_norm('fro')``) of
+  order 2, 1, 0 and +-inf: torch-mlir computes every order as
+  ``pow(sum(pow(|x|, p)), 1/p)``, and ``powf`` is a long f64 polynomial per
+  element (``lowerline-approximate-math``). Written as ATen's kernels
+  compute them: ``sqrt(sum(x * x))``, ``sum(|x|)``, the count of non-zeros,
+  ``amax(|x|)``, ``amin(|x|)``; other orders keep torch-mlir's lowering.
 * ``aten.argmax``, ``aten.argmin`` of floats: torch-mlir reduces the value
   and its index together, a reduction with two results that upstream can
   neither split into vector chunks nor vectorize (scalar loops). Written as
@@ -334,8 +344,25 @@ def hardtanh(x: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> to
     return clamp(x, min_val, max_val)
 
 
+# ATen's float pow kernel (pow_tensor_scalar_optimized_kernel) computes
+# these exponents with multiplies and roots, not pow.
+_FLOAT_POWERS: dict[float, Callable[[torch.Tensor], torch.Tensor]] = {
+    2.0: lambda x: x * x,
+    3.0: lambda x: x * x * x,
+    0.5: torch.sqrt,
+    -0.5: torch.rsqrt,
+    # Not torch.reciprocal: torch-mlir's lowering asserts that x is not 0.
+    -1.0: lambda x: torch.ones_like(x) / x,
+    -2.0: lambda x: torch.ones_like(x) / (x * x),
+}
+
+
 def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
-    if x.is_floating_point() or x.dtype == torch.bool:
+    if x.is_floating_point():
+        number = isinstance(exponent, int | float) and not isinstance(exponent, bool)
+        power = _FLOAT_POWERS.get(float(exponent)) if number else None
+        return power(x) if power is not None else NotImplemented
+    if x.dtype == torch.bool:
         return NotImplemented
     if not isinstance(exponent, int) or isinstance(exponent, bool) or exponent < 0:
         return NotImplemented
@@ -448,6 +475,33 @@ def std_correction(
 ) -> Any:
     var = var_correction(x, dim, correction=correction, keepdim=keepdim)
     return var if var is NotImplemented else torch.sqrt(var)
+
+
+def vector_norm(
+    x: torch.Tensor,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    """L2, L1, inf, -inf and 0 norms as plain reductions (others: NotImplemented)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.is_floating_point() or ord not in (0, 1, 2, math.inf, -math.inf):
+        return NotImplemented
+    if x.numel() == 0 and ord in (math.inf, -math.inf):
+        return NotImplemented  # torch's error (or its empty result) stays torch's
+    dims = _reduced_dims(x, dim)
+    if ord == 2:
+        return torch.sqrt((x * x).sum(dims, keepdim=keepdim))
+    if ord == 1:
+        return x.abs().sum(dims, keepdim=keepdim)
+    if ord == 0:
+        return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if ord == math.inf:
+        return x.abs().amax(dims, keepdim=keepdim)
+    return x.abs().amin(dims, keepdim=keepdim)
 
 
 def _arg_extreme(largest: bool) -> Callable:
@@ -568,6 +622,8 @@ def decomposition_table() -> dict:
     for op, f32_moments in moments.items():
         # Half inputs are widened (ACCUMULATE_IN_F32), then decomposed here.
         table[op] = accumulate_in_f32(op, f32_moments)
+    norm = aten.linalg_vector_norm.default
+    table[norm] = accumulate_in_f32(norm, vector_norm)
     table[aten.argmax.default] = _arg_extreme(largest=True)
     table[aten.argmin.default] = _arg_extreme(largest=False)
     table[aten.native_group_norm.default] = native_group_norm(

@@ -87,6 +87,26 @@ torch with aten ops whose lowering is exact:
   leaves it half lowered (stray ``torch.constant.bool`` and
   ``prim.ListConstruct``, reported as unsupported). ATen's result is empty:
   no output channels either (``(N, 0, H', W')``, the bias unused).
+* ``aten.where.Scalar``: torch-mlir's entry makes both numbers 0-d tensors
+  and its import then types the result 0-d (invalid IR: "type of return
+  operand 0 doesn't match function result type"); the first number is
+  written out at the condition's shape instead.
+* ``aten.max_pool1d``, ``max_pool1d_with_indices``, ``adaptive_max_pool1d``:
+  torch's entries ``unsqueeze`` to 2-D and ``prims.squeeze`` back, which
+  torch-mlir leaves unlowered (with the 2-D pool). Reshaped instead, as
+  ``avg_pool1d`` is; a 2-D index with one row is the 1-D index.
+* ``aten.scatter.reduce`` / ``scatter.value_reduce`` (``reduce="add"`` or
+  ``"multiply"``): torch-mlir has no lowering; it is ``scatter_reduce.two``
+  with ``"sum"`` / ``"prod"``, ``include_self=True``.
+* ``aten.dequantize.self`` of a float tensor: ATen's result is the tensor as
+  float32. (A quantized tensor never gets here: torch.export refuses it,
+  "quantized nyi in meta tensors".)
+* The ``*_copy`` variants of views (``view_copy``, ``permute_copy``,
+  ``select_copy.int``, ``split_copy.Tensor``, ...): torch-mlir lowers the views, not
+  these; each is its view, cloned.
+* ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
+  NaN), of both parts of a complex number, all true for integers.
+* ``fake_quantize_*``: in ``fake_quantize``.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -109,7 +129,7 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops
+from lowerline.frontend import complex_ops, fake_quantize
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -552,6 +572,115 @@ def accumulate_in_f32(op: Any, fallback: Callable | None) -> Callable:
     return decomposition
 
 
+def where_scalar(condition: torch.Tensor, a: Any, b: Any) -> torch.Tensor:
+    dtype = torch.result_type(a, b)  # int64, the default float, bool: as eager
+    first = torch.full(condition.shape, a, dtype=dtype)
+    return torch.where(condition, first, torch.scalar_tensor(b, dtype=dtype))
+
+
+def _one(values: Any, default: Any = None) -> Any:
+    """The single value of a 1-D pooling parameter (an int or a 1-list)."""
+    if isinstance(values, int):
+        return values
+    values = list(values)
+    return values[0] if values else default
+
+
+def _pool1d_as_2d(x: torch.Tensor, pool: Callable[[torch.Tensor], Any]) -> Any:
+    """``pool`` of ``x`` (``(N, C, L)`` or ``(C, L)``) viewed ``(N, C, 1, L)``,
+    each result viewed back."""
+    shape = list(x.shape)
+    batched = x.reshape([1] * (4 - x.dim() - 1) + shape[:-1] + [1, shape[-1]])
+    result = pool(batched)
+
+    def back(t: torch.Tensor) -> torch.Tensor:
+        return t.reshape([*shape[:-1], t.shape[-1]])
+
+    return tuple(back(t) for t in result) if isinstance(result, tuple) else back(result)
+
+
+def _max_pool1d(with_indices: bool) -> Callable:
+    op = aten.max_pool2d_with_indices.default if with_indices else aten.max_pool2d.default
+
+    def decomposition(
+        x: torch.Tensor,
+        kernel_size: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        dilation: Any = 1,
+        ceil_mode: bool = False,
+    ) -> Any:
+        if x.dim() not in (2, 3):
+            return NotImplemented
+        kernel = _one(kernel_size)
+        step = _one(stride, kernel)
+        return _pool1d_as_2d(
+            x,
+            lambda t: op(
+                t, [1, kernel], [1, step], [0, _one(padding)], [1, _one(dilation)], ceil_mode
+            ),
+        )
+
+    return decomposition
+
+
+def adaptive_max_pool1d(x: torch.Tensor, output_size: Any) -> Any:
+    if x.dim() not in (2, 3):
+        return NotImplemented
+    size = _one(output_size)
+    return _pool1d_as_2d(x, lambda t: aten.adaptive_max_pool2d.default(t, [1, size]))
+
+
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+
+
+def scatter_reduce_legacy(
+    x: torch.Tensor, dim: int, index: torch.Tensor, src: Any, *, reduce: str
+) -> torch.Tensor:
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ValueError(f"aten.scatter: reduce={reduce!r}; it takes 'add' or 'multiply'")
+    if not isinstance(src, torch.Tensor):  # scatter.value_reduce
+        src = torch.full(index.shape, src, dtype=x.dtype)
+    return aten.scatter_reduce.two(x, dim, index, src, _SCATTER_REDUCTIONS[reduce])
+
+
+def dequantize(x: torch.Tensor) -> Any:
+    return NotImplemented if x.is_quantized else x.to(torch.float32)
+
+
+def _view_copy(view: Any) -> Callable:
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = view(*args, **kwargs)
+        if isinstance(result, torch.Tensor):
+            return result.clone()
+        return [t.clone() for t in result]  # split_copy, unbind_copy: a list
+
+    return decomposition
+
+
+# (the copying op, its view): torch-mlir lowers only the view.
+VIEW_COPIES = (
+    (aten._reshape_alias_copy.default, aten._reshape_alias.default),
+    (aten.as_strided_copy.default, aten.as_strided.default),
+    (aten.detach_copy.default, aten.detach.default),
+    (aten.permute_copy.default, aten.permute.default),
+    (aten.select_copy.int, aten.select.int),
+    (aten.slice_copy.Tensor, aten.slice.Tensor),
+    (aten.split_copy.Tensor, aten.split.Tensor),
+    (aten.unbind_copy.int, aten.unbind.int),
+    (aten.view_copy.default, aten.view.default),
+    (aten.view_copy.dtype, aten.view.dtype),
+)
+
+
+def isfinite(x: torch.Tensor) -> Any:
+    if x.is_complex():  # both parts finite
+        return (torch.view_as_real(x).abs() < math.inf).all(dim=-1)
+    if not x.is_floating_point():
+        return torch.ones_like(x, dtype=torch.bool)
+    return x.abs() < math.inf
+
+
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -596,6 +725,17 @@ def decomposition_table() -> dict:
     for nearest in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
         table[nearest.default] = upsample_nearest
     table[aten.convolution.default] = convolution
+    table[aten.where.Scalar] = where_scalar
+    table[aten.max_pool1d.default] = _max_pool1d(with_indices=False)
+    table[aten.max_pool1d_with_indices.default] = _max_pool1d(with_indices=True)
+    table[aten.adaptive_max_pool1d.default] = adaptive_max_pool1d
+    table[aten.scatter.reduce] = scatter_reduce_legacy
+    table[aten.scatter.value_reduce] = scatter_reduce_legacy
+    table[aten.dequantize.self] = dequantize
+    for copy_op, view in VIEW_COPIES:
+        table[copy_op] = _view_copy(view)
+    table[aten.isfinite.default] = isfinite
+    table.update(fake_quantize.table())
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
@@ -619,16 +759,34 @@ def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
     return decomposition
 
 
+# Ops without a fake (meta) kernel: run_decompositions first runs the graph
+# as it is on fake tensors (AOT autograd's metadata pass), which fails on
+# them ("UnsupportedOperatorException") before any entry is consulted.
+NO_FAKE_KERNEL = (
+    aten.dequantize.self,
+    aten.fake_quantize_per_tensor_affine_cachemask.default,
+    aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default,
+    aten.fake_quantize_per_channel_affine_cachemask.default,
+)
+
+
+def _entries_in_place(ep: torch.export.ExportedProgram, ops: tuple, table: dict) -> bool:
+    """Make each node calling one of ``ops`` call its entry instead (the op
+    where the entry keeps it); whether any did."""
+    nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in ops]
+    for node in nodes:
+        node.target = _kept_or_decomposed(node.target, table[node.target])
+    return bool(nodes)
+
+
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included."""
+    _entries_in_place(ep, NO_FAKE_KERNEL, decomposition_table())
     ep = ep.run_decompositions(decomposition_table())
     table = decomposition_table()
     # Only these: a composite op whose entry keeps it for some inputs
     # (avg_pool1d) would be traced into torch's own composite kernel here.
-    kept = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in KEPT_BY_EXPORT]
-    if not kept:
-        return ep
     # The second trace calls these nodes' targets: an entry runs in place of the op.
-    for node in kept:
-        node.target = _kept_or_decomposed(node.target, table[node.target])
+    if not _entries_in_place(ep, KEPT_BY_EXPORT, table):
+        return ep
     return ep.run_decompositions(decomposition_table())

@@ -773,6 +773,7 @@ SPECS: dict[str, Spec] = {
     "upsample_nearest2d": lambda: ((_r(2, 3, 5, 7), [9, 11], 1.5, 1.7), {}),
     # A transpose by strides; the generated [7] by [2] reads past the input.
     "_reshape_alias": lambda: ((_r(3, 5), [5, 3], [1, 5]), {}),
+    "_reshape_alias_copy": lambda: ((_r(3, 5), [5, 3], [1, 5]), {}),
     # g holds one value per row; ATen reads any other g as flat rows.
     "_weight_norm_interface": lambda: ((_r(3, 5), _r(3, 1), 0), {}),
     # F.bilinear's call; one expanding all three inputs at unroll_dim is refused.

@@ -91,10 +91,16 @@ torch with aten ops whose lowering is exact:
   and its import then types the result 0-d (invalid IR: "type of return
   operand 0 doesn't match function result type"); the first number is
   written out at the condition's shape instead.
-* ``aten.max_pool1d``, ``max_pool1d_with_indices``, ``adaptive_max_pool1d``:
-  torch's entries ``unsqueeze`` to 2-D and ``prims.squeeze`` back, which
-  torch-mlir leaves unlowered (with the 2-D pool). Reshaped instead, as
-  ``avg_pool1d`` is; a 2-D index with one row is the 1-D index.
+* ``aten.max_pool1d``, ``max_pool1d_with_indices``: torch's entries
+  ``unsqueeze`` to 2-D and ``prims.squeeze`` back, which torch-mlir leaves
+  unlowered (with the 2-D pool). Reshaped instead, as ``avg_pool1d`` is; a
+  2-D index with one row is the 1-D index.
+* ``aten.adaptive_max_pool1d``: the same, and torch-mlir's adaptive max pool
+  lowering handles only windows of one size: otherwise the compiled code
+  stops the process ("unimplemented: only support cases with fixed stride
+  size", a run-time assertion; 17 -> 5). Written as ATen's windows: a gather of
+  each window's positions (padded to the widest by repeating its last), the
+  max, and its first index (a NaN's last, as in ATen).
 * ``aten.scatter.reduce`` / ``scatter.value_reduce`` (``reduce="add"`` or
   ``"multiply"``): torch-mlir has no lowering; it is ``scatter_reduce.two``
   with ``"sum"`` / ``"prod"``, ``include_self=True``.
@@ -104,6 +110,12 @@ torch with aten ops whose lowering is exact:
 * The ``*_copy`` variants of views (``view_copy``, ``permute_copy``,
   ``select_copy.int``, ``split_copy.Tensor``, ...): torch-mlir lowers the views, not
   these; each is its view, cloned.
+* ``aten.empty_strided``, ``new_empty_strided``: torch-mlir has no lowering
+  (torch's entry makes ``prims.empty_strided``); they are ``empty`` /
+  ``new_empty``: uninitialized values, in the contiguous layout every
+  result of the library has.
+* ``aten.roll``: torch-mlir has no lowering; torch's own entry (slices and a
+  concatenation) is used.
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
@@ -624,11 +636,31 @@ def _max_pool1d(with_indices: bool) -> Callable:
     return decomposition
 
 
+def _adaptive_windows(length: int, out: int) -> torch.Tensor:
+    """``(out, widest)`` source positions of ATen's adaptive windows
+    ``[floor(i * L / out), ceil((i + 1) * L / out))``, each padded with its
+    last position (a repeat changes neither the max nor its first index).
+    Made of ``arange``s: a tensor constant made here would be a lifted
+    constant ``run_decompositions`` refuses."""
+    index = torch.arange(out, dtype=torch.int64).unsqueeze(1)
+    starts = index * length // out
+    ends = ((index + 1) * length + out - 1) // out
+    widest = max(-(-(i + 1) * length // out) - i * length // out for i in range(out))
+    offsets = torch.arange(widest, dtype=torch.int64).unsqueeze(0)
+    return torch.minimum(starts + offsets, ends - 1)
+
+
 def adaptive_max_pool1d(x: torch.Tensor, output_size: Any) -> Any:
-    if x.dim() not in (2, 3):
+    out = _one(output_size)
+    if x.dim() not in (2, 3) or x.shape[-1] == 0 or out <= 0:
         return NotImplemented
-    size = _one(output_size)
-    return _pool1d_as_2d(x, lambda t: aten.adaptive_max_pool2d.default(t, [1, size]))
+    positions = _adaptive_windows(x.shape[-1], out)
+    windows = x.index_select(-1, positions.reshape(-1)).reshape(*x.shape[:-1], *positions.shape)
+    values = windows.amax(-1)
+    first = torch.where(windows == values.unsqueeze(-1), positions, x.shape[-1]).amin(-1)
+    # ATen takes a NaN over any number, and the window's last NaN.
+    last_nan = torch.where(torch.isnan(windows), positions, -1).amax(-1)
+    return values, torch.where(last_nan >= 0, last_nan, first)
 
 
 _SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
@@ -671,6 +703,22 @@ VIEW_COPIES = (
     (aten.view_copy.default, aten.view.default),
     (aten.view_copy.dtype, aten.view.dtype),
 )
+
+
+# Ops torch-mlir has no lowering of, whose entry in torch's own table
+# (``torch._decomp``) is made of ops it lowers.
+# (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
+# empty_strided make prims ops torch-mlir does not lower either.)
+TORCH_ENTRIES = (aten.roll.default,)
+
+
+def empty_strided(size: Any, stride: Any, **options: Any) -> torch.Tensor:
+    # Uninitialized either way; the library's tensors are contiguous.
+    return aten.empty.memory_format(size, **options)
+
+
+def new_empty_strided(x: torch.Tensor, size: Any, stride: Any, **options: Any) -> torch.Tensor:
+    return aten.new_empty.default(x, size, **options)
 
 
 def isfinite(x: torch.Tensor) -> Any:
@@ -735,6 +783,10 @@ def decomposition_table() -> dict:
     for copy_op, view in VIEW_COPIES:
         table[copy_op] = _view_copy(view)
     table[aten.isfinite.default] = isfinite
+    table[aten.empty_strided.default] = empty_strided
+    table[aten.new_empty_strided.default] = new_empty_strided
+    for op in TORCH_ENTRIES:
+        table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost

@@ -203,6 +203,32 @@ EXPECTED: tuple[Expected, ...] = (
         "2 x 231 MFLOP of convolutions); in the ops, torch.reciprocal (and 1 / x)",
         bench=("bench_convblock",),
     ),
+    # test_zoo_last_ops.py's cases.
+    Expected(
+        "linalg.generic",
+        "its body has tensor.extract",
+        "gathers: the update lists of the legacy scatter(reduce=...) (scatter_reduce), "
+        "pooling with indices, the adaptive max pool's windows, as_strided_copy and roll: "
+        "no vector gather yet",
+        cases=tuple(
+            f"{name}_b{batch}"
+            for name in (
+                "scatter_legacy_reduce",
+                "max_pool1d_indices",
+                "adaptive_max_pool1d",
+                "view_copies",
+                "isfinite_roll",
+            )
+            for batch in (1, 8)
+        ),
+    ),
+    Expected(
+        "linalg.generic",
+        "its body has complex.",
+        "isfinite of a complex tensor reads its parts (view_as_real): no vector of "
+        "complex elements",
+        cases=("isfinite_roll_b1", "isfinite_roll_b8"),
+    ),
 )
 
 

@@ -799,6 +799,14 @@ SPECS: dict[str, Spec] = {
         (_r(3, 5), _r(5).abs() + 0.1, _i(3, 5).int(), 1, -128, 127),
         {},
     ),
+    "fake_quantize_per_channel_affine_cachemask": lambda: (
+        (_r(3, 5), _r(5).abs() + 0.1, _i(3, 5).int(), 1, -128, 127),
+        {},
+    ),
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams": lambda: (
+        (_r(3, 5), torch.tensor(0.1), torch.tensor(2, dtype=torch.int32), torch.tensor(1), 0, 255),
+        {},
+    ),
     "fake_quantize_per_tensor_affine.tensor_qparams": lambda: (
         (_r(3, 5), torch.tensor(0.1), torch.tensor(2, dtype=torch.int32), -128, 127),
         {},

@@ -95,12 +95,14 @@ torch with aten ops whose lowering is exact:
   ``unsqueeze`` to 2-D and ``prims.squeeze`` back, which torch-mlir leaves
   unlowered (with the 2-D pool). Reshaped instead, as ``avg_pool1d`` is; a
   2-D index with one row is the 1-D index.
-* ``aten.adaptive_max_pool1d``: the same, and torch-mlir's adaptive max pool
-  lowering handles only windows of one size: otherwise the compiled code
-  stops the process ("unimplemented: only support cases with fixed stride
-  size", a run-time assertion; 17 -> 5). Written as ATen's windows: a gather of
-  each window's positions (padded to the widest by repeating its last), the
-  max, and its first index (a NaN's last, as in ATen).
+* ``aten.adaptive_max_pool1d``, and ``adaptive_max_pool2d`` with windows of
+  unequal sizes or strides: the 1-D entry has the 2-D pool's problem above,
+  and torch-mlir's adaptive max pool lowering handles only windows of one
+  size and stride: otherwise the compiled code stops the whole process
+  ("unimplemented: only support cases with fixed stride size", a run-time
+  assertion; 17 -> 5). Written as ATen's windows: a gather of each window's
+  positions per dim (padded to the widest by repeating its last), the max,
+  and the first index of it (a NaN's last, as in ATen).
 * ``aten.scatter.reduce`` / ``scatter.value_reduce`` (``reduce="add"`` or
   ``"multiply"``): torch-mlir has no lowering; it is ``scatter_reduce.two``
   with ``"sum"`` / ``"prod"``, ``include_self=True``.
@@ -133,6 +135,7 @@ decomposed in a second pass.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -637,30 +640,75 @@ def _max_pool1d(with_indices: bool) -> Callable:
 
 
 def _adaptive_windows(length: int, out: int) -> torch.Tensor:
-    """``(out, widest)`` source positions of ATen's adaptive windows
-    ``[floor(i * L / out), ceil((i + 1) * L / out))``, each padded with its
-    last position (a repeat changes neither the max nor its first index).
+    """``(out, widest)`` source positions of the adaptive windows
+    (``_window_bounds``), each padded with its last position (a repeat
+    changes neither the max nor its first index).
     Made of ``arange``s: a tensor constant made here would be a lifted
     constant ``run_decompositions`` refuses."""
     index = torch.arange(out, dtype=torch.int64).unsqueeze(1)
     starts = index * length // out
     ends = ((index + 1) * length + out - 1) // out
-    widest = max(-(-(i + 1) * length // out) - i * length // out for i in range(out))
+    widest = max(end - start for start, end in _window_bounds(length, out))
     offsets = torch.arange(widest, dtype=torch.int64).unsqueeze(0)
     return torch.minimum(starts + offsets, ends - 1)
 
 
-def adaptive_max_pool1d(x: torch.Tensor, output_size: Any) -> Any:
-    out = _one(output_size)
-    if x.dim() not in (2, 3) or x.shape[-1] == 0 or out <= 0:
-        return NotImplemented
-    positions = _adaptive_windows(x.shape[-1], out)
-    windows = x.index_select(-1, positions.reshape(-1)).reshape(*x.shape[:-1], *positions.shape)
+def _window_bounds(length: int, out: int) -> list[tuple[int, int]]:
+    """ATen's adaptive windows ``[floor(i * L / out), ceil((i + 1) * L / out))``."""
+    return [(i * length // out, -(-(i + 1) * length // out)) for i in range(out)]
+
+
+def _equal_windows(length: int, out: int) -> bool:
+    """Whether the adaptive windows of ``length`` -> ``out`` all have one
+    size and one stride (all torch-mlir's lowering handles)."""
+    bounds = _window_bounds(length, out)
+    steps = {b[0] - a[0] for a, b in itertools.pairwise(bounds)}
+    return len({end - start for start, end in bounds}) == 1 and len(steps) <= 1
+
+
+def _adaptive_max_pool(x: torch.Tensor, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(values, indices) of ATen's adaptive max pool over ``x``'s last
+    ``len(sizes)`` dims: each window gathered (``index_select`` per dim, its
+    positions in ``_adaptive_windows``), its max, and the flat index of the
+    first max in row-major order (of the last NaN: ATen takes a NaN over any
+    number)."""
+    lead, spatial = list(x.shape[: x.dim() - len(sizes)]), list(x.shape[x.dim() - len(sizes) :])
+    windows, positions = x, torch.zeros((), dtype=torch.int64)
+    for k, (length, out) in enumerate(zip(spatial, sizes, strict=True)):
+        window = _adaptive_windows(length, out)
+        dim = len(lead) + 2 * k  # dims before are (out, widest) pairs
+        shape = list(windows.shape)
+        windows = windows.index_select(dim, window.reshape(-1))
+        windows = windows.reshape(shape[:dim] + list(window.shape) + shape[dim + 1 :])
+        # Flat row-major position: earlier dims' positions times this length.
+        positions = positions.unsqueeze(-1).unsqueeze(-1) * length + window
+    # (..., o1, w1, o2, w2, ...) -> (..., o1, o2, ..., w1 * w2 * ...)
+    count = len(sizes)
+    order = [2 * k for k in range(count)] + [2 * k + 1 for k in range(count)]
+    windows = windows.permute(list(range(len(lead))) + [len(lead) + d for d in order])
+    windows = windows.reshape(*lead, *sizes, -1)
+    positions = positions.permute(order).reshape(*sizes, -1)
     values = windows.amax(-1)
-    first = torch.where(windows == values.unsqueeze(-1), positions, x.shape[-1]).amin(-1)
-    # ATen takes a NaN over any number, and the window's last NaN.
+    numel = math.prod(spatial)
+    first = torch.where(windows == values.unsqueeze(-1), positions, numel).amin(-1)
     last_nan = torch.where(torch.isnan(windows), positions, -1).amax(-1)
     return values, torch.where(last_nan >= 0, last_nan, first)
+
+
+def _adaptive_max(spatial: int, always: bool) -> Callable:
+    """The entry of ``adaptive_max_pool{spatial}d``: every use where
+    ``always``, else only windows of unequal sizes or strides."""
+
+    def decomposition(x: torch.Tensor, output_size: Any) -> Any:
+        sizes = [output_size] * spatial if isinstance(output_size, int) else list(output_size)
+        lengths = list(x.shape[x.dim() - spatial :])
+        if x.dim() not in (spatial + 1, spatial + 2) or not all(lengths) or min(sizes) <= 0:
+            return NotImplemented
+        if not always and all(_equal_windows(n, o) for n, o in zip(lengths, sizes, strict=True)):
+            return NotImplemented
+        return _adaptive_max_pool(x, sizes)
+
+    return decomposition
 
 
 _SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
@@ -776,7 +824,8 @@ def decomposition_table() -> dict:
     table[aten.where.Scalar] = where_scalar
     table[aten.max_pool1d.default] = _max_pool1d(with_indices=False)
     table[aten.max_pool1d_with_indices.default] = _max_pool1d(with_indices=True)
-    table[aten.adaptive_max_pool1d.default] = adaptive_max_pool1d
+    table[aten.adaptive_max_pool1d.default] = _adaptive_max(1, always=True)
+    table[aten.adaptive_max_pool2d.default] = _adaptive_max(2, always=False)
     table[aten.scatter.reduce] = scatter_reduce_legacy
     table[aten.scatter.value_reduce] = scatter_reduce_legacy
     table[aten.dequantize.self] = dequantize

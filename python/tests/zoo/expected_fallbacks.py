@@ -216,6 +216,7 @@ EXPECTED: tuple[Expected, ...] = (
                 "scatter_legacy_reduce",
                 "max_pool1d_indices",
                 "adaptive_max_pool1d",
+                "adaptive_max_pool2d_unequal",
                 "view_copies",
                 "isfinite_roll",
             )

@@ -96,6 +96,20 @@ def _pools(batch: int) -> list[Case]:
             ),
             lambda: (randn(batch, 3, 17), randn(5, 13)),
         ),
+        Case(
+            # Windows of unequal sizes (17 -> 5) or strides (6 -> 4): torch-mlir's
+            # lowering stops the process with a run-time assertion.
+            f"adaptive_max_pool2d_unequal_b{batch}",
+            "pool",
+            lambda: Fn(
+                lambda x, y: (
+                    F.adaptive_max_pool2d(x, (5, 4), return_indices=True),
+                    F.adaptive_max_pool2d(y, (4, 3), return_indices=True),  # unbatched
+                    F.adaptive_max_pool2d(x, (3, 13)),  # equal windows: torch-mlir's
+                )
+            ),
+            lambda: (randn(batch, 3, 17, 13), randn(2, 6, 5)),
+        ),
     ]
 
 
@@ -105,13 +119,17 @@ def _quantization(batch: int) -> list[Case]:
             f"fake_quantize_per_tensor_b{batch}",
             "quantization",
             lambda: Fn(
-                lambda x, scale, zero_point, enabled: (
+                lambda x, scale, zero_point, enabled, disabled: (
                     torch.fake_quantize_per_tensor_affine(x, 0.1, 3, -128, 127),
                     torch.fake_quantize_per_tensor_affine(x, 0.37, 0, 0, 15),
                     torch.fake_quantize_per_tensor_affine(x, scale, zero_point, -8, 7),
                     aten.fake_quantize_per_tensor_affine_cachemask(x, 0.1, -4, -20, 20),
                     aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
                         x, scale, zero_point, enabled, 0, 255
+                    ),
+                    # Switched off: the input back, and a mask of ones.
+                    aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
+                        x, scale, zero_point, disabled, 0, 255
                     ),
                     aten.dequantize.self(x.double()),
                 )
@@ -121,23 +139,6 @@ def _quantization(batch: int) -> list[Case]:
                 torch.tensor([0.25]),
                 torch.tensor([2], dtype=torch.int32),
                 torch.tensor([1]),
-            ),
-        ),
-        Case(
-            f"fake_quantize_off_b{batch}",
-            "quantization",
-            # fake_quant_enabled = 0: the input back, and a mask of ones.
-            lambda: Fn(
-                lambda x, scale, zero_point, enabled: (
-                    aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
-                        x, scale, zero_point, enabled, 0, 255
-                    )
-                )
-            ),
-            lambda: (
-                randn(batch, 3, 7),
-                torch.tensor([0.25]),
-                torch.tensor([2], dtype=torch.int32),
                 torch.tensor([0]),
             ),
         ),

@@ -116,6 +116,10 @@ torch with aten ops whose lowering is exact:
   (torch's entry makes ``prims.empty_strided``); they are ``empty`` /
   ``new_empty``: uninitialized values, in the contiguous layout every
   result of the library has.
+* ``aten.linalg_norm``: torch-mlir has no lowering; vector norms and the
+  Frobenius norm are ``linalg_vector_norm``, the matrix 1- and inf-norms
+  (and -1, -inf) the extreme of absolute column or row sums. The nuclear
+  and spectral norms need singular values and stay unlowered.
 * ``aten.roll``: torch-mlir has no lowering; torch's own entry (slices and a
   concatenation) is used.
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
@@ -753,6 +757,33 @@ VIEW_COPIES = (
 )
 
 
+def _matrix_abs_sums(x: torch.Tensor, ord: float, dims: list[int], keepdim: bool) -> Any:
+    """The induced 1- and inf-norms (and their -1/-inf minima): the extreme over
+    one dim of the absolute sums over the other (columns for 1, rows for inf)."""
+    summed, other = (dims[0], dims[1]) if abs(ord) == 1 else (dims[1], dims[0])
+    sums = x.abs().sum(summed, keepdim=True)
+    extreme = sums.amax(other, keepdim=True) if ord > 0 else sums.amin(other, keepdim=True)
+    return extreme if keepdim else extreme.squeeze(dims)
+
+
+def linalg_norm(
+    x: torch.Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    if dims is not None:
+        dims = [d % max(x.dim(), 1) for d in dims]
+    if ord is None or ord == "fro":  # the 2-norm of the (flattened) elements
+        return torch.linalg.vector_norm(x, 2, dims, keepdim)
+    matrix = len(dims) == 2 if dims is not None else x.dim() == 2
+    if not matrix and not isinstance(ord, str):
+        return torch.linalg.vector_norm(x, ord, dims, keepdim)
+    if matrix and ord in (1, -1, math.inf, -math.inf):
+        return _matrix_abs_sums(x, ord, dims or [0, 1], keepdim)
+    return NotImplemented  # "nuc", 2, -2: singular values
+
+
 # Ops torch-mlir has no lowering of, whose entry in torch's own table
 # (``torch._decomp``) is made of ops it lowers.
 # (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
@@ -832,6 +863,8 @@ def decomposition_table() -> dict:
     for copy_op, view in VIEW_COPIES:
         table[copy_op] = _view_copy(view)
     table[aten.isfinite.default] = isfinite
+    table[aten.linalg_norm.default] = linalg_norm
+    table[aten.linalg_norm.ord_str] = linalg_norm
     table[aten.empty_strided.default] = empty_strided
     table[aten.new_empty_strided.default] = new_empty_strided
     for op in TORCH_ENTRIES:

@@ -207,10 +207,36 @@ def _views_and_others(batch: int) -> list[Case]:
     ]
 
 
+def _norms(batch: int) -> list[Case]:
+    return [
+        Case(
+            f"linalg_norm_b{batch}",
+            "reduction",
+            lambda: Fn(
+                lambda x, m: (
+                    torch.linalg.norm(x),
+                    torch.linalg.norm(x, 3, dim=2),
+                    torch.linalg.norm(x, float("inf"), dim=-1, keepdim=True),
+                    torch.linalg.norm(x, "fro", dim=(1, 2)),
+                    torch.linalg.norm(x, 1, dim=(2, 1)),
+                    torch.linalg.norm(x, -float("inf"), dim=(0, 2), keepdim=True),
+                    torch.linalg.norm(m, -1),
+                    torch.linalg.norm(m, dtype=torch.float64),
+                )
+            ),
+            lambda: (randn(batch, 5, 7), randn(3, 11)),
+        )
+    ]
+
+
 CASES = [
     case
     for batch in (1, 8)
-    for case in _indexing(batch) + _pools(batch) + _quantization(batch) + _views_and_others(batch)
+    for case in _indexing(batch)
+    + _pools(batch)
+    + _quantization(batch)
+    + _views_and_others(batch)
+    + _norms(batch)
 ]
 
 

@@ -120,6 +120,10 @@ torch with aten ops whose lowering is exact:
   Frobenius norm are ``linalg_vector_norm``, the matrix 1- and inf-norms
   (and -1, -inf) the extreme of absolute column or row sums. The nuclear
   and spectral norms need singular values and stay unlowered.
+* ``aten.erfinv``: torch-mlir has no lowering (torch's entry is a prims op);
+  Giles' single-precision polynomials, then two Newton steps on
+  ``erf(x) = y`` (quadratic: float64 gets its precision too), +-inf at +-1
+  and NaN beyond.
 * ``aten.roll``: torch-mlir has no lowering; torch's own entry (slices and a
   concatenation) is used.
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
@@ -784,10 +788,57 @@ def linalg_norm(
     return NotImplemented  # "nuc", 2, -2: singular values
 
 
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010):
+# single-precision polynomials in w = -log(1 - y^2), for w < 5 and beyond.
+_ERFINV_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _horner(coefficients: tuple[float, ...], t: torch.Tensor) -> torch.Tensor:
+    result = torch.full_like(t, coefficients[0])
+    for c in coefficients[1:]:
+        result = c + result * t
+    return result
+
+
+def erfinv(y: torch.Tensor) -> Any:
+    if not y.is_floating_point():
+        return NotImplemented
+    w = -torch.log((1 - y) * (1 + y))
+    central = _horner(_ERFINV_CENTRAL, w - 2.5)
+    tail = _horner(_ERFINV_TAIL, torch.sqrt(w) - 3)
+    x = torch.where(w < 5, central, tail) * y
+    for _ in range(2):  # Newton steps on erf(x) = y, as ATen's calc_erfinv takes
+        x = x - (torch.erf(x) - y) / ((2 / math.sqrt(math.pi)) * torch.exp(-x * x))
+    x = torch.where(y.abs() == 1, y * math.inf, x)
+    return torch.where(y.abs() > 1, math.nan, x)
+
+
 # Ops torch-mlir has no lowering of, whose entry in torch's own table
 # (``torch._decomp``) is made of ops it lowers.
 # (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
-# empty_strided make prims ops torch-mlir does not lower either.)
+# empty_strided make prims ops torch-mlir does not lower either: the last two
+# have entries here.)
 TORCH_ENTRIES = (aten.roll.default,)
 
 
@@ -863,6 +914,7 @@ def decomposition_table() -> dict:
     for copy_op, view in VIEW_COPIES:
         table[copy_op] = _view_copy(view)
     table[aten.isfinite.default] = isfinite
+    table[aten.erfinv.default] = erfinv
     table[aten.linalg_norm.default] = linalg_norm
     table[aten.linalg_norm.ord_str] = linalg_norm
     table[aten.empty_strided.default] = empty_strided

@@ -207,7 +207,7 @@ def _views_and_others(batch: int) -> list[Case]:
     ]
 
 
-def _norms(batch: int) -> list[Case]:
+def _math(batch: int) -> list[Case]:
     return [
         Case(
             f"linalg_norm_b{batch}",
@@ -225,7 +225,22 @@ def _norms(batch: int) -> list[Case]:
                 )
             ),
             lambda: (randn(batch, 5, 7), randn(3, 11)),
-        )
+        ),
+        Case(
+            f"erfinv_b{batch}",
+            "elementwise",
+            lambda: Fn(lambda y, d: (torch.erfinv(y), torch.special.erfinv(d))),
+            lambda: (
+                # +-1 (+-inf), past 1 (NaN), the tails and the middle.
+                torch.cat(
+                    [
+                        torch.tensor([1.0, -1.0, 1.5, 0.999999, -0.99999]),
+                        torch.rand(batch * 37) * 2 - 1,
+                    ]
+                ),
+                torch.rand(batch, 7, dtype=torch.float64) * 2 - 1,
+            ),
+        ),
     ]
 
 
@@ -236,7 +251,7 @@ CASES = [
     + _pools(batch)
     + _quantization(batch)
     + _views_and_others(batch)
-    + _norms(batch)
+    + _math(batch)
 ]
 
 

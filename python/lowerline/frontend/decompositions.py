@@ -120,6 +120,13 @@ torch with aten ops whose lowering is exact:
   Frobenius norm are ``linalg_vector_norm``, the matrix 1- and inf-norms
   (and -1, -inf) the extreme of absolute column or row sums. The nuclear
   and spectral norms need singular values and stay unlowered.
+* ``aten.diagonal_scatter``: torch-mlir has no lowering (torch's entry
+  writes with ``prims.copy_to``); the source spread over the two dims by a
+  gather along the diagonal, selected where ``col - row == offset``.
+* ``aten.as_strided_scatter``: torch-mlir has no lowering (torch's entry is
+  a prims op); an ``index_put`` of the source at the flat positions
+  ``offset + sum(i_k * stride_k)`` of the (contiguous) input, refused when
+  they leave it.
 * ``aten.erfinv``: torch-mlir has no lowering (torch's entry is a prims op);
   Giles' single-precision polynomials, then two Newton steps on
   ``erf(x) = y`` (quadratic: float64 gets its precision too), +-inf at +-1
@@ -788,6 +795,45 @@ def linalg_norm(
     return NotImplemented  # "nuc", 2, -2: singular values
 
 
+def diagonal_scatter(
+    x: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> torch.Tensor:
+    d1, d2 = dim1 % x.dim(), dim2 % x.dim()
+    n1, n2 = x.shape[d1], x.shape[d2]
+    if src.shape[-1] == 0:
+        return x.clone()
+    rows = torch.arange(n1, dtype=torch.int64).unsqueeze(1)
+    cols = torch.arange(n2, dtype=torch.int64).unsqueeze(0)
+    on_diagonal = (cols - rows) == offset
+    # Each place's position along the diagonal (anything off it: masked out).
+    along = (rows + 0 * cols) if offset >= 0 else (cols + 0 * rows)
+    along = torch.clamp(along, max=src.shape[-1] - 1)
+    spread = src.index_select(-1, along.reshape(-1)).reshape(*src.shape[:-1], n1, n2)
+    spread = spread.movedim((-2, -1), (d1, d2))
+    mask = on_diagonal.reshape(n1, n2, *[1] * (x.dim() - 2)).movedim((0, 1), (d1, d2))
+    return torch.where(mask, spread, x)
+
+
+def as_strided_scatter(
+    x: torch.Tensor, src: torch.Tensor, size: Any, stride: Any, storage_offset: Any = None
+) -> torch.Tensor:
+    start = storage_offset or 0
+    last = start + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    if any(n == 0 for n in size):
+        return x.clone()
+    if start < 0 or last >= x.numel():
+        raise ValueError(
+            f"aten.as_strided_scatter: size {list(size)}, stride {list(stride)} and offset "
+            f"{start} reach element {last} of an input of {x.numel()}"
+        )
+    # The input's storage is its elements in order: the library's tensors are contiguous.
+    positions = torch.full((), start, dtype=torch.int64)
+    for n, s in zip(size, stride, strict=True):
+        positions = positions.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * s
+    flat = aten.index_put.default(x.reshape(-1), [positions.reshape(-1)], src.reshape(-1))
+    return flat.reshape(x.shape)
+
+
 # Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010):
 # single-precision polynomials in w = -log(1 - y^2), for w < 5 and beyond.
 _ERFINV_CENTRAL = (
@@ -837,8 +883,8 @@ def erfinv(y: torch.Tensor) -> Any:
 # Ops torch-mlir has no lowering of, whose entry in torch's own table
 # (``torch._decomp``) is made of ops it lowers.
 # (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
-# empty_strided make prims ops torch-mlir does not lower either: the last two
-# have entries here.)
+# empty_strided make prims ops torch-mlir does not lower either: each has an
+# entry here.)
 TORCH_ENTRIES = (aten.roll.default,)
 
 
@@ -915,6 +961,8 @@ def decomposition_table() -> dict:
         table[copy_op] = _view_copy(view)
     table[aten.isfinite.default] = isfinite
     table[aten.erfinv.default] = erfinv
+    table[aten.diagonal_scatter.default] = diagonal_scatter
+    table[aten.as_strided_scatter.default] = as_strided_scatter
     table[aten.linalg_norm.default] = linalg_norm
     table[aten.linalg_norm.ord_str] = linalg_norm
     table[aten.empty_strided.default] = empty_strided

@@ -208,7 +208,8 @@ EXPECTED: tuple[Expected, ...] = (
         "linalg.generic",
         "its body has tensor.extract",
         "gathers: the update lists of the legacy scatter(reduce=...) (scatter_reduce), "
-        "pooling with indices, the adaptive max pool's windows, as_strided_copy and roll: "
+        "pooling with indices, the adaptive max pool's windows, as_strided_copy, roll, "
+        "the diagonal_scatter spread and as_strided_scatter's index_put: "
         "no vector gather yet",
         cases=tuple(
             f"{name}_b{batch}"
@@ -218,6 +219,7 @@ EXPECTED: tuple[Expected, ...] = (
                 "adaptive_max_pool1d",
                 "adaptive_max_pool2d_unequal",
                 "view_copies",
+                "diagonal_as_strided_scatter",
                 "isfinite_roll",
             )
             for batch in (1, 8)

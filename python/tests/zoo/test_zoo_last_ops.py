@@ -207,6 +207,30 @@ def _views_and_others(batch: int) -> list[Case]:
     ]
 
 
+def _scatters(batch: int) -> list[Case]:
+    return [
+        Case(
+            f"diagonal_as_strided_scatter_b{batch}",
+            "scatter",
+            lambda: Fn(
+                lambda x, d, e, m, s: (
+                    torch.diagonal_scatter(x, d, 1, 2, 3),
+                    torch.diagonal_scatter(x, e, -2, 3, 0),  # dims out of order
+                    torch.as_strided_scatter(m, s, [2, 3], [1, 5], 2),
+                    torch.as_strided_scatter(m, s[0], [3], [6], 1),
+                )
+            ),
+            lambda: (
+                randn(batch, 3, 6, 5),
+                randn(batch, 3, 4),  # the offset-1 diagonal of dims 2, 3 (6 x 5): 4 long
+                randn(3, 6, min(5 - 2, batch)),  # offset -2 of dims 3 and 0
+                randn(3, 5),
+                randn(2, 3),
+            ),
+        )
+    ]
+
+
 def _math(batch: int) -> list[Case]:
     return [
         Case(
@@ -251,6 +275,7 @@ CASES = [
     + _pools(batch)
     + _quantization(batch)
     + _views_and_others(batch)
+    + _scatters(batch)
     + _math(batch)
 ]
 

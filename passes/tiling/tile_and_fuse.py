@@ -61,9 +61,11 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.cpu.tile_plan import (
+    INT8_DOT_K,
     ConvTiles,
     MatmulTiles,
     conv_tiles,
+    int8_dot_lanes,
     lanes,
     matmul_tiles,
     reduction_chunk,
@@ -339,7 +341,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     t = group.tiles = matmul_tiles(target, m, n, k, eb)
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
-    group.red = [0] * (len(batch) + 2) + [1]
+    group.red = [0] * (len(batch) + 2) + [_k_step(op, target)]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
     b = 1
@@ -348,6 +350,15 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
+
+
+def _k_step(op: ir.Operation, target: CpuTarget) -> int:
+    """Steps of k per register tile: 4 for an i8 x i8 -> i32 matmul on a
+    target with an int8 dot product (lowerline-vectorize turns the 4-deep
+    contraction into ``vpdpbusd``), else 1 (outer products)."""
+    if _is_integer_contraction(op) and int8_dot_lanes(target):
+        return INT8_DOT_K
+    return 1
 
 
 def fused_producers_and_consumers(group: Group) -> None:
@@ -826,7 +837,7 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
         tiles = zip(group.vector_tiles, shape, strict=True)
         return [size if tile == 0 else tile for tile, size in tiles]
     if op == group.root:
-        return group.reg + [1] * (len(group.red) - len(group.reg))
+        return group.reg + [max(1, r) for r in group.red[len(group.reg) :]]
     return list(group.reg)
 
 

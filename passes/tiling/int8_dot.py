@@ -81,7 +81,7 @@ def _candidate(op: ir.Operation) -> ir.Operation | None:
     or the ``vector.mask`` around it), or None."""
     if len(op.operands) != 3 or not _is_matmul_maps(op):
         return None
-    (m, k), lhs_type = _shape_and_type(op.operands[0])
+    (_, k), lhs_type = _shape_and_type(op.operands[0])
     (k2, _), rhs_type = _shape_and_type(op.operands[1])
     _, acc_type = _shape_and_type(op.operands[2])
     if (lhs_type, rhs_type, acc_type) != ("i8", "i8", "i32") or k != INT8_DOT_K or k2 != k:

@@ -338,10 +338,11 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     *batch, m, n = out.shape
     k = lhs.shape[-1]
     group = Group(name, "batch_matmul" if batch else "matmul", op)
-    t = group.tiles = matmul_tiles(target, m, n, k, eb)
+    t = matmul_tiles(target, m, n, k, eb)
+    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
-    group.red = [0] * (len(batch) + 2) + [_k_step(op, target)]
+    group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
     b = 1

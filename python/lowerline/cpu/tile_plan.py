@@ -67,10 +67,13 @@ class MatmulTiles:
     mr: int  # register tile rows
     nr: int  # register tile columns (a multiple of the vector lanes)
     masked: bool  # the register tile does not divide the shape
+    kr: int = 1  # steps of k per register tile (INT8_DOT_K for int8 dot products)
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
-        return f"parallel {self.mc}x{self.nc}, registers {self.mr}x{self.nr}{mask}, k loop of 1"
+        return (
+            f"parallel {self.mc}x{self.nc}, registers {self.mr}x{self.nr}{mask}, k loop of {self.kr}"
+        )
 
 
 def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int = 4) -> MatmulTiles:

@@ -71,9 +71,8 @@ class MatmulTiles:
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
-        return (
-            f"parallel {self.mc}x{self.nc}, registers {self.mr}x{self.nr}{mask}, k loop of {self.kr}"
-        )
+        registers = f"registers {self.mr}x{self.nr}{mask}"
+        return f"parallel {self.mc}x{self.nc}, {registers}, k loop of {self.kr}"
 
 
 def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int = 4) -> MatmulTiles:

@@ -53,10 +53,23 @@ def kernel_code(compiled) -> str:
     return "\n".join(kernels.values())
 
 
-def quantized_mlp(batch: int, features: int = 37) -> tuple[torch.nn.Module, torch.Tensor]:
+class WideMlp(torch.nn.Module):
+    """Layers of 45 and 70 columns: register tiles of two zmm (32 columns)
+    and a masked tail, so a tile spans several vpdpbusd lanes groups."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(37, 45)
+        self.b = torch.nn.Linear(45, 70)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.b(torch.relu(self.a(x))))
+
+
+def quantized_mlp(batch: int, make: type = Mlp) -> tuple[torch.nn.Module, torch.Tensor]:
     torch.manual_seed(0)
-    model = Mlp().eval()
-    example = torch.randn(batch, features)
+    model = make().eval()
+    example = torch.randn(batch, 37)
     converted = quantize(model, example)
     return QuantizedOutput(converted, high=converted(example * 3).max().item()), example
 
@@ -92,9 +105,9 @@ def test_target_without_vnni_keeps_outer_products():
 
 @pytest.mark.skipif(not cpu_target("host").vnni, reason="the host has no VNNI")
 @x86_host
-@pytest.mark.parametrize("batch", [1, 13, 64])
-def test_host_vnni_kernels_match_eager(batch):
-    quantized, example = quantized_mlp(batch)
+@pytest.mark.parametrize(("make", "batch"), [(Mlp, 1), (Mlp, 13), (Mlp, 64), (WideMlp, 9)])
+def test_host_vnni_kernels_match_eager(make, batch):
+    quantized, example = quantized_mlp(batch, make)
     compiled = lowerline.compile(quantized, example)
     assert "vpdpbusd" in kernel_code(compiled)
     assert_matches_eager(compiled, quantized, example)

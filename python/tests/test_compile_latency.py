@@ -1,6 +1,8 @@
-"""The import worker starts at compile entry, so that its seconds of start-up
-overlap torch.export (lowerline.driver.workers.ImportWorker.prestart), and a
-worker started for one thread serves the next compile after that thread ended.
+"""The workers start at compile entry, so that their seconds of start-up
+overlap torch.export (lowerline.driver.workers.prestart_workers); the import
+worker started for one thread serves the next compile after that thread
+ended; a compile worker started ahead is used only in the environment it
+was started in.
 
 No timings here: what is checked is the order of events (the worker process
 exists while the model is being exported, before any job reached it) and how
@@ -16,15 +18,18 @@ import torch
 
 from lowerline import api
 from lowerline.driver import workers
-from lowerline.driver.workers import ImportWorker
+from lowerline.driver.workers import CompileWorkerSpare, ImportWorker
+from lowerline.processes import kill_group
 
 
 @pytest.fixture
 def no_worker():
-    """Each test starts from a process without an import worker."""
+    """Each test starts from a process without workers."""
     ImportWorker.stop()
+    CompileWorkerSpare.stop()
     yield
     ImportWorker.stop()
+    CompileWorkerSpare.stop()
 
 
 def _model(rows: int, cols: int) -> torch.nn.Module:
@@ -34,32 +39,36 @@ def _model(rows: int, cols: int) -> torch.nn.Module:
 
 @pytest.mark.parametrize("batch", [1, 5])
 def test_worker_exists_while_the_model_is_exported(no_worker, monkeypatch, batch):
-    seen: list[tuple[int | None, int]] = []
+    seen: list[tuple[int | None, int | None, dict[str, int]]] = []
     export = api.export_program
 
     def spy(module, args):
-        seen.append((ImportWorker.pid(), workers.jobs["import"]))
+        seen.append((ImportWorker.pid(), CompileWorkerSpare.pid(), dict(workers.jobs)))
         return export(module, args)
 
     monkeypatch.setattr(api, "export_program", spy)
-    launched, jobs = workers.launches["import"], workers.jobs["import"]
+    launched, jobs = dict(workers.launches), dict(workers.jobs)
     model, x = _model(7, 13), torch.randn(batch, 13)
     compiled = api.compile(model, x, cache=False)
     torch.testing.assert_close(compiled(x), model(x).detach())
-    ((pid_at_export, jobs_at_export),) = seen
-    assert pid_at_export is not None  # started before the export ran...
-    assert jobs_at_export == jobs  # ...with no job yet: started ahead of its work
-    # The worker started ahead is the one that imported the model.
-    assert ImportWorker.pid() == pid_at_export
-    assert workers.launches["import"] == launched + 1
-    assert workers.jobs["import"] == jobs + 1
+    ((importer, spare, jobs_at_export),) = seen
+    # Both started before the export ran, with no job yet: ahead of their work.
+    assert importer is not None and spare is not None
+    assert jobs_at_export == jobs
+    # The worker started ahead imported the model; the spare compiled it (one
+    # compile worker started in all) and is gone with its job.
+    assert ImportWorker.pid() == importer
+    assert CompileWorkerSpare.pid() is None
+    for kind in ("import", "compile"):
+        assert workers.launches[kind] == launched.get(kind, 0) + 1
+        assert workers.jobs[kind] == jobs.get(kind, 0) + 1
 
 
 def test_a_bad_argument_starts_no_worker(no_worker):
     launched = dict(workers.launches)
     with pytest.raises(ValueError, match="max_specializations"):
         api.compile(_model(3, 5), torch.randn(2, 5), max_specializations=0)
-    assert ImportWorker.pid() is None
+    assert ImportWorker.pid() is None and CompileWorkerSpare.pid() is None
     assert dict(workers.launches) == launched
 
 
@@ -106,3 +115,29 @@ def test_dynamo_backend_starts_the_worker_before_the_first_call(no_worker):
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x))
     assert seen and seen[0] is not None
+
+
+def test_spare_compile_worker_is_not_used_in_a_changed_environment(no_worker, monkeypatch):
+    """A spare inherited the environment of its start: a variable set since
+    (LOWERLINE_LLVM_BIN, LOWERLINE_DEBUG...) would be missed, so a new worker
+    takes the job and the stale spare is stopped."""
+    CompileWorkerSpare.prestart()
+    stale = CompileWorkerSpare._process
+    assert stale is not None and CompileWorkerSpare.pid() == stale.pid
+    monkeypatch.setenv("LOWERLINE_TEST_SPARE", "changed")
+    taken = CompileWorkerSpare.take()
+    try:
+        assert taken.pid != stale.pid
+        assert stale.poll() is not None  # stopped and reaped
+    finally:
+        kill_group(taken)
+        taken.wait()
+    # In an unchanged environment the spare is the one taken.
+    CompileWorkerSpare.prestart()
+    ready = CompileWorkerSpare.pid()
+    taken = CompileWorkerSpare.take()
+    try:
+        assert taken.pid == ready
+    finally:
+        kill_group(taken)
+        taken.wait()

@@ -7,7 +7,13 @@
   compile starts a new one.
 * The compile worker (the ``mlir`` bindings, LLVM with assertions on) runs
   once per compile, so that an abort inside a pass kills only it; its exit
-  status, ``progress.log`` and stderr become a ``CompileError``.
+  status, ``progress.log`` and stderr become a ``CompileError``. One is
+  started ahead too (``CompileWorkerSpare``): its interpreter and imports
+  (about a second) overlap the export and the import, and it waits for its
+  job on stdin.
+
+``prestart_workers`` starts both; ``lowerline.compile`` and the torch.compile
+backend call it first thing.
 
 Both run under the compile memory bound (``lowerline.driver.memory``): a
 worker whose process group grows past it is killed and reported as a
@@ -36,7 +42,7 @@ from typing import Any, TextIO
 from lowerline.driver.cache import REPRODUCER_NAME
 from lowerline.driver.memory import MemoryWatch, compile_memory
 from lowerline.errors import LowerlineError
-from lowerline.processes import kill_group, run_in_group
+from lowerline.processes import kill_group, start_in_group, wait_in_group
 
 # Worker processes started by this process, by kind ("import", "compile").
 launches: Counter[str] = Counter()
@@ -175,6 +181,28 @@ class _Spawner:
         return outcome[0]
 
 
+_spawner: _Spawner | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """``start()`` on the spawner thread (``_Spawner``), started on first use
+    and again in a forked child (threads do not survive a fork)."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None or _spawner.pid != os.getpid():
+            _spawner = _Spawner()
+        spawner = _spawner
+    return spawner.call(start)
+
+
+def prestart_workers() -> None:
+    """Start the import worker and a compile worker for the next compile,
+    unless they run already; return once their processes exist."""
+    ImportWorker.prestart()
+    CompileWorkerSpare.prestart()
+
+
 class ImportWorker:
     """A long-lived ``python -m lowerline.frontend.import_worker``."""
 
@@ -182,18 +210,6 @@ class ImportWorker:
     _process: subprocess.Popen | None = None
     _owner: int | None = None  # the pid that started it: a forked child starts its own
     _log: str | None = None
-    _spawner: _Spawner | None = None
-    _spawner_lock = threading.Lock()
-
-    @classmethod
-    def _spawn(cls) -> subprocess.Popen:
-        """``_start`` on the spawner thread (``_Spawner``), started on first use
-        and again in a forked child (threads do not survive a fork)."""
-        with cls._spawner_lock:
-            if cls._spawner is None or cls._spawner.pid != os.getpid():
-                cls._spawner = _Spawner()
-            spawner = cls._spawner
-        return spawner.call(cls._start)
 
     @classmethod
     def _start(cls) -> subprocess.Popen:
@@ -239,7 +255,7 @@ class ImportWorker:
             return
         try:
             if cls._running() is None:
-                cls._process = cls._spawn()
+                cls._process = _spawn(cls._start)
         finally:
             cls._lock.release()
 
@@ -251,7 +267,7 @@ class ImportWorker:
         with cls._lock, MemoryWatch(limit_bytes) as watch:
             process = cls._running()
             if process is None:
-                process = cls._process = cls._spawn()
+                process = cls._process = _spawn(cls._start)
             jobs["import"] += 1
             limit = timeout_seconds()
             # Started with stdin and stdout as pipes (_start).
@@ -311,6 +327,82 @@ class ImportWorker:
 atexit.register(ImportWorker.stop)
 
 
+COMPILE_WORKER = [sys.executable, "-m", "lowerline.driver.compile_worker", "-"]
+
+
+def _compile_environment() -> dict[str, str]:
+    """The environment a compile worker depends on: all of it but torch's
+    own variables, which torch.export sets in this process as it runs
+    (``TORCHINDUCTOR_CACHE_DIR``) and the worker, which never loads torch,
+    ignores."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("TORCH")}
+
+
+class CompileWorkerSpare:
+    """A compile worker started ahead of its job, for the next compile.
+
+    Still one process per compile (an abort kills only its compile): the
+    spare is given one job on stdin, and ``run_compile_worker`` ends its
+    group as it ends any worker's. It is used only by the process that
+    started it and only if the environment is still the one it inherited
+    (a variable set since, such as ``LOWERLINE_LLVM_BIN``, would be missed);
+    otherwise it is stopped and a new worker started.
+    """
+
+    _lock = threading.Lock()
+    _process: subprocess.Popen | None = None
+    _environment: dict[str, str] | None = None
+    _owner: int | None = None
+
+    @classmethod
+    def _start(cls) -> subprocess.Popen:
+        launches["compile"] += 1
+        return start_in_group(COMPILE_WORKER, stdin=subprocess.PIPE)
+
+    @classmethod
+    def _usable(cls) -> subprocess.Popen | None:
+        """The spare, if it can take a job now (call with ``_lock``); a stale one is stopped."""
+        process = cls._process
+        if process is None or cls._owner != os.getpid():
+            return None
+        if process.poll() is None and cls._environment == _compile_environment():
+            return process
+        cls.stop()
+        return None
+
+    @classmethod
+    def prestart(cls) -> None:
+        with cls._lock:
+            if cls._usable() is None:
+                cls._process = _spawn(cls._start)
+                cls._owner, cls._environment = os.getpid(), _compile_environment()
+
+    @classmethod
+    def pid(cls) -> int | None:
+        """The spare's process id, if there is one that can take a job."""
+        with cls._lock:
+            process = cls._usable()
+        return None if process is None else process.pid
+
+    @classmethod
+    def take(cls) -> subprocess.Popen:
+        """The spare, or a new compile worker; either way this caller's only."""
+        with cls._lock:
+            process = cls._usable()
+            cls._process = None
+        return process or _spawn(cls._start)
+
+    @classmethod
+    def stop(cls) -> None:
+        process, cls._process = cls._process, None
+        if process is not None and cls._owner == os.getpid():
+            kill_group(process)
+            process.wait()
+
+
+atexit.register(CompileWorkerSpare.stop)
+
+
 def _read_json(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
@@ -333,16 +425,15 @@ def _last_progress(job: str) -> tuple[str, str | None]:
 def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -> dict[str, Any]:
     """Run the compile worker on ``job``, its group within ``memory`` bytes
     (None: ``memory.compile_memory()``); raise CompileError on any failure."""
-    launches["compile"] += 1
     jobs["compile"] += 1
     limit = timeout_seconds()
-    argv = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
+    process = CompileWorkerSpare.take()
     try:
         # The worker and every tool it starts are killed together when the
         # limit expires, the memory bound is passed or the caller is
         # interrupted (lowerline.processes).
         with MemoryWatch(compile_memory(memory)) as watch:
-            done = run_in_group(argv, timeout=limit, started=watch.start)
+            done = wait_in_group(process, limit, watch.start, stdin_text=job + "\n")
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)
         raise CompileError(

@@ -62,6 +62,7 @@ from lowerline.driver.workers import (
     CompileError,
     ImportWorker,
     UnsupportedOpsError,
+    prestart_workers,
     run_compile_worker,
 )
 from lowerline.frontend.export import (
@@ -566,6 +567,9 @@ class CompiledModule:
 
     def _build(self, args: tuple) -> Specialization:
         start = time.perf_counter()
+        # A cache miss needs the workers: their seconds of start-up run
+        # during the export (a hit leaves them idle, ready for the next miss).
+        prestart_workers()
         program = export_program(self._module, args)
         export_seconds = time.perf_counter() - start
         if self._weights is None:

@@ -38,6 +38,7 @@ from torch._dynamo.source import is_from_unspecialized_param_buffer_source
 from torch._dynamo.symbolic_convert import InstructionTranslator
 
 from lowerline import api
+from lowerline.driver import workers
 from lowerline.errors import LowerlineError
 from lowerline.frontend.fastpath import FAST_PATHS
 
@@ -92,6 +93,8 @@ def backend(
     if "dump_dir" in options:
         compile_id = str(gm.meta.get("dynamo_compile_id", "graph")).replace("/", "_")
         options["dump_dir"] = os.path.join(options["dump_dir"], f"graph-{compile_id}")
+    # The graph is compiled at its first call: the workers start now.
+    workers.prestart_workers()
     return LoweredGraph(gm, weights, numbers, options)
 
 

@@ -42,32 +42,38 @@ def kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_in_group(
-    command: list[str],
-    timeout: float | None = None,
-    started: Callable[[subprocess.Popen], None] | None = None,
-    **kwargs: Any,
-):
-    """``subprocess.run(command, capture_output=True, text=True)`` with the
-    child in a new process group, killed as a whole when the call ends: on
-    ``timeout`` (``subprocess.TimeoutExpired`` is raised, as ``run`` does),
-    on any exception including KeyboardInterrupt, and after a normal exit
-    (grandchildren it left behind). ``started`` is called with the child
-    once it runs (a watch on its memory)."""
-    with subprocess.Popen(
+def start_in_group(command: list[str], stdin: int = subprocess.DEVNULL, **kwargs: Any):
+    """``command`` started in a new process group, stdout and stderr piped
+    (text); end it with ``wait_in_group``."""
+    return subprocess.Popen(
         command,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
         **kwargs,
-    ) as process:
+    )
+
+
+def wait_in_group(
+    process: subprocess.Popen,
+    timeout: float | None = None,
+    started: Callable[[subprocess.Popen], None] | None = None,
+    stdin_text: str | None = None,
+):
+    """Wait for ``process`` (``start_in_group``), sending it ``stdin_text``,
+    and kill its group as a whole when the call ends: on ``timeout``
+    (``subprocess.TimeoutExpired`` is raised, as ``run`` does), on any
+    exception including KeyboardInterrupt, and after a normal exit
+    (grandchildren it left behind). ``started`` is called with the child
+    first (a watch on its memory)."""
+    with process:
         _RUNNING.add(process)
         try:
             if started is not None:
                 started(process)
-            stdout, stderr = process.communicate(timeout=timeout)
+            stdout, stderr = process.communicate(stdin_text, timeout=timeout)
         except BaseException:
             kill_group(process)
             process.wait()
@@ -75,7 +81,19 @@ def run_in_group(
         finally:
             _RUNNING.discard(process)
         kill_group(process)
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def run_in_group(
+    command: list[str],
+    timeout: float | None = None,
+    started: Callable[[subprocess.Popen], None] | None = None,
+    **kwargs: Any,
+):
+    """``subprocess.run(command, capture_output=True, text=True)`` with the
+    child in a new process group, killed as a whole when the call ends
+    (``wait_in_group``)."""
+    return wait_in_group(start_in_group(command, **kwargs), timeout, started)
 
 
 @atexit.register

@@ -151,7 +151,7 @@ def test_tampered_library_with_recomputed_digests_never_runs(tmp_path):
         json.dump(meta, handle)
 
     again = _result(_start_child(cache_dir))
-    assert again["hit"] is False and again["launches"]["compile"] == 1  # evicted, rebuilt
+    assert again["hit"] is False and again["jobs"]["compile"] == 1  # evicted, rebuilt
     assert again["difference"] < 1e-5
     assert not marker.exists()  # the planted constructor never ran
     assert Cache.at(cache_dir).lookup(os.path.basename(entry)) is not None  # the rebuilt one
@@ -189,9 +189,9 @@ def test_signed_manifest_with_wrong_fields_is_evicted_and_rebuilt(tmp_path, chan
     model, x = make_model(), example()
     entry = lowerline.compile(model, x, cache_dir=tmp_path).artifacts_dir
     _resign(entry, change)
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     again = lowerline.compile(model, x, cache_dir=tmp_path)  # no KeyError, TypeError, ...
-    assert not again.cache_hit and workers.launches["compile"] == launched + 1
+    assert not again.cache_hit and workers.jobs["compile"] == launched + 1
     torch.testing.assert_close(again(x), eager(model, x))
     assert lowerline.compile(model, x, cache_dir=tmp_path).cache_hit
 

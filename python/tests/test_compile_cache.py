@@ -76,7 +76,7 @@ export.tool_versions = lambda: "pinned by test_compile_cache"
 model, x = make_model(), example()
 compiled = lowerline.compile(model, x, cache_dir=sys.argv[1])
 difference = (compiled(x) - eager(model, x)).abs().max().item()
-print(json.dumps({{"hit": compiled.cache_hit, "launches": dict(workers.launches),
+print(json.dumps({{"hit": compiled.cache_hit, "jobs": dict(workers.jobs),
                   "difference": difference, "entry": compiled.artifacts_dir}}))
 """
 
@@ -118,11 +118,13 @@ def test_three_processes_compiling_at_once_all_succeed_into_one_entry(raced_cach
     assert os.listdir(os.path.join(cache_dir, "tmp")) == []
 
 
-def test_second_compile_in_a_new_process_starts_no_worker(raced_cache):
+def test_second_compile_in_a_new_process_runs_no_worker_job(raced_cache):
     cache_dir, _ = raced_cache
     result = _result(_start_child(cache_dir))
     assert result["hit"] is True
-    assert result["launches"] == {}  # neither the import nor the compile worker: no pass ran
+    # The import worker was started ahead of the export (ImportWorker.prestart),
+    # but neither it nor a compile worker got a job: no pass ran.
+    assert result["jobs"] == {}
     assert result["difference"] < 1e-5
 
 
@@ -138,10 +140,10 @@ def test_changing_a_weight_in_place_compiles_anew_and_is_never_stale(tmp_path):
     after = eager(model, x)
     assert not torch.allclose(before, after)
 
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     second = lowerline.compile(model, x, cache_dir=tmp_path)
     assert not second.cache_hit
-    assert workers.launches["compile"] == launched + 1
+    assert workers.jobs["compile"] == launched + 1
     torch.testing.assert_close(second(x), after)
     assert len(_entries(tmp_path)) == 2
     # A compiled module holds the weights it was compiled with ...
@@ -219,10 +221,10 @@ def test_damaged_entry_is_rebuilt_never_loaded(tmp_path, damage):
     damage(entry)
     key = os.path.basename(entry)
 
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     again = lowerline.compile(model, x, cache_dir=tmp_path)
     assert not again.cache_hit
-    assert workers.launches["compile"] == launched + 1
+    assert workers.jobs["compile"] == launched + 1
     assert again.artifacts_dir == entry
     torch.testing.assert_close(again(x), eager(model, x))
     assert Cache.at(str(tmp_path)).lookup(key) is not None  # rebuilt, intact

@@ -104,9 +104,9 @@ def test_a_cache_hit_keeps_state_like_a_fresh_compile(cache_dir):
     model = copy.deepcopy(first)
     model.count.fill_(10)  # not a weight: a hit must not depend on it
     reference = copy.deepcopy(model)
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     compiled = lowerline.compile(model, torch.randn(2, 3), cache_dir=cache_dir)
-    assert compiled.cache_hit and workers.launches["compile"] == launched
+    assert compiled.cache_hit and workers.jobs["compile"] == launched
     for _ in range(3):
         x = torch.randn(2, 3)
         assert_same_state(compiled(x), reference(x))

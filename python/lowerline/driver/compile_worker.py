@@ -1,8 +1,9 @@
 """The compile worker: linalg on tensors -> shared library, in its own process.
 
-Run as ``python -m lowerline.driver.compile_worker JOB``. It reads what the import
-worker wrote (``linalg.mlir``, ``weights/``) and the parent's ``job.json``,
-and writes:
+Run as ``python -m lowerline.driver.compile_worker JOB``, or with ``-`` to
+read JOB from stdin once imports are done (a worker started ahead of its
+job). It reads what the import worker wrote (``linalg.mlir``,
+``weights/``) and the parent's ``job.json``, and writes:
 
 * ``ir/<n>-<stage>.mlir``: the IR after every stage (weights elided);
 * ``progress.log``: one line before every stage and every pass, so that an
@@ -342,6 +343,10 @@ def compile_job(job: str) -> dict[str, Any]:
 def main() -> int:
     die_with_parent()
     job = sys.argv[1]
+    if job == "-":  # started ahead of its job (workers.CompileWorkerSpare): it comes on stdin
+        job = sys.stdin.readline().strip()
+        if not job:  # not needed after all (stdin closed): nothing to do
+            return 0
     try:
         result = compile_job(job)
     except LoweringError as err:

@@ -1,10 +1,19 @@
 """The two worker processes behind ``lowerline.compile``.
 
 * The import worker (torch + torch_mlir) is started once and reused: its
-  start-up costs seconds. If it dies, the next compile starts a new one.
+  start-up costs seconds. ``lowerline.compile`` (and the torch.compile
+  backend) asks for it first thing (``ImportWorker.prestart``), so that its
+  start-up overlaps ``torch.export`` in this process. If it dies, the next
+  compile starts a new one.
 * The compile worker (the ``mlir`` bindings, LLVM with assertions on) runs
   once per compile, so that an abort inside a pass kills only it; its exit
-  status, ``progress.log`` and stderr become a ``CompileError``.
+  status, ``progress.log`` and stderr become a ``CompileError``. One is
+  started ahead too (``CompileWorkerSpare``): its interpreter and imports
+  (about a second) overlap the export and the import, and it waits for its
+  job on stdin.
+
+``prestart_workers`` starts both; ``lowerline.compile`` and the torch.compile
+backend call it first thing.
 
 Both run under the compile memory bound (``lowerline.driver.memory``): a
 worker whose process group grows past it is killed and reported as a
@@ -18,6 +27,7 @@ import atexit
 import contextlib
 import json
 import os
+import queue
 import select
 import shlex
 import signal
@@ -26,16 +36,20 @@ import sys
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from lowerline.driver.cache import REPRODUCER_NAME
 from lowerline.driver.memory import MemoryWatch, compile_memory
 from lowerline.errors import LowerlineError
-from lowerline.processes import kill_group, run_in_group
+from lowerline.processes import kill_group, start_in_group, wait_in_group
 
-# Worker processes started by this process, by kind ("import", "compile"): an
-# honest observable of whether a compile was served from the cache.
+# Worker processes started by this process, by kind ("import", "compile").
 launches: Counter[str] = Counter()
+# Jobs given to the workers, by kind: an honest observable of whether a
+# compile was served from the cache (the import worker may have been started
+# ahead of a compile that then hit the cache).
+jobs: Counter[str] = Counter()
 
 
 class CompileError(LowerlineError):
@@ -125,6 +139,70 @@ def timeout_seconds() -> float:
     return value
 
 
+class _Spawner:
+    """One long-lived daemon thread that starts the import worker.
+
+    The worker asks the kernel to kill it when its parent dies
+    (``die_with_parent``), and for the kernel its parent is the *thread* that
+    started it: a worker started by a short-lived thread (a prestart, a user's
+    thread pool) would be killed when that thread ends. This thread lives as
+    long as the process, so the worker does too.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._requests: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        thread = threading.Thread(target=self._serve, name="lowerline-spawner", daemon=True)
+        thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            self._requests.get()()
+
+    def submit(self, task: Callable[[], None]) -> None:
+        self._requests.put(task)
+
+    def call(self, start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+        """``start()`` run on this thread; its process, or its exception."""
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def task() -> None:
+            try:
+                outcome.append(start())
+            except BaseException as err:  # re-raised in the caller
+                outcome.append(err)
+            done.set()
+
+        self.submit(task)
+        done.wait()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+
+_spawner: _Spawner | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """``start()`` on the spawner thread (``_Spawner``), started on first use
+    and again in a forked child (threads do not survive a fork)."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None or _spawner.pid != os.getpid():
+            _spawner = _Spawner()
+        spawner = _spawner
+    return spawner.call(start)
+
+
+def prestart_workers() -> None:
+    """Start the import worker and a compile worker for the next compile,
+    unless they run already; return once their processes exist."""
+    ImportWorker.prestart()
+    CompileWorkerSpare.prestart()
+
+
 class ImportWorker:
     """A long-lived ``python -m lowerline.frontend.import_worker``."""
 
@@ -150,16 +228,47 @@ class ImportWorker:
         return process
 
     @classmethod
+    def _running(cls) -> subprocess.Popen | None:
+        """The worker, if this process started it and it is alive (call with ``_lock``)."""
+        if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
+            cls._process = None
+        if cls._process is not None and cls._process.poll() is not None:
+            cls._process = None
+        return cls._process
+
+    @classmethod
+    def pid(cls) -> int | None:
+        """The running worker's process id, or None (none started, or it died)."""
+        with cls._lock:
+            process = cls._running()
+        return None if process is None else process.pid
+
+    @classmethod
+    def prestart(cls) -> None:
+        """Start the worker if none is running; return once its process exists.
+
+        Its start-up (importing torch and torch_mlir, seconds) then runs while
+        this process exports the model. A worker busy with another compile
+        holds the lock: it is running, nothing to start.
+        """
+        if not cls._lock.acquire(blocking=False):
+            return
+        try:
+            if cls._running() is None:
+                cls._process = _spawn(cls._start)
+        finally:
+            cls._lock.release()
+
+    @classmethod
     def run(cls, job: str, memory: int | None = None) -> dict[str, Any]:
         """Import ``job``; the worker's group may use ``memory`` bytes
         (None: ``memory.compile_memory()``) while it does."""
         limit_bytes = compile_memory(memory)
         with cls._lock, MemoryWatch(limit_bytes) as watch:
-            if cls._owner != os.getpid():  # inherited through fork: its pipes are shared
-                cls._process = None
-            if cls._process is None or cls._process.poll() is not None:
-                cls._process = cls._start()
-            process = cls._process
+            process = cls._running()
+            if process is None:
+                process = cls._process = _spawn(cls._start)
+            jobs["import"] += 1
             limit = timeout_seconds()
             # Started with stdin and stdout as pipes (_start).
             assert process.stdin is not None and process.stdout is not None
@@ -218,6 +327,82 @@ class ImportWorker:
 atexit.register(ImportWorker.stop)
 
 
+COMPILE_WORKER = [sys.executable, "-m", "lowerline.driver.compile_worker", "-"]
+
+
+def _compile_environment() -> dict[str, str]:
+    """The environment a compile worker depends on: all of it but torch's
+    own variables, which torch.export sets in this process as it runs
+    (``TORCHINDUCTOR_CACHE_DIR``) and the worker, which never loads torch,
+    ignores."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("TORCH")}
+
+
+class CompileWorkerSpare:
+    """A compile worker started ahead of its job, for the next compile.
+
+    Still one process per compile (an abort kills only its compile): the
+    spare is given one job on stdin, and ``run_compile_worker`` ends its
+    group as it ends any worker's. It is used only by the process that
+    started it and only if the environment is still the one it inherited
+    (a variable set since, such as ``LOWERLINE_LLVM_BIN``, would be missed);
+    otherwise it is stopped and a new worker started.
+    """
+
+    _lock = threading.Lock()
+    _process: subprocess.Popen | None = None
+    _environment: dict[str, str] | None = None
+    _owner: int | None = None
+
+    @classmethod
+    def _start(cls) -> subprocess.Popen:
+        launches["compile"] += 1
+        return start_in_group(COMPILE_WORKER, stdin=subprocess.PIPE)
+
+    @classmethod
+    def _usable(cls) -> subprocess.Popen | None:
+        """The spare, if it can take a job now (call with ``_lock``); a stale one is stopped."""
+        process = cls._process
+        if process is None or cls._owner != os.getpid():
+            return None
+        if process.poll() is None and cls._environment == _compile_environment():
+            return process
+        cls.stop()
+        return None
+
+    @classmethod
+    def prestart(cls) -> None:
+        with cls._lock:
+            if cls._usable() is None:
+                cls._process = _spawn(cls._start)
+                cls._owner, cls._environment = os.getpid(), _compile_environment()
+
+    @classmethod
+    def pid(cls) -> int | None:
+        """The spare's process id, if there is one that can take a job."""
+        with cls._lock:
+            process = cls._usable()
+        return None if process is None else process.pid
+
+    @classmethod
+    def take(cls) -> subprocess.Popen:
+        """The spare, or a new compile worker; either way this caller's only."""
+        with cls._lock:
+            process = cls._usable()
+            cls._process = None
+        return process or _spawn(cls._start)
+
+    @classmethod
+    def stop(cls) -> None:
+        process, cls._process = cls._process, None
+        if process is not None and cls._owner == os.getpid():
+            kill_group(process)
+            process.wait()
+
+
+atexit.register(CompileWorkerSpare.stop)
+
+
 def _read_json(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
@@ -240,15 +425,15 @@ def _last_progress(job: str) -> tuple[str, str | None]:
 def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -> dict[str, Any]:
     """Run the compile worker on ``job``, its group within ``memory`` bytes
     (None: ``memory.compile_memory()``); raise CompileError on any failure."""
-    launches["compile"] += 1
+    jobs["compile"] += 1
     limit = timeout_seconds()
-    argv = [sys.executable, "-m", "lowerline.driver.compile_worker", job]
+    process = CompileWorkerSpare.take()
     try:
         # The worker and every tool it starts are killed together when the
         # limit expires, the memory bound is passed or the caller is
         # interrupted (lowerline.processes).
         with MemoryWatch(compile_memory(memory)) as watch:
-            done = run_in_group(argv, timeout=limit, started=watch.start)
+            done = wait_in_group(process, limit, watch.start, stdin_text=job + "\n")
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)
         raise CompileError(

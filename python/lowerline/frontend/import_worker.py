@@ -491,11 +491,27 @@ def serve(requests, replies) -> None:
         replies.flush()
 
 
+def warm_up() -> None:
+    """Import what every job needs before the first one arrives.
+
+    The worker is started ahead of its first job (``ImportWorker.prestart``)
+    so that these seconds overlap ``torch.export`` in the caller; imported
+    lazily inside ``import_job`` they would run after it.
+    """
+    import torch  # noqa: F401
+    from torch_mlir.dialects import torch as torch_d  # noqa: F401
+    from torch_mlir.extras.fx_importer import FxImporter  # noqa: F401
+    from torch_mlir.passmanager import PassManager  # noqa: F401
+
+    from lowerline.frontend import decompositions, quantized  # noqa: F401
+
+
 def main() -> None:
     die_with_parent()
     # Replies use the original stdout; anything libraries print goes to stderr.
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
+    warm_up()
     serve(sys.stdin, replies)
 
 

@@ -61,6 +61,22 @@ def test_vector_tiles_are_whole_vectors_unless_a_large_divisor_exists(n, tile):
     assert vector_tile(n, CPU_TARGETS["sapphirerapids"]) == tile
 
 
+@pytest.mark.parametrize(
+    ("n", "nr", "masked"),
+    [
+        (320, 32, False),  # two vectors divide it
+        (48, 16, False),  # one vector divides it: exact, not a masked 32
+        (40, 32, True),  # no whole-vector divisor: 32 and a masked 8, not 20 lanes
+        (196, 32, True),  # not 28 lanes
+        (20, 16, True),  # one vector and a masked 4, not 20 lanes
+        (12, 12, False),  # below a vector: the row itself
+    ],
+)
+def test_matmul_register_columns_are_whole_vectors(n, nr, masked):
+    tiles = matmul_tiles(CPU_TARGETS["sapphirerapids"], 64, n, 64)
+    assert (tiles.nr, tiles.masked) == (nr, masked)
+
+
 def test_reduction_chunks_follow_the_vector_width():
     assert reduction_chunk(CPU_TARGETS["sapphirerapids"]) == 64
     assert reduction_chunk(CPU_TARGETS["haswell"]) == 32

@@ -70,7 +70,7 @@ def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int =
     mr_limit = min(mr_limit, 8) if regs >= 32 else min(mr_limit, 6)
     if m == 1:  # a row vector: use the registers along n instead
         nr_vectors = max(1, min(regs // 2, -(-n // vl)))
-    nr, nr_divides = _tile(n, nr_vectors * vl, vl) if n >= vl else (n, True)
+    nr, nr_divides = register_columns(n, nr_vectors * vl, vl) if n >= vl else (n, True)
     mr, mr_divides = _tile(m, mr_limit, 1)
     # mc: an mc x k block of A in half of L2, in whole register tiles (the
     # k x nr panel of B a register tile streams is reused across those rows).
@@ -83,6 +83,21 @@ def matmul_tiles(target: CpuTarget, m: int, n: int, k: int, element_bytes: int =
         nc //= 2
     nc = _balanced_nc(m // mc, n, nc, nr, target.cores)
     return MatmulTiles(mc, nc, mr, nr, masked=not (mr_divides and nr_divides))
+
+
+def register_columns(n: int, limit: int, vl: int) -> tuple[int, bool]:
+    """Register tile columns for a dimension of ``n >= vl``: whole vectors
+    only. The widest whole-vector divisor of ``n`` up to ``limit`` (16 of 48,
+    not a masked 32), else ``limit`` in whole vectors with a masked partial
+    tile. Never a divisor that is not whole vectors: LLVM splits a 20- or
+    28-lane accumulator carried across the k loop lane by lane (a Winograd
+    batch matmul with N = 40 ran at a tenth of the FMA rate). Returns
+    (size, divides)."""
+    exact = largest_divisor(n, limit, vl)
+    if exact:
+        return exact, True
+    size = max(vl, limit // vl * vl)
+    return size, n % size == 0
 
 
 def _balanced_nc(row_tiles: int, n: int, nc: int, nr: int, cores: int) -> int:

@@ -193,22 +193,35 @@ def _power_of_two_pieces(n: int, smallest: int) -> tuple[int, ...]:
 
 
 def window_tiles(
-    target: CpuTarget, channels: int, oh: int, ow: int, element_bytes: int = 4
+    target: CpuTarget,
+    channels: int,
+    oh: int,
+    ow: int,
+    element_bytes: int = 4,
+    shared_input: bool = False,
 ) -> ConvTiles:
     """Tile sizes for a pooling or a depthwise, grouped, strided or dilated
     convolution out[.., c, oh, ow], computed as elementwise steps over its
     window (``lowerline.passes.tiling.window_tiles``).
 
     The register tile is ``mr`` channels x ``nr`` columns of one output row,
-    whole vectors along the row (a masked partial tile at its end). Unlike a
-    dense convolution's rank-1 update, every step reads a vector of input per
-    accumulator (no reuse across channels): the registers hold ``mr x
-    vectors`` accumulators and as many input vectors.
+    whole vectors along the row (a masked partial tile at its end). In a
+    pooling or a depthwise convolution every step reads a vector of input
+    per accumulator (no reuse across channels): the registers hold ``mr x
+    vectors`` accumulators and as many input vectors. With ``shared_input``
+    (a dense or grouped convolution, strided or dilated: the input row does
+    not depend on the output channel) a step is a rank-1 update like a
+    stride-1 convolution's: one input row of ``vectors`` for all ``mr``
+    channels, so the registers hold twice the accumulators.
     """
     vl = lanes(target, element_bytes)
     regs = vector_registers(target)
     nr = min(2 * vl, -(-ow // vl) * vl)
     vectors = nr // vl
-    mr = largest_divisor(channels, max(1, (regs - 2) // (2 * vectors))) or 1
+    if shared_input:
+        limit = (regs - vectors - 2) // vectors
+    else:
+        limit = (regs - 2) // (2 * vectors)
+    mr = largest_divisor(channels, max(1, limit)) or 1
     ohc = largest_divisor(oh, 8) or 1
     return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)

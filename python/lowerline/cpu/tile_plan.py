@@ -218,10 +218,9 @@ def window_tiles(
     regs = vector_registers(target)
     nr = min(2 * vl, -(-ow // vl) * vl)
     vectors = nr // vl
-    if shared_input:
-        limit = (regs - vectors - 2) // vectors
-    else:
-        limit = (regs - 2) // (2 * vectors)
+    # Accumulators plus input vectors: one row for all channels, or one per accumulator.
+    shared = (regs - vectors - 2) // vectors
+    limit = shared if shared_input else (regs - 2) // (2 * vectors)
     mr = largest_divisor(channels, max(1, limit)) or 1
     ohc = largest_divisor(oh, 8) or 1
     return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)

@@ -39,13 +39,22 @@ def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
         (48, ()),  # 32 + 16: a power of two already, no mask
         (64, ()),  # no partial tile
         (60, (16, 8, 4)),  # 32 + 28
-        (58, ()),  # 32 + 26: 2 is less than a quarter vector, stays masked
+        (58, (16, 8, 2)),  # 32 + 26: even 2 columns get a piece (no mask)
+        (42, (8, 2)),  # 32 + 10
     ],
 )
 def test_conv_partial_tiles_split_into_power_of_two_pieces(width, tail):
     tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, 8, width)
     assert tiles.nr == 32
     assert tiles.tail == tail
+
+
+@pytest.mark.parametrize(("width", "tail"), [(10, (8, 2)), (7, (4, 2, 1)), (14, (8, 4, 2))])
+def test_small_planes_are_split_too(width, tail):
+    """Rows narrower than a vector (late CNN stages: 14, 10, 7 columns) are
+    pieces, not one masked tile."""
+    tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, width, width)
+    assert (tiles.nr, tiles.masked, tiles.tail) == (16, True, tail)
 
 
 @pytest.mark.parametrize(

@@ -168,28 +168,27 @@ def conv_tiles(target: CpuTarget, f: int, oh: int, ow: int, element_bytes: int =
     vl = lanes(target, element_bytes)
     regs = vector_registers(target)
     # nr: whole vectors (LLVM rebuilds odd-width vectors lane by lane when
-    # they cross loop iterations: measured 30x slower at 28 lanes). A row that
-    # is not a multiple of the tile gets a masked partial tile.
+    # they cross loop iterations: measured 30x slower at 28 lanes). The
+    # partial tile of a row that is not a multiple of nr is split into
+    # power-of-two pieces.
     nr = min(2 * vl, -(-ow // vl) * vl)
     vectors = nr // vl
     mr = largest_divisor(f, max(1, (regs - vectors - 2) // vectors)) or 1
     fc = mr
     ohc = largest_divisor(oh, 8) or 1
     masked = ow % nr != 0
-    return ConvTiles(fc, ohc, mr, nr, masked, _power_of_two_pieces(ow % nr, vl // 4))
+    return ConvTiles(fc, ohc, mr, nr, masked, _power_of_two_pieces(ow % nr))
 
 
-def _power_of_two_pieces(n: int, smallest: int) -> tuple[int, ...]:
-    """``n`` as decreasing powers of two, none below ``smallest`` (a quarter
-    vector: narrower ones are not worth a loop of their own); () if it is
-    one already (then it needs no mask) or cannot be split so."""
-    pieces, size = [], 1 << max(n.bit_length() - 1, 0)
-    while n and size >= max(smallest, 1):
-        if n >= size:
-            pieces.append(size)
-            n -= size
-        size //= 2
-    return tuple(pieces) if n == 0 and len(pieces) > 1 else ()
+def _power_of_two_pieces(n: int) -> tuple[int, ...]:
+    """``n`` as decreasing powers of two (its binary digits: 10 -> 8 + 2);
+    () if it is one already (then it needs no mask). Every piece, even one
+    column wide, is a static tile whose accumulators stay in registers; a
+    masked tile's are loaded and stored at every step of the (c, kh, kw)
+    loops (measured on a MobileNetV2 block with 10 x 10 planes, one thread:
+    1.9x eager's time with masked 10-column tiles, 1.2x with 8 + 2)."""
+    pieces = [1 << bit for bit in range(n.bit_length() - 1, -1, -1) if n >> bit & 1]
+    return tuple(pieces) if len(pieces) > 1 else ()
 
 
 def window_tiles(

@@ -140,9 +140,14 @@ def _filled(
                 continue
             offsets = [offset if d == dim else 0 for d in range(rank)]
             sizes = [size if d == dim else shape[d] for d in range(rank)]
-            filled = linalg.fill(value, outs=[_extract(result, offsets, sizes)])
-            result = _insert(filled, result, offsets)
+            result = fill_slice(result, value, offsets, sizes)
     return result
+
+
+def fill_slice(whole: ir.Value, value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
+    """``whole`` with its static slice at ``offsets`` of ``sizes`` filled with ``value``."""
+    filled = linalg.fill(value, outs=[_extract(whole, offsets, sizes)])
+    return _insert(filled, whole, offsets)
 
 
 def _extract(whole: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:

@@ -450,7 +450,8 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     *lead, c = out.shape[: out.rank - 1 - rows]
     oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
     group = Group(name, "window", op)
-    t = group.tiles = window_tiles(target, c, oh, ow, eb)
+    shared = _input_shared_by_channels(op, len(lead))
+    t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
     group.par = [*ones, t.fc, *[t.ohc] * rows, 0]
     group.reg = [*ones, t.mr, *[1] * rows, t.nr]
@@ -463,6 +464,23 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     group.flops = 2 * int(np.prod(loops))
     group.bytes_moved = eb * sum(int(np.prod(t.shape)) for t in operands)
     return group
+
+
+def _input_shared_by_channels(op: ir.Operation, channel: int) -> bool:
+    """The input (operand 0) does not follow the loop of result dim
+    ``channel``: every channel of a register tile reads the same input row
+    (a dense or grouped convolution, not a pooling or depthwise one)."""
+    maps = _maps(op)
+    loop = ir.AffineDimExpr(maps[-1].results[channel]).position
+    return not any(_uses_dim(expr, loop) for expr in maps[0].results)
+
+
+def _uses_dim(expr: ir.AffineExpr, dim: int) -> bool:
+    if isinstance(expr, ir.AffineDimExpr):
+        return expr.position == dim
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _uses_dim(expr.lhs, dim) or _uses_dim(expr.rhs, dim)
+    return False
 
 
 def _fuse_bias_broadcast(group: Group) -> None:

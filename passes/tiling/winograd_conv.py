@@ -19,9 +19,10 @@ For ``out = conv_2d_nchw_fchw(in, w)`` this pass emits::
                                     added to the init unless it is a zero fill
                                     (a bias broadcast), then the epilogue
 
-with T = N x ceil(H/4) x S tiles, S = ceil(W/4) rounded up to whole vectors
-(the extra columns are never read back; an N of whole vectors keeps the
-matmul's register tiles unmasked). Where 4 does not divide an output side,
+with T = N x ceil(H/4) x S tiles, S = ceil(W/4) rounded up to whole vectors,
+and T itself rounded up to whole vectors, the extra columns zeros (the extra
+columns are never read back; an N of whole vectors keeps the matmul's
+register tiles whole vectors and unmasked). Where 4 does not divide an output side,
 the last tiles hang over the edge: they read zeros past the input's edge
 (an out-of-bounds read past the right, a select below the bottom) and store
 only the rows and columns that exist (a guarded row, a masked write).
@@ -71,6 +72,7 @@ from lowerline import weights
 from lowerline.cpu.tile_plan import lanes as vector_lanes
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.passes.support.linalg_info import all_parallel, describe, indexing_maps
+from lowerline.passes.tiling.decompose_pad import fill_slice
 from lowerline.passes.tiling.tile_and_fuse import all_ones
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
@@ -199,9 +201,22 @@ class _Conv:
         return 1 << (cols - 1).bit_length()
 
     @property
-    def tiles(self) -> int:
-        """The N dimension of the matmuls: every tile row, padded."""
+    def used_tiles(self) -> int:
+        """Columns of T the input transform writes: every tile row, padded."""
         return self.batch * self.tile_rows * self.row_stride
+
+    @property
+    def tiles(self) -> int:
+        """The N dimension of the matmuls: ``used_tiles`` rounded up to whole
+        vectors (below one vector, to a power of two), so that the matmul's
+        register tiles are whole vectors that divide N (one 20 x 20 image: 5
+        tile rows of 8 give 40, whose only register tile of 17 to 32 columns
+        is 20 lanes wide, split lane by lane by LLVM). The extra columns are
+        zeros, never read back."""
+        used = self.used_tiles
+        if used < self.lanes:
+            return 1 << (used - 1).bit_length()
+        return -(-used // self.lanes) * self.lanes
 
 
 def _zero_init(init: ir.Value) -> bool:
@@ -407,7 +422,19 @@ def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
                     part = _write(value, part, [_index(xi * ALPHA + nu), c, _index(x0)])
         return part
 
-    return _forall(conv, empty, conv.channels, slice_at, body)
+    return _zero_tail(conv, _forall(conv, empty, conv.channels, slice_at, body))
+
+
+def _zero_tail(conv: _Conv, transformed: ir.Value) -> ir.Value:
+    """Zeros in the columns of V past the last tile row (``_Conv.tiles``):
+    what is left there is whatever the buffer held, possibly denormals,
+    which slow the FMAs that read them."""
+    extra = conv.tiles - conv.used_tiles
+    if not extra:
+        return transformed
+    zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
+    sizes = [ALPHA * ALPHA, conv.channels, extra]
+    return fill_slice(transformed, zero, [0, 0, conv.used_tiles], sizes)
 
 
 def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Value:

@@ -39,13 +39,22 @@ def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
         (48, ()),  # 32 + 16: a power of two already, no mask
         (64, ()),  # no partial tile
         (60, (16, 8, 4)),  # 32 + 28
-        (58, ()),  # 32 + 26: 2 is less than a quarter vector, stays masked
+        (58, (16, 8, 2)),  # 32 + 26: even 2 columns get a piece (no mask)
+        (42, (8, 2)),  # 32 + 10
     ],
 )
 def test_conv_partial_tiles_split_into_power_of_two_pieces(width, tail):
     tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, 8, width)
     assert tiles.nr == 32
     assert tiles.tail == tail
+
+
+@pytest.mark.parametrize(("width", "tail"), [(10, (8, 2)), (7, (4, 2, 1)), (14, (8, 4, 2))])
+def test_small_planes_are_split_too(width, tail):
+    """Rows narrower than a vector (late CNN stages: 14, 10, 7 columns) are
+    pieces, not one masked tile."""
+    tiles = conv_tiles(CPU_TARGETS["sapphirerapids"], 64, width, width)
+    assert (tiles.nr, tiles.masked, tiles.tail) == (16, True, tail)
 
 
 @pytest.mark.parametrize(
@@ -59,6 +68,22 @@ def test_conv_partial_tiles_split_into_power_of_two_pieces(width, tail):
 )
 def test_vector_tiles_are_whole_vectors_unless_a_large_divisor_exists(n, tile):
     assert vector_tile(n, CPU_TARGETS["sapphirerapids"]) == tile
+
+
+@pytest.mark.parametrize(
+    ("n", "nr", "masked"),
+    [
+        (320, 32, False),  # two vectors divide it
+        (48, 16, False),  # one vector divides it: exact, not a masked 32
+        (40, 32, True),  # no whole-vector divisor: 32 and a masked 8, not 20 lanes
+        (196, 32, True),  # not 28 lanes
+        (20, 16, True),  # one vector and a masked 4, not 20 lanes
+        (12, 12, False),  # below a vector: the row itself
+    ],
+)
+def test_matmul_register_columns_are_whole_vectors(n, nr, masked):
+    tiles = matmul_tiles(CPU_TARGETS["sapphirerapids"], 64, n, 64)
+    assert (tiles.nr, tiles.masked) == (nr, masked)
 
 
 def test_reduction_chunks_follow_the_vector_width():

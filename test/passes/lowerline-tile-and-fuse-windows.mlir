@@ -70,8 +70,9 @@ func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
 // CHECK:         return
 // VEC-LABEL: func.func @depthwise_bias_relu(
 // VEC:           scf.for {{.+}} -> (vector<6x32xf32>)
-// VEC:             arith.mulf %{{.+}}, %{{.+}} : vector<6x32xf32>
-// VEC:             arith.addf %{{.+}}, %{{.+}} : vector<6x32xf32>
+// The multiply and add may become one FMA (fastmath<contract>).
+// VEC:             arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<6x32xf32>
+// VEC:             arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<6x32xf32>
 // VEC:           arith.maximumf %{{.+}}, %{{.+}} : vector<6x1x32xf32>
 // VEC:           scf.for {{.+}} -> (vector<6x8xf32>)
 // VEC-NOT:     linalg.
@@ -127,7 +128,8 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // VEC-LABEL: func.func @conv_stride_2(
 // VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<15xf32>, vector<16xf32>
 // VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
-// VEC:           arith.mulf %{{.+}}, %{{.+}} : vector<8x8xf32>
+// VEC:           arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
+// VEC:           arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x8x8xf32>
@@ -135,6 +137,29 @@ func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> 
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
     ins(%x, %w : tensor<1x3x21x21xf32>, tensor<8x3x7x7xf32>) outs(%f : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %r : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// Register tiles of a dense strided convolution hold twice the channels of a
+// depthwise one's: every channel of the tile reads the same input row (a
+// rank-1 update: 8 x 2 accumulators, 2 input vectors), where a depthwise
+// step reads a row per channel (4 x 2 accumulators and as many inputs).
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 4 channels x 8 rows, registers 4 channels x 32 columns
+// CHECK-LABEL: func.func @shared_input_rows_take_more_channels(
+func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf32>, %dw: tensor<64x3x3xf32>)
+    -> (tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32>
+  %dense = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %w : tensor<1x64x66x66xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32>
+  %e2 = tensor.empty() : tensor<1x64x32x32xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32>
+  %depthwise = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %dw : tensor<1x64x66x66xf32>, tensor<64x3x3xf32>) outs(%f2 : tensor<1x64x32x32xf32>) -> tensor<1x64x32x32xf32>
+  return %dense, %depthwise : tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>
 }
 
 // -----

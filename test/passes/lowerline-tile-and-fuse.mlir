@@ -207,6 +207,31 @@ func.func @peels_partial_conv_columns(%x: tensor<1x4x58x58xf32>, %w: tensor<8x4x
 
 // -----
 
+// A plane narrower than a register tile (a late CNN stage's 10 x 10): the
+// whole row is the partial tile, split into 8 + 2 columns on both targets,
+// never one masked 10-column tile (its accumulators would be loaded and
+// stored at every step of the (c, kh, kw) loops).
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-SPR-NEXT: remark: linalg.conv_2d_nchw_fchw: g0: conv; fused fill; tiles: parallel 8 channels x 5 rows, registers 8 channels x 16 columns, partial tile as 8 + 2 columns
+// EXPLAIN-HSW-NEXT: remark: linalg.conv_2d_nchw_fchw: g0: conv; fused fill; tiles: parallel 4 channels x 5 rows, registers 4 channels x 16 columns, partial tile as 8 + 2 columns
+// CHECK-LABEL: func.func @splits_small_planes(
+// CHECK-NOT:     {{x\?x}}
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x8xf32>)
+// SPR:           scf.for {{.+}} -> (tensor<1x8x1x2xf32>)
+// HSW:           scf.for {{.+}} -> (tensor<1x4x1x8xf32>)
+// HSW:           scf.for {{.+}} -> (tensor<1x4x1x2xf32>)
+// CHECK-NOT:     {{x\?x}}
+// CHECK:         return
+func.func @splits_small_planes(%x: tensor<1x64x12x12xf32>, %w: tensor<8x64x3x3xf32>) -> tensor<1x8x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x10x10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x64x12x12xf32>, tensor<8x64x3x3xf32>) outs(%f : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  return %c : tensor<1x8x10x10xf32>
+}
+
+// -----
+
 // A matmul of arguments with no epilogue: its fill is fused into the register
 // tile (structured.fuse), so each tile's accumulators start from zeros
 // instead of a zero-filled C read back.

@@ -229,3 +229,53 @@ func.func @ragged_edges(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x6x6xf32> {
       ins(%x, %w : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
   return %c : tensor<1x16x6x6xf32>
 }
+
+// -----
+
+// One 20 x 20 output: 5 tile rows of 8 columns (5 tiles rounded up to a
+// power of two) are 40 columns of T, rounded up to whole vectors: 48, the
+// last 8 zero-filled. 40 has no register tile of whole vectors; 48 has 16.
+// CHECK-LABEL: func.func @whole_vector_tiles(
+// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 5) {{.+}} -> (tensor<36x16x48xf32>)
+// CHECK:         %[[TAIL:.+]] = tensor.extract_slice %[[V]][0, 0, 40] [36, 16, 8] [1, 1, 1]
+// CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[TAIL]] : tensor<36x16x8xf32>)
+// CHECK:         %[[PADDED:.+]] = tensor.insert_slice %[[ZEROS]] into %[[V]][0, 0, 40] [36, 16, 8] [1, 1, 1]
+// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[PADDED]] : tensor<36x16x16xf32>, tensor<36x16x48xf32>)
+// Three images: 120 columns, 128 of T.
+// CHECK-LABEL: func.func @whole_vector_tiles_batch(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (3, 5) {{.+}} -> (tensor<36x16x128xf32>)
+// CHECK:         tensor.extract_slice %{{.+}}[0, 0, 120] [36, 16, 8] [1, 1, 1]
+// Eight images: 320 columns, whole vectors already: no tail to fill.
+// CHECK-LABEL: func.func @whole_vector_tiles_no_tail(
+// CHECK:         %[[V8:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (8, 5) {{.+}} -> (tensor<36x16x320xf32>)
+// CHECK-NOT:     tensor.insert_slice
+// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[V8]] : tensor<36x16x16xf32>, tensor<36x16x320xf32>)
+func.func @whole_vector_tiles(%x: tensor<1x16x22x22xf32>) -> tensor<1x16x20x20xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x20x20xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x22x22xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32>
+  return %c : tensor<1x16x20x20xf32>
+}
+
+func.func @whole_vector_tiles_batch(%x: tensor<3x16x22x22xf32>) -> tensor<3x16x20x20xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x16x20x20xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x16x20x20xf32>) -> tensor<3x16x20x20xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<3x16x22x22xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<3x16x20x20xf32>) -> tensor<3x16x20x20xf32>
+  return %c : tensor<3x16x20x20xf32>
+}
+
+func.func @whole_vector_tiles_no_tail(%x: tensor<8x16x22x22xf32>) -> tensor<8x16x20x20xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16x20x20xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16x20x20xf32>) -> tensor<8x16x20x20xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<8x16x22x22xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<8x16x20x20xf32>) -> tensor<8x16x20x20xf32>
+  return %c : tensor<8x16x20x20xf32>
+}

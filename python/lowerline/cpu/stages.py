@@ -71,7 +71,7 @@ def graph(o: CpuOptions) -> str:
     """
     return (
         "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
-        "lowerline-fuse-elementwise),canonicalize,cse"
+        "lowerline-fuse-elementwise,lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )
 
 

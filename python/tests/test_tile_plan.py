@@ -88,3 +88,23 @@ def test_window_tiles_differ_per_target():
     hsw = window_tiles(CPU_TARGETS["haswell"], 32, 56, 56)
     assert (spr.mr, spr.nr) == (4, 32)  # 32 zmm registers of 16 lanes: 8 accumulators
     assert (hsw.mr, hsw.nr) == (2, 16)  # 16 ymm registers of 8 lanes: 4 accumulators
+
+
+@pytest.mark.parametrize("n", [24, 40, 100, 196, 197, 200, 208])
+@pytest.mark.parametrize("target", ["sapphirerapids", "haswell"])
+def test_matmul_register_tiles_are_whole_vectors(target, n):
+    """nr is a multiple of the lanes whatever n is (196 gave its divisor 28,
+    which LLVM splits lane by lane); a partial tile is masked (and peeled)."""
+    cpu = CPU_TARGETS[target]
+    for m in (1, 7, 128):
+        tiles = matmul_tiles(cpu, m, n, 64)
+        assert tiles.nr % lanes(cpu, 4) == 0, tiles
+        assert tiles.masked == (n % tiles.nr != 0 or m % tiles.mr != 0), tiles
+
+
+def test_batch_matmul_batch_entries_count_as_parallel_tiles():
+    """With 24 batch entries there is work for every core: the 65 columns stay
+    one parallel tile instead of being halved into a partial one."""
+    cpu = CPU_TARGETS["sapphirerapids"]
+    assert matmul_tiles(cpu, 65, 65, 64, batch=24).nc == 65
+    assert 65 % matmul_tiles(cpu, 65, 65, 64).nc == 0

@@ -234,6 +234,8 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
         rows = collapse_rows(bmm.operands[0], 0)
         init = collapse_rows(bmm.operands[2], 0)
         value = linalg.matmul(rows, matrix, outs=[init])
+    if "cast" in bmm.attributes:  # unsigned extension of integer operands
+        value.owner.attributes["cast"] = bmm.attributes["cast"]
     replaced = bmm.results[0]
     for op in chain:
         with ir.InsertionPoint(op), op.location:

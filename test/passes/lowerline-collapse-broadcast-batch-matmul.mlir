@@ -111,3 +111,15 @@ func.func @keeps_computed_broadcast(%a: tensor<2x3x5xf32>, %w: tensor<5x4xf32>, 
   %c = linalg.batch_matmul ins(%a, %wb : tensor<2x3x5xf32>, tensor<2x5x4xf32>) outs(%init : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %c : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Integer operands extended as unsigned keep that meaning in the matmul.
+// CHECK-LABEL: func.func @keeps_unsigned_cast(
+// CHECK:         linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins({{.*}} : tensor<6x4xi8>, tensor<4x5xi8>) outs({{.*}} : tensor<6x5xi32>)
+func.func @keeps_unsigned_cast(%a: tensor<2x3x4xi8>, %w: tensor<4x5xi8>, %init: tensor<2x3x5xi32>) -> tensor<2x3x5xi32> {
+  %e = tensor.empty() : tensor<2x4x5xi8>
+  %wb = linalg.broadcast ins(%w : tensor<4x5xi8>) outs(%e : tensor<2x4x5xi8>) dimensions = [0]
+  %c = linalg.batch_matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %wb : tensor<2x3x4xi8>, tensor<2x4x5xi8>) outs(%init : tensor<2x3x5xi32>) -> tensor<2x3x5xi32>
+  return %c : tensor<2x3x5xi32>
+}

@@ -67,7 +67,10 @@ def graph(o: CpuOptions) -> str:
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
-    (``lowerline-lower-tm-tensor``): nothing after it knows them.
+    (``lowerline-lower-tm-tensor``): nothing after it knows them. A batch
+    matmul by a weight broadcast over the batch becomes one matmul over all
+    rows after fusion (``lowerline-collapse-broadcast-batch-matmul``), its
+    fused bias epilogue collapsed with it.
     """
     return (
         "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"

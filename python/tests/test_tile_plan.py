@@ -17,18 +17,20 @@ from lowerline.targets import CPU_TARGETS
 
 
 @pytest.mark.parametrize(
-    ("cores", "n", "nc"),
+    ("cores", "n", "nc", "mc"),
     [
-        (2, 768, 192),  # 256 would give 3 tiles on 2 cores: one core idle a third of the time
-        (2, 1024, 256),  # 4 tiles: already balanced, the largest tile stays
-        (3, 768, 256),  # 3 tiles on 3 cores
-        (4, 96, 96),  # no divisor in whole register tiles balances: keep the tile
+        (2, 768, 192, 128),  # 256 would give 3 tiles on 2 cores: one core idle a third of the time
+        (2, 1024, 256, 128),  # 4 tiles: already balanced, the largest tile stays
+        (3, 768, 256, 128),  # 3 tiles on 3 cores
+        # No divisor of 96 in whole register tiles balances the columns: the
+        # rows are split instead, 4 tiles of 32 rows for 4 cores.
+        (4, 96, 96, 32),
     ],
 )
-def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
+def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc, mc):
     target = replace(CPU_TARGETS["sapphirerapids"], cores=cores)
     tiles = matmul_tiles(target, 128, n, 256)
-    assert tiles.mc == 128 and tiles.nr == 32
+    assert tiles.mc == mc and tiles.nr == 32
     assert tiles.nc == nc
 
 

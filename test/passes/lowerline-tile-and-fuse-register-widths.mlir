@@ -10,8 +10,10 @@
 // divisor 28, whose 28-lane vectors LLVM splits lane by lane. The partial
 // tile is peeled: the full ones keep static shapes through the k loop (their
 // accumulators are hoisted into registers), the last is 4 columns wide.
-// EXPLAIN-SPR: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 128x196, registers 8x32, masked, k loop of 1
-// EXPLAIN-HSW: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 128x196, registers 4x16, masked, k loop of 1
+// The columns split into no whole register tiles: the rows are split into
+// one parallel tile per core instead (2 on sapphirerapids, 4 on haswell).
+// EXPLAIN-SPR: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 64x196, registers 8x32, masked, k loop of 1
+// EXPLAIN-HSW: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 32x196, registers 4x16, masked, k loop of 1
 // CHECK-LABEL: func.func @whole_vector_columns_for_196(
 // CHECK:         scf.forall
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %c192 step %c32

@@ -96,6 +96,11 @@ def matmul_tiles(
             break
         nc //= 2
     nc = _balanced_nc(row_tiles, n, nc, nr, target.cores)
+    # Columns that split into no whole register tiles (196): rows instead.
+    while batch * (m // mc) * (n // nc) < target.cores and (mc // 2) % mr == 0:
+        if mc // 2 < mr or m % (mc // 2):
+            break
+        mc //= 2
     return MatmulTiles(mc, nc, mr, nr, masked=not (mr_divides and nr_divides))
 
 

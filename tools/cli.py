@@ -135,6 +135,7 @@ def _compile(args: argparse.Namespace) -> int:
         f"lowerline {report.compiled_seconds * 1e3:.3f} ms ({ratio:.2f}x eager)"
     )
     print(f"peak intermediate memory: {report.memory}")
+    print(f"arena: {report.memory.arena()}")
     _print_fallbacks(report.fallbacks)
     print(f"tolerance: {report.tolerance}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")

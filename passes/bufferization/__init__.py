@@ -1,2 +1,2 @@
 """Passes of the bufferized stage: buffers per value, repeated results,
-strided copies."""
+strided copies, and the arena that holds an entry function's buffers."""

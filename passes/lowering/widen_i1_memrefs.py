@@ -36,30 +36,21 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith
 
+from lowerline.passes.support.memref_views import VIEW_OPS
 from lowerline.pipeline.pass_api import Pass, PassFailed
 
 # Ops whose meaning does not depend on the element type: retyping their
 # memref operands and results is all they need.
-_RETYPE_ONLY = frozenset(
+_RETYPE_ONLY = VIEW_OPS | frozenset(
     {
         "memref.alloc",
         "memref.alloca",
         "memref.dealloc",
-        "memref.subview",
-        "memref.cast",
-        "memref.reinterpret_cast",
-        "memref.expand_shape",
-        "memref.collapse_shape",
-        "memref.transpose",
-        "memref.view",
         "memref.copy",
         "memref.dim",
         "memref.rank",
-        "memref.extract_strided_metadata",
         "memref.extract_aligned_pointer_as_index",
-        "memref.assume_alignment",
         "memref.realloc",
-        "memref.memory_space_cast",
         "memref.get_global",
         "func.return",
         "func.call",

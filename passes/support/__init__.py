@@ -1,5 +1,5 @@
 """IR helpers shared by passes of several groups: reading linalg ops
 (``linalg_info``), constants (``ir_constants``), transform-dialect scripts
-(``transform_scripts``) and building elementwise arithmetic
-(``elementwise_ir``). No passes live here.
+(``transform_scripts``), building elementwise arithmetic
+(``elementwise_ir``) and the memref ops that view a buffer (``memref_views``). No passes live here.
 """

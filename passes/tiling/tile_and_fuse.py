@@ -242,6 +242,8 @@ def _decision(g: Group) -> str:
 
 
 def element_bytes(op: ir.Operation) -> int | None:
+    if _is_integer_contraction(op):
+        return 4  # tiled as the i32 accumulator (lowerline-fold-qdq-matmul's matmuls)
     types = {
         str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
         for v in [*op.operands, *op.results]
@@ -249,6 +251,14 @@ def element_bytes(op: ir.Operation) -> int | None:
     if len(types) != 1:
         return None
     return _ELEMENT_BYTES.get(types.pop())
+
+
+def _is_integer_contraction(op: ir.Operation) -> bool:
+    """An i8 x i8 -> i32 named contraction."""
+    if op.name not in _CONTRACTIONS:
+        return False
+    types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
+    return types == ["i8", "i8", "i32"]
 
 
 def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:

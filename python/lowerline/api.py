@@ -357,6 +357,9 @@ class CompiledModule:
         are allocated by the caller and not counted. The counters are reset
         at the start of every call and belong to the compiled library: calls
         made at the same time into the same library count together.
+        ``arena_bytes``: the arena that holds the statically planned buffers
+        (lowerline-plan-arena; kept across calls, not counted above);
+        ``lower_bound_bytes``: the most of those bytes live at once.
         """
         if self._last_called is None:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
@@ -525,7 +528,7 @@ class CompiledModule:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
                     return meta, hit, GpuFunction(library, meta["entry"], outputs)
-                return meta, hit, NativeFunction(library, meta["entry"], outputs)
+                return meta, hit, NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
                 if attempt:
@@ -697,6 +700,7 @@ def _compile_artifact(
         "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
+        "arena": result.get("arena"),  # GPU entries take none
     }
 
 

@@ -30,6 +30,7 @@ def test_compile_writes_stages_and_compares_with_eager(tmp_path, capsys, monkeyp
     assert re.search(
         r"^peak intermediate memory: [0-9.]+ KiB in [0-9]+ allocations$", printed, re.M
     )
+    assert re.search(r"^arena: [0-9.]+ KiB \(liveness lower bound [0-9.]+ KiB\)$", printed, re.M)
     assert "\nops left as plain loops: none (everything tiled and vectorized)\n" in printed
     assert "\ntolerance: float32: rtol=0.0001, atol=1e-05\n" in printed
     difference = float(printed.rsplit("largest difference from eager: ", 1)[1])

@@ -169,7 +169,7 @@ def test_ctrl_c_in_the_caller_stops_everything(hanging, tmp_path):
     try:
         _wait_for(pids + ".worker")
         caller.send_signal(signal.SIGINT)
-        _, stderr = caller.communicate(timeout=30)
+        _, stderr = caller.communicate(timeout=120)
     finally:
         caller.kill()
     assert "KeyboardInterrupt" in stderr

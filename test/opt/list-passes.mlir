@@ -22,11 +22,13 @@
 // OPTS-NEXT:     num-threads=<int>  (default: 0)  threads the code may use
 // OPTS-NEXT:     parallel=<str>  (default: openmp)
 // OPTS-NEXT:     buffer-reuse=<bool>  (default: true)  bufferized stage:
+// OPTS-NEXT:     arena=<bool>  (default: true)  bufferized stage:
 // OPTS-NEXT:     winograd=<bool>  (default: true)  tiled stage: 3x3 stride-1 convolutions
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
 // OPTS:        lowerline-to-bufferized  (runs on: builtin.module)
 // OPTS-NEXT:     graph -> bufferized
 // OPTS-NEXT:     buffer-reuse=<bool>  (default: true)
+// OPTS-NEXT:     arena=<bool>  (default: true)
 // OPTS:        lowerline-to-graph  (runs on: builtin.module)
 // OPTS-NEXT:     linalg on tensors -> graph
 // OPTS-NOT:      widen-i1=

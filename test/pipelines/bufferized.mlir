@@ -2,6 +2,8 @@
 // RUN:   --split-input-file | FileCheck %s
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-bufferized)" \
 // RUN:   --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-to-bufferized{arena=false})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=MALLOC
 
 // Whatever the function, nothing of the tensor world is left.
 // NONE-NOT: tensor
@@ -14,7 +16,8 @@
 // epilogue all write into it and nothing is allocated or copied.
 // CHECK-LABEL: func.func @matmul_bias_relu(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32x8xf32>,
-// CHECK-SAME:      %[[BIAS:[^:]+]]: memref<8xf32>, %[[OUT:[^:]+]]: memref<16x8xf32>) {
+// CHECK-SAME:      %[[BIAS:[^:]+]]: memref<8xf32>, %[[OUT:[^:]+]]: memref<16x8xf32>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK-NOT:     memref.alloc
 // CHECK:         linalg.fill ins(%{{.+}} : f32) outs(%[[OUT]] : memref<16x8xf32>)
 // CHECK:         linalg.matmul ins(%[[A]], %[[B]] : memref<16x32xf32>, memref<32x8xf32>) outs(%[[OUT]] : memref<16x8xf32>)
@@ -43,7 +46,8 @@ func.func @matmul_bias_relu(%arg0: tensor<16x32xf32>, %arg1: tensor<32x8xf32>, %
 
 // CHECK-LABEL: func.func @elementwise(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<7x13xf32>, %[[Y:[^:]+]]: memref<7x13xf32>,
-// CHECK-SAME:      %[[OUT:[^:]+]]: memref<7x13xf32>) {
+// CHECK-SAME:      %[[OUT:[^:]+]]: memref<7x13xf32>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK-NOT:     memref.alloc
 // CHECK:         linalg.generic
 // CHECK-SAME:        ins(%[[X]], %[[Y]] : memref<7x13xf32>, memref<7x13xf32>) outs(%[[OUT]] : memref<7x13xf32>)
@@ -68,7 +72,8 @@ func.func @elementwise(%arg0: tensor<7x13xf32>, %arg1: tensor<7x13xf32>) -> tens
 
 // A boolean result is still an i1 memref here; the llvm stage widens it.
 // CHECK-LABEL: func.func @compare_to_mask(
-// CHECK-SAME:      %[[OUT:[^:]+]]: memref<7x13xi1>) {
+// CHECK-SAME:      %[[OUT:[^:]+]]: memref<7x13xi1>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK:         linalg.generic
 // CHECK-SAME:        outs(%[[OUT]] : memref<7x13xi1>)
 // CHECK:         return{{$}}
@@ -90,7 +95,8 @@ func.func @compare_to_mask(%arg0: tensor<7x13xf32>, %arg1: tensor<7x13xf32>) -> 
 // CHECK:       memref.global "private" constant @[[BIAS:.+]] : memref<13xf32> = dense<[0.000000e+00, 1.000000e+00,
 // CHECK-LABEL: func.func @constant_and_returned_argument(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<7x13xf32>, %[[OUT0:[^:]+]]: memref<7x13xf32>,
-// CHECK-SAME:      %[[OUT1:[^:]+]]: memref<7x13xf32>) {
+// CHECK-SAME:      %[[OUT1:[^:]+]]: memref<7x13xf32>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK:         %[[G:.+]] = memref.get_global @[[BIAS]] : memref<13xf32>
 // CHECK:         linalg.generic
 // CHECK-SAME:        ins(%[[X]], %[[G]] : memref<7x13xf32>, memref<13xf32>) outs(%[[OUT0]] : memref<7x13xf32>)
@@ -112,7 +118,8 @@ func.func @constant_and_returned_argument(%arg0: tensor<7x13xf32>) -> (tensor<7x
 // A dynamically shaped result cannot be hoisted to the caller: it is computed
 // in a buffer of its own, copied to the out-param, and freed.
 // CHECK-LABEL: func.func @dynamic_result(
-// CHECK-SAME:      %[[X:[^:]+]]: memref<?x13xf32>, %[[OUT:[^:]+]]: memref<?x13xf32>) {
+// CHECK-SAME:      %[[X:[^:]+]]: memref<?x13xf32>, %[[OUT:[^:]+]]: memref<?x13xf32>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK:         %[[DIM:.+]] = memref.dim %[[X]]
 // CHECK:         %[[BUF:.+]] = memref.alloc(%[[DIM]]) {{.*}}: memref<?x13xf32>
 // CHECK:         linalg.generic
@@ -139,7 +146,8 @@ func.func @dynamic_result(%arg0: tensor<?x13xf32>) -> tensor<?x13xf32> {
 // lowerline-copy-repeated-results, buffer-results-to-out-params crashes here.
 // CHECK-LABEL: func.func @result_returned_twice(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<7x13xf32>, %[[OUT0:[^:]+]]: memref<7x13xf32>,
-// CHECK-SAME:      %[[OUT1:[^:]+]]: memref<7x13xf32>) {
+// CHECK-SAME:      %[[OUT1:[^:]+]]: memref<7x13xf32>,
+// CHECK-SAME:      %{{[^:]+}}: memref<?xi8>)
 // CHECK-NOT:     memref.alloc
 // CHECK:         linalg.generic
 // CHECK-SAME:        ins(%[[X]] : memref<7x13xf32>) outs(%[[OUT0]] : memref<7x13xf32>)
@@ -161,15 +169,31 @@ func.func @result_returned_twice(%arg0: tensor<7x13xf32>) -> (tensor<7x13xf32>, 
 // Buffer reuse (the default): the two unrelated values that CSE made share a
 // tensor.empty get buffers of their own (lowerline-split-empty-tensors), and
 // each is freed right after its last use (optimize-allocation-liveness), so
-// the second allocation can reuse the first's memory.
+// the second allocation can reuse the first's memory (arena=false: malloc's
+// reuse at run time)...
+// MALLOC-LABEL: func.func @freed_after_last_use(
+// MALLOC:         %[[A:.+]] = memref.alloc() {{.*}}: memref<64xf32>
+// MALLOC:         linalg.reduce ins(%[[A]] : memref<64xf32>)
+// MALLOC:         memref.dealloc %[[A]]
+// MALLOC:         %[[B:.+]] = memref.alloc() {{.*}}: memref<64xf32>
+// MALLOC:         linalg.reduce ins(%[[B]] : memref<64xf32>)
+// MALLOC:         memref.dealloc %[[B]]
+// MALLOC-NEXT:    return{{$}}
+// ...or (the default) the same bytes of the arena (lowerline-plan-arena):
+// one view at one offset, which CSE makes one value; 256 bytes for it, 4 for
+// a scalar.
 // CHECK-LABEL: func.func @freed_after_last_use(
-// CHECK:         %[[A:.+]] = memref.alloc() {{.*}}: memref<64xf32>
+// CHECK-SAME:      %[[ARENA:[^:]+]]: memref<?xi8>)
+// CHECK-SAME:      lowerline.arena = array<i64: 260,
+// CHECK:         %[[A:.+]] = memref.view %[[ARENA]][%{{.+}}][] : memref<?xi8> to memref<64xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[A]] : memref<64xf32>)
+// CHECK:           math.exp
 // CHECK:         linalg.reduce ins(%[[A]] : memref<64xf32>)
-// CHECK:         memref.dealloc %[[A]]
-// CHECK:         %[[B:.+]] = memref.alloc() {{.*}}: memref<64xf32>
-// CHECK:         linalg.reduce ins(%[[B]] : memref<64xf32>)
-// CHECK:         memref.dealloc %[[B]]
-// CHECK-NEXT:    return{{$}}
+// CHECK:         linalg.generic {{.*}} outs(%[[A]] : memref<64xf32>)
+// CHECK:           math.tanh
+// CHECK:         linalg.reduce ins(%[[A]] : memref<64xf32>)
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return{{$}}
 #id = affine_map<(d0) -> (d0)>
 func.func @freed_after_last_use(%x: tensor<64xf32>) -> tensor<f32> {
   %e = tensor.empty() : tensor<64xf32>

@@ -28,10 +28,11 @@
 // NONE-NOT: : i1, !llvm.ptr
 
 // Matmul + bias + ReLU with the epilogue split in two generics: the result is
-// a fourth (out-param) descriptor, and the fused epilogue feeds the bias add
-// straight into the max, with no store and reload in between.
+// a fourth (out-param) descriptor, then the (empty) arena's, and the fused
+// epilogue feeds the bias add straight into the max, with no store and reload
+// in between.
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
-// CHECK-SAME:      attributes {llvm.emit_c_interface}
+// CHECK-SAME:      attributes {llvm.emit_c_interface, lowerline.arena = array<i64: 0, 0>}
 // CHECK:         llvm.fmul
 // CHECK:         llvm.fadd
 // CHECK:         %[[SUM:.+]] = llvm.fadd

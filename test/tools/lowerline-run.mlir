@@ -14,7 +14,7 @@
 // CHECK: result #0: float32[2, 3]
 
 // LINALG: linalg.generic
-// BUF: func.func @scale_shift(%{{.*}}: memref<2x3xf32>, %{{.*}}: memref<2x3xf32>) {
+// BUF: func.func @scale_shift(%{{.*}}: memref<2x3xf32>, %{{.*}}: memref<2x3xf32>, %{{.*}}: memref<?xi8>) attributes {lowerline.arena = array<i64:
 // LLVM: llvm.func @_mlir_ciface_scale_shift
 #id = affine_map<(i, j) -> (i, j)>
 func.func @scale_shift(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

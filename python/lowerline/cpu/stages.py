@@ -45,6 +45,12 @@ class CpuOptions:
         "right after its last use (optimize-allocation-liveness) so that later ones reuse "
         "its memory; False: shared empty tensors, everything freed at the end",
     )
+    arena: bool = opt(
+        True,
+        "bufferized stage: the entry function's statically shaped buffers as views "
+        "of one arena argument (lowerline-plan-arena), which the caller keeps and "
+        "reuses across calls; False: each buffer is allocated and freed at every call",
+    )
     winograd: bool = opt(
         True,
         "tiled stage: 3x3 stride-1 convolutions with enough channels as Winograd "
@@ -67,14 +73,17 @@ def graph(o: CpuOptions) -> str:
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
-    (``lowerline-lower-tm-tensor``): nothing after it knows them. A batch
-    matmul by a weight broadcast over the batch becomes one matmul over all
-    rows after fusion (``lowerline-collapse-broadcast-batch-matmul``), its
-    fused bias epilogue collapsed with it.
+    (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
+    linear layers (dequantize -> matmul -> quantize) become integer matmuls
+    before anything fuses their dequantizes away (``lowerline-fold-qdq-matmul``).
+    A batch matmul by a weight broadcast over the batch becomes one matmul
+    over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
+    its fused bias epilogue collapsed with it.
     """
     return (
-        "lowerline-lower-tm-tensor,func.func(convert-elementwise-to-linalg,lowerline-drop-dead-results,"
-        "lowerline-fuse-elementwise,lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
+        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,convert-elementwise-to-linalg,"
+        "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )
 
 
@@ -103,6 +112,9 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
     use (optimize-allocation-liveness; the deallocation pipeline frees at the
     end of the function), so that later allocations reuse the memory. The
     measured peak of an encoder layer drops to about a quarter (README "Memory").
+    With ``arena``, those buffers then get fixed offsets in one arena argument
+    (lowerline-plan-arena): a call allocates nothing but buffers nested in
+    parallel tiles or loops and dynamically shaped ones.
     """
     split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
     early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
@@ -123,6 +135,7 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
             if vector_rows
             else "func.func(lowerline-strided-copies-to-linalg{vector-rows=0})",
             *early_free,
+            *(["lowerline-plan-arena"] if o.arena else []),
             "canonicalize",
             "cse",
         ]
@@ -245,6 +258,7 @@ _ALL_OPTIONS = (
     "num_threads",
     "parallel",
     "buffer_reuse",
+    "arena",
     "widen_i1",
 )
 # The named pipelines of these stages, as data: lowerline.pipeline.registry
@@ -268,7 +282,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-bufferized",
             "graph -> bufferized (memrefs, results as out-params)",
             bufferized,
-            ("buffer_reuse",),
+            ("buffer_reuse", "arena"),
         ),
         (
             "lowerline-to-loops",

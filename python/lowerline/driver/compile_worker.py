@@ -10,7 +10,9 @@ and writes:
   that was running;
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
-  @main takes a trailing seed argument, ``bind_seed``), ``error.json`` when
+  @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
+  and lower bound of its trailing arena argument, ``protocol.arena_plan``),
+  ``error.json`` when
   a pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
@@ -40,6 +42,7 @@ from lowerline.driver.seed import bind_seed
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
+from lowerline.pipeline import protocol
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.scheduler import Instrumentation
 from lowerline.pipeline.stage_runner import (
@@ -267,7 +270,15 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
         runner = _stage_runner(job, lowerer, watch.after_stage)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
+    with lowerer.context:
+        arena = protocol.arena_plan(module.operation, "main")
+    return {
+        "entry": "main",
+        "stage_seconds": seconds,
+        "fallbacks": watch.json(),
+        "seed": seeded,
+        "arena": arena,
+    }
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:

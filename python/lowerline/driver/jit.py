@@ -5,7 +5,8 @@ The CPU pipeline turns every tensor result into an out-parameter
 ``@f(tensor<AxB>, ...) -> tensor<CxD>`` is called as
 ``_mlir_ciface_f(memref*, ..., memref* out)``. ``Signature`` records the
 tensor types before lowering so numpy arrays can be checked and outputs
-allocated.
+allocated. An entry function with an arena (``lowerline-plan-arena``) gets
+one more trailing argument, an aligned byte array of the planned size.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mlir import execution_engine, ir
 from mlir import runtime as mlir_runtime
 
 from lowerline.errors import LowerlineError
+from lowerline.pipeline import protocol
 from lowerline.runtime.libraries import openmp_library, runtime_library
 from lowerline.weights import NUMPY_DTYPES
 
@@ -107,6 +109,8 @@ class JitFunction:
         # compiled libraries count allocations (runtime_support.c).
         for name, address in _ALLOCATION_FUNCTIONS.items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
+        arena = protocol.arena_plan(llvm_module.operation, signature.name)
+        self._arena_bytes = None if arena is None else arena["bytes"]
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         sig = self.signature
@@ -118,9 +122,18 @@ class JitFunction:
                 raise RunError(f"argument #{i} of @{sig.name}: expected {spec}, got {got}")
         inputs = [np.ascontiguousarray(a) for a in arrays]
         outputs = [np.zeros(spec.shape, spec.dtype) for spec in sig.outputs]
+        arena = self._arena()  # held until the call returns: descriptors do not own memory
         pointers = [
             ctypes.pointer(ctypes.pointer(mlir_runtime.get_ranked_memref_descriptor(a)))
-            for a in [*inputs, *outputs]
+            for a in [*inputs, *outputs, *arena]
         ]
         self._engine.invoke(sig.name, *pointers)
         return outputs
+
+    def _arena(self) -> list[np.ndarray]:
+        """The arena argument (a fresh one per call), if the function takes one."""
+        if self._arena_bytes is None:
+            return []
+        raw = np.empty(self._arena_bytes + protocol.ARENA_ALIGNMENT, np.uint8)
+        skip = -raw.ctypes.data % protocol.ARENA_ALIGNMENT
+        return [raw[skip : skip + self._arena_bytes]]

@@ -394,9 +394,11 @@ def import_job(job: str) -> dict[str, Any]:
     from torch_mlir.extras.fx_importer import FxImporter
     from torch_mlir.passmanager import PassManager
 
+    from lowerline.frontend import quantized
     from lowerline.frontend.decompositions import decompose
 
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
+    quantized.register_ops()  # before the load, which looks the ops up by name
     ep = torch.export.load(os.path.join(job, "program.pt2"))
     exported_shapes = _output_shapes(ep.graph)
     ep = decompose(ep)

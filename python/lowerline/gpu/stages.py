@@ -64,7 +64,7 @@ def tiled(o: GpuOptions) -> str:
 def bufferized(o: GpuOptions) -> str:
     # One buffer per value freed at the end (no early frees: a free between
     # launches would be a synchronizing gpu.dealloc).
-    return cpu_bufferized(CpuOptions(buffer_reuse=False), vector_rows=False) + (
+    return cpu_bufferized(CpuOptions(buffer_reuse=False, arena=False), vector_rows=False) + (
         ",lowerline-gpu-distribute,canonicalize,cse"
     )
 

@@ -264,6 +264,41 @@ GPU_LAUNCH = declare(
     "The block forall a launch script matches (consumed: it becomes a gpu.launch).",
 )
 
+# -- CPU bufferized stage -> driver (the call's arena)
+ARENA = declare(
+    "lowerline.arena",
+    I64_ARRAY,
+    ("func.func", "llvm.func"),
+    ("lowerline-plan-arena",),
+    ("lowerline-plan-arena",),
+    "On entry functions: [bytes, lower bound] of the trailing memref<?xi8> arena "
+    "argument (64-byte aligned) holding the planned buffers, and the most planned "
+    "bytes live at one point. lowerline-plan-arena skips a function that has it; "
+    "kept on the llvm.func, where the driver reads it (arena_plan).",
+)
+
+
+# The alignment of the arena's base that the planned offsets assume (bytes:
+# a cache line, and the widest vector the targets load).
+ARENA_ALIGNMENT = 64
+
+
+def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
+    """The arena the function ``@name`` at the top of ``module`` takes as its
+    trailing argument: ``{"bytes", "lower_bound"}``; None if it takes none."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if (
+            "sym_name" not in op.attributes
+            or ir.StringAttr(op.attributes["sym_name"]).value != name
+        ):
+            continue
+        plan = ARENA.get(op)
+        if plan is None:
+            return None
+        return {"bytes": plan[0], "lower_bound": plan[1]}
+    return None
+
 
 def problem(name: str, attr: ir.Attribute, op_name: str) -> str | None:
     """Why ``name = attr`` on an ``op_name`` op breaks the protocol, or None."""

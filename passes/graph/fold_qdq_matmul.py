@@ -1,0 +1,605 @@
+"""``lowerline-fold-qdq-matmul``: a matmul between dequantized int8 operands
+becomes an integer matmul with an i32 accumulator and a requantize epilogue.
+
+A PT2E-quantized linear layer (torchao's ``convert_pt2e``) reaches linalg as
+float arithmetic on dequantized values: the activation and the (constant)
+weight are each a ``linalg.generic`` of ``ext``/``subi``/``sitofp``/``mulf``
+(``real = scale * (stored - zero_point)``, the weight's scale and zero point
+per output channel), feeding a float ``linalg.matmul``, the bias add and ReLU,
+and the next layer's quantize (``divf``/``roundeven``/``addf``/clamp/``fpto*i``).
+This pass computes the same layer on the stored integers::
+
+    %xd = generic {extui, subi zx, sitofp, mulf sx} (%xq : tensor<MxKxi8>)
+    %wd = generic {extsi, subi zw, sitofp, mulf sw} (%w : tensor<NxKxi8> constant, %sw, %zw)
+    %wt = linalg.transpose %wd
+    %mm = linalg.matmul ins(%xd, %wt) outs(fill 0.0)
+    %b = generic {addf bias}(%mm) ; %r = generic {relu}(%b)
+    %q = generic {divf sy, roundeven, addf zy, clamp, fptoui}(%r)
+        ==>
+    %xs = generic {xori 128}(%xq)                    // u8 -> s8: x - 128
+    %acc = linalg.matmul ins(%xs, %w' : i8, i8 constant KxN) outs(fill 0 : i32)
+    %q = generic {addi c[n], sitofp, mulf m[n], maximumf 0, roundeven, addf zy,
+                  clamp, fptoui}(%acc)
+
+with, computed here from the constants: ``w' = w - zw`` (transposed; refused
+when it leaves int8), the zero-point correction
+``c[n] = -(zx - 128) * sum_k w'[k, n] + round(bias[n] / (sx * sw[n]))`` and the
+requantize multiplier ``m[n] = sx * sw[n] / sy``. Without a quantize after it
+(a model's last layer) the epilogue stays float: ``(acc + c[n]) * sx * sw[n]
++ bias[n]``.
+
+A Linear on ``(B, S, K)`` inputs reaches the matmul through a
+``tensor.collapse_shape`` of the dequantized activation and leaves it through
+a ``tensor.expand_shape`` after the bias: the integers are collapsed instead
+and the epilogue's result is expanded.
+
+Why u8 activations are shifted to s8: ``linalg.matmul`` has one ``cast``
+attribute for both operands, so u8 x s8 cannot be one named matmul, and
+tile-and-fuse roots are named contractions. The shift costs one ``xori``,
+which lowerline-fuse-elementwise merges into the producing quantize; its
+effect on the sum is a compile-time constant in ``c[n]``.
+
+Upstream has no such fold: ``quant``'s ops (``qcast``/``dcast``) are not what
+torch-mlir emits (it lowers QDQ to plain arith in generics), and neither
+``lower-quant-ops`` nor any linalg pattern turns a float contraction of
+dequantized operands into an integer one.
+
+Not folded (left as the float computation, which is exact): an activation
+quantized per channel, a weight that is not a constant or whose scales or
+zero points are not constants, a float op between the dequantize and the
+matmul, a matmul or epilogue whose intermediate result has other users, and
+weight zero points that take ``w - zw`` out of int8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, math, tensor
+
+from lowerline import weights
+from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.pipeline.pass_api import Pass, ops_matching
+
+
+@dataclass
+class Affine:
+    """``real = scale * (stored - zero_point)`` of an i8 tensor ``source``.
+    ``scale`` and ``zero_point`` are 1-element arrays (per tensor) or run
+    along dimension ``axis`` of ``source``."""
+
+    source: ir.Value
+    unsigned: bool
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int | None
+    # The tensor.collapse_shape between the dequantize and the matmul (a
+    # Linear on (B, S, K) inputs), applied to the integers instead.
+    collapse: ir.Operation | None = None
+
+
+@dataclass
+class Requantize:
+    """``clamp(roundeven(real / scale) + zero_point, low, high)`` stored in i8."""
+
+    scale: float
+    zero_point: float
+    low: float
+    high: float
+    unsigned: bool
+
+
+@dataclass
+class Epilogue:
+    """What follows the matmul: the ops it replaces, the last one first."""
+
+    ops: list[ir.Operation]
+    bias: np.ndarray | None
+    relu: bool
+    requantize: Requantize | None
+    # The tensor.expand_shape after the bias add (a Linear on (B, S, K)
+    # inputs), applied to the epilogue's result.
+    expand: ir.Operation | None = None
+
+
+# Body values -----------------------------------------------------------------
+
+
+def _defining(value: ir.Value, name: str) -> ir.Operation | None:
+    if isinstance(value, ir.OpResult) and value.owner.name == name:
+        return value.owner
+    return None
+
+
+def _constant_array(value: ir.Value) -> np.ndarray | None:
+    """The elements of a constant tensor (``arith.constant``), or None."""
+    op = _defining(value, "arith.constant")
+    if op is None or not isinstance(value.type, ir.RankedTensorType):
+        return None
+    return weights.value_of(op.attributes["value"], ir.RankedTensorType(value.type))
+
+
+def _parameter(generic: ir.Operation, value: ir.Value) -> tuple[np.ndarray, int | None] | None:
+    """A quantization parameter used in ``generic``'s body: a scalar constant
+    from outside (axis None) or an element of a constant 1-D input read along
+    one loop (axis = that loop)."""
+    if isinstance(value, ir.OpResult):
+        op = _defining(value, "arith.constant")
+        if op is None:
+            return None
+        attr = op.attributes["value"]
+        if isinstance(attr, ir.FloatAttr):
+            return np.array([ir.FloatAttr(attr).value]), None
+        if isinstance(attr, ir.IntegerAttr):
+            return np.array([ir.IntegerAttr(attr).value]), None
+        return None
+    arg = ir.BlockArgument(value)
+    if arg.owner != generic.regions[0].blocks[0] or arg.arg_number >= len(generic.operands) - 1:
+        return None
+    array = _constant_array(generic.operands[arg.arg_number])
+    results = indexing_maps(generic)[arg.arg_number].results
+    if array is None or array.size == 0:
+        return None
+    if len(results) == 0 or array.size == 1:
+        return array.reshape(-1), None
+    if len(results) != 1 or not isinstance(results[0], ir.AffineDimExpr):
+        return None
+    return array.reshape(-1), results[0].position
+
+
+def _scalar(generic: ir.Operation, value: ir.Value) -> float | None:
+    found = _parameter(generic, value)
+    if found is None or found[1] is not None:
+        return None
+    return float(found[0][0])
+
+
+def _operands_split(op: ir.Operation, pick: Callable[[ir.Value], bool]) -> tuple | None:
+    """(the operand ``pick`` accepts, the other one) of a binary op."""
+    a, b = op.operands
+    if pick(a):
+        return a, b
+    if pick(b):
+        return b, a
+    return None
+
+
+def _body(generic: ir.Operation) -> tuple[ir.Block, ir.Value]:
+    block = generic.regions[0].blocks[0]
+    return block, list(block.operations)[-1].operands[0]
+
+
+def _is_input_arg(value: ir.Value, block: ir.Block, index: int) -> bool:
+    return isinstance(value, ir.BlockArgument) and value == block.arguments[index]
+
+
+def _elementwise(op: ir.Operation, inputs: int | None = None, rank: int | None = None) -> bool:
+    """An all-parallel generic with one result, its first input and its
+    result read and written through identity maps."""
+    if op.name != "linalg.generic" or len(op.results) != 1 or not all_parallel(op):
+        return False
+    maps = indexing_maps(op)
+    if inputs is not None and len(op.operands) - 1 != inputs:
+        return False
+    identity = ir.AffineMap.get_identity(maps[-1].n_dims)
+    if rank is not None and maps[-1].n_dims != rank:
+        return False
+    return maps[-1] == identity and maps[0] == identity
+
+
+# Matching ----------------------------------------------------------------------
+
+
+def match_activation(value: ir.Value) -> Affine | None:
+    """``value`` as a per-tensor dequantized i8 tensor, possibly collapsed to 2-D."""
+    collapse = _defining(value, "tensor.collapse_shape")
+    affine = match_dequantize(collapse.operands[0] if collapse else value, rank=None)
+    if affine is None or affine.axis is not None:
+        return None
+    affine.collapse = collapse
+    return affine
+
+
+def match_dequantize(value: ir.Value, rank: int | None = 2) -> Affine | None:
+    """``value`` as a dequantized i8 tensor, or None."""
+    generic = _defining(value, "linalg.generic")
+    if generic is None or not _elementwise(generic, rank=rank):
+        return None
+    block, result = _body(generic)
+    scale_mul = _defining(result, "arith.mulf")
+    if scale_mul is None:
+        return None
+    split = _operands_split(scale_mul, lambda v: _parameter(generic, v) is not None)
+    if split is None:
+        return None
+    scale, floated = _parameter(generic, split[0]), split[1]
+    if scale is None:
+        return None
+    to_float = _defining(floated, "arith.sitofp") or _defining(floated, "arith.uitofp")
+    if to_float is None:
+        return None
+    stored, zero_point = _zero_point_sub(generic, to_float.operands[0])
+    if stored is None or zero_point is None:
+        return None
+    extend = _defining(stored, "arith.extui") or _defining(stored, "arith.extsi")
+    unsigned = (extend or to_float).name in ("arith.extui", "arith.uitofp")
+    raw = extend.operands[0] if extend is not None else stored
+    index = next((i for i, a in enumerate(block.arguments) if a == raw), None)
+    if index is None or index >= len(generic.operands) - 1 or str(raw.type) != "i8":
+        return None
+    if indexing_maps(generic)[index] != indexing_maps(generic)[-1]:
+        return None
+    return _affine(generic.operands[index], unsigned, scale, zero_point)
+
+
+def _zero_point_sub(generic: ir.Operation, value: ir.Value) -> tuple:
+    """(the stored integer, its zero point and axis) of ``stored - zp`` or of a
+    plain stored value (zero point 0)."""
+    sub = _defining(value, "arith.subi")
+    if sub is None:
+        return value, (np.array([0]), None)
+    return sub.operands[0], _parameter(generic, sub.operands[1])
+
+
+def _affine(source: ir.Value, unsigned: bool, scale: tuple, zero_point: tuple) -> Affine | None:
+    axes = {axis for _, axis in (scale, zero_point) if axis is not None}
+    if len(axes) > 1:
+        return None
+    axis = axes.pop() if axes else None
+    return Affine(source, unsigned, scale[0].astype(np.float64), zero_point[0], axis)
+
+
+def _with_scalar(
+    generic: ir.Operation, value: ir.Value, name: str
+) -> tuple[float, ir.Value] | None:
+    """(the scalar constant operand, the other operand) of the binary op
+    ``name`` defining ``value``, or None."""
+    op = _defining(value, name)
+    split = op and _operands_split(op, lambda v: _scalar(generic, v) is not None)
+    if not split:
+        return None
+    scalar = _scalar(generic, split[0])
+    return (scalar, split[1]) if scalar is not None else None
+
+
+def match_requantize(op: ir.Operation) -> Requantize | None:
+    """``op`` as a per-tensor quantize of f32 into i8, or None:
+    ``fpto[us]i(min(max(roundeven(x / scale) + zero_point, low), high))``."""
+    if not _elementwise(op, inputs=1):
+        return None
+    block, result = _body(op)
+    to_int = _defining(result, "arith.fptoui") or _defining(result, "arith.fptosi")
+    high = to_int and _with_scalar(op, to_int.operands[0], "arith.minimumf")
+    low = high and _with_scalar(op, high[1], "arith.maximumf")
+    if not to_int or not high or not low or str(result.type) != "i8":
+        return None
+    # torch-mlir keeps the add of a zero zero point; a canonicalized one has none.
+    shifted = _with_scalar(op, low[1], "arith.addf") or (0.0, low[1])
+    rounded = _defining(shifted[1], "math.roundeven")
+    divide = rounded and _defining(rounded.operands[0], "arith.divf")
+    if not divide or not _is_input_arg(divide.operands[0], block, 0):
+        return None
+    scale = _scalar(op, divide.operands[1])
+    if scale is None or scale <= 0:
+        return None
+    return Requantize(scale, shifted[0], low[0], high[0], to_int.name == "arith.fptoui")
+
+
+def _bias(op: ir.Operation) -> np.ndarray | None:
+    """The constant per-column vector ``op`` adds to its 2-D input, or None."""
+    if not _elementwise(op, inputs=2, rank=2):
+        return None
+    block, result = _body(op)
+    add = _defining(result, "arith.addf")
+    if add is None:
+        return None
+    split = _operands_split(add, lambda v: _is_input_arg(v, block, 0))
+    if split is None or not _is_input_arg(split[1], block, 1):
+        return None
+    if indexing_maps(op)[1] != ir.AffineMap.get(2, 0, [ir.AffineExpr.get_dim(1)]):
+        return None
+    return _constant_array(op.operands[1])
+
+
+def _is_relu(op: ir.Operation) -> bool:
+    """``max(x, 0)`` as torch-mlir writes ReLU: ``select(x > 0, x, 0)``."""
+    if not _elementwise(op, inputs=1):
+        return False
+    block, result = _body(op)
+    select = _defining(result, "arith.select")
+    if select is None:
+        return False
+    compare = _defining(select.operands[0], "arith.cmpf")
+    x = block.arguments[0]
+    if compare is None or compare.operands[0] != x or select.operands[1] != x:
+        return False
+    predicate = ir.IntegerAttr(compare.attributes["predicate"]).value
+    zero = (_scalar(op, compare.operands[1]), _scalar(op, select.operands[2]))
+    return predicate in (2, 9) and zero == (0.0, 0.0)  # ogt, ugt
+
+
+def _expand(op: ir.Operation) -> ir.Operation | None:
+    return op if op.name == "tensor.expand_shape" else None
+
+
+def _only_user(value: ir.Value) -> ir.Operation | None:
+    uses = list(value.uses)
+    if len(uses) != 1:
+        return None
+    return uses[0].owner
+
+
+def match_epilogue(matmul: ir.Operation) -> Epilogue:
+    """The bias add, ReLU and quantize that follow ``matmul``, each optional,
+    in that order, each the only user of the one before."""
+    epilogue = Epilogue([matmul], None, False, None)
+    steps: list[tuple[str, Callable]] = [
+        ("bias", _bias),
+        ("expand", _expand),
+        ("relu", _is_relu),
+        ("requantize", match_requantize),
+    ]
+    for field, matcher in steps:
+        user = _only_user(epilogue.ops[0].results[0])
+        found = matcher(user) if user is not None else None
+        if found is None or found is False:
+            continue
+        setattr(epilogue, field, found)
+        epilogue.ops.insert(0, user)
+    return epilogue
+
+
+def _weight(value: ir.Value) -> tuple[Affine, np.ndarray, ir.Attribute] | None:
+    """The dequantized constant weight of a matmul's right-hand side, as the
+    K x N int array ``w - zw`` and its per-tensor or per-column parameters."""
+    transpose = _defining(value, "linalg.transpose")
+    if transpose is not None:
+        value = transpose.operands[0]
+    affine = match_dequantize(value)
+    stored = _constant_array(affine.source) if affine is not None else None
+    if affine is None or stored is None:
+        return None
+    # The parameters' axis in the K x N orientation: the transpose swaps it.
+    if affine.axis is not None and transpose is not None:
+        affine.axis = 1 - affine.axis
+    if affine.axis == 0:
+        return None  # scales along K: no integer sum factors them out
+    stored = stored.T if transpose is not None else stored
+    zero_point = affine.zero_point.reshape(1, -1)
+    shifted = stored.astype(np.int64) - zero_point
+    if shifted.min(initial=0) < -128 or shifted.max(initial=0) > 127:
+        return None
+    return affine, shifted, affine.source.owner.attributes["value"]
+
+
+# Rewriting -------------------------------------------------------------------
+
+
+_PARALLEL = "#linalg.iterator_type<parallel>"
+
+
+def _generic(
+    result: ir.RankedTensorType,
+    inputs: list[ir.Value],
+    maps: list[ir.AffineMap],
+    body: Callable[[list[ir.Value]], ir.Value],
+) -> ir.Value:
+    """An all-parallel generic computing ``body`` of its inputs' elements."""
+    init = tensor.EmptyOp(result.shape, result.element_type).result
+    iterators = ir.ArrayAttr.get([ir.Attribute.parse(_PARALLEL)] * result.rank)
+    op = linalg.GenericOp(
+        [result],
+        inputs,
+        [init],
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+        iterators,
+    )
+    types = [ir.RankedTensorType(v.type).element_type for v in [*inputs, init]]
+    block = op.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(list(block.arguments))])
+    return op.result
+
+
+def _f32(value: float) -> ir.Value:
+    return arith.ConstantOp(ir.F32Type.get(), value).result
+
+
+def _vector_constant(array: np.ndarray, element: ir.Type, dtype: type) -> ir.Value:
+    values: np.ndarray = np.ascontiguousarray(array, dtype=dtype)
+    kind = ir.RankedTensorType.get([values.size], element)
+    return arith.ConstantOp(kind, ir.DenseElementsAttr.get(values, type=kind)).result
+
+
+def _signed_activation(x: Affine) -> ir.Value:
+    """The activation as s8 (u8 values flipped to ``x - 128`` by ``xori 0x80``),
+    collapsed to 2-D as the float one was."""
+    value = x.source
+    i8 = ir.IntegerType.get_signless(8)
+    kind = ir.RankedTensorType(value.type)
+    if x.unsigned:
+        identity = ir.AffineMap.get_identity(kind.rank)
+        flip = arith.ConstantOp(i8, -128).result
+        value = _generic(kind, [value], [identity] * 2, lambda a: arith.xori(a[0], flip))
+    if x.collapse is None:
+        return value
+    shape = ir.RankedTensorType(x.collapse.results[0].type).shape
+    collapsed = ir.RankedTensorType.get(shape, i8)
+    return tensor.CollapseShapeOp(collapsed, value, x.collapse.attributes["reassociation"]).result
+
+
+def _expanded(value: ir.Value, expand: ir.Operation | None) -> ir.Value:
+    """``value`` reshaped as ``expand`` reshaped the float result."""
+    if expand is None:
+        return value
+    element = ir.RankedTensorType(value.type).element_type
+    shape = ir.RankedTensorType(expand.results[0].type).shape
+    kind = ir.RankedTensorType.get(shape, element)
+    reassociation = expand.attributes["reassociation"]
+    static = expand.attributes["static_output_shape"]
+    return tensor.ExpandShapeOp(kind, value, reassociation, [], static).result
+
+
+def _integer_matmul(x: ir.Value, w: np.ndarray, name: str) -> ir.Value:
+    i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+    w_type = ir.RankedTensorType.get(list(w.shape), i8)
+    w_value = arith.ConstantOp(w_type, weights.constant_attr(w.astype(np.int8), w_type, name))
+    m = ir.RankedTensorType(x.type).shape[0]
+    out = ir.RankedTensorType.get([m, w.shape[1]], i32)
+    empty = tensor.EmptyOp(out.shape, i32).result
+    zero = arith.ConstantOp(i32, 0).result
+    filled = linalg.fill(zero, outs=[empty])
+    return linalg.matmul(x, w_value.result, outs=[filled])
+
+
+def _epilogue_body(epilogue: Epilogue, has_bias: bool) -> Callable:
+    """The epilogue's scalar code: args are (acc, c[n], m[n], [bias[n]], out)."""
+    q = epilogue.requantize
+
+    def body(args: list[ir.Value]) -> ir.Value:
+        corrected = arith.addi(args[0], args[1])
+        real = arith.mulf(arith.sitofp(ir.F32Type.get(), corrected), args[2])
+        if has_bias:
+            real = arith.addf(real, args[3])
+        if epilogue.relu:
+            real = arith.maximumf(real, _f32(0.0))
+        if q is None:
+            return real
+        stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
+        stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
+        i8 = ir.IntegerType.get_signless(8)
+        return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
+
+    return body
+
+
+def _columns(affine: Affine, n: int) -> np.ndarray:
+    return np.broadcast_to(affine.scale, (n,)) if affine.axis is None else affine.scale
+
+
+@dataclass
+class Plan:
+    """The integer layer replacing ``epilogue.ops``: activation ``x``, the
+    K x N weight ``w`` (``w - zw``, from constant ``w_attr``) and, per column,
+    the i32 ``correction``, the f32 ``multiplier`` and the float ``bias``
+    left for a float result."""
+
+    x: Affine
+    w: np.ndarray
+    w_attr: ir.Attribute
+    epilogue: Epilogue
+    correction: np.ndarray
+    multiplier: np.ndarray
+    bias: np.ndarray | None
+
+
+def plan(matmul: ir.Operation) -> Plan | None:
+    """How to fold ``matmul`` and what follows it, or None when it does not fold."""
+    if not _float_zero_fill(matmul.operands[2]):
+        return None
+    x = match_activation(matmul.operands[0])
+    found = _weight(matmul.operands[1])
+    if x is None or found is None:
+        return None
+    w_affine, w, w_attr = found
+    epilogue = match_epilogue(matmul)
+    # The activation's stored value minus its zero point, after the u8 -> s8 shift.
+    zero_x = int(x.zero_point[0]) - (128 if x.unsigned else 0)
+    correction = -zero_x * w.sum(axis=0)
+    scale = x.scale[0] * _columns(w_affine, w.shape[1])
+    q, bias = epilogue.requantize, epilogue.bias
+    multiplier = scale
+    if q is not None:
+        # The bias joins the i32 sum in units of the accumulator's scale.
+        if bias is not None:
+            correction = correction + np.rint(bias.astype(np.float64) / scale)
+        multiplier, bias = scale / q.scale, None
+    if np.abs(correction).max(initial=0) >= 2**31:
+        return None
+    return Plan(x, w, w_attr, epilogue, correction, multiplier, bias)
+
+
+def _rewrite(p: Plan) -> None:
+    ops = p.epilogue.ops
+    last = ops[0]
+    # Producers of the replaced ops (the dequantizes, the transpose, the fill,
+    # the inits), erased below when nothing else reads them.
+    replaced = [
+        v.owner
+        for op in ops
+        for v in op.operands
+        if isinstance(v, ir.OpResult) and not any(v.owner == e for e in ops)
+    ]
+    with ir.InsertionPoint(last), last.location:
+        name = weights.derived_name(p.w_attr, "qdq")
+        accumulator = _integer_matmul(_signed_activation(p.x), p.w, name)
+        i32, f32 = ir.IntegerType.get_signless(32), ir.F32Type.get()
+        columns = [
+            _vector_constant(p.correction, i32, np.int32),
+            _vector_constant(p.multiplier, f32, np.float32),
+        ]
+        if p.bias is not None:
+            columns.append(_vector_constant(p.bias, f32, np.float32))
+        identity = ir.AffineMap.get_identity(2)
+        column = ir.AffineMap.get(2, 0, [ir.AffineExpr.get_dim(1)])
+        maps = [identity, *[column] * len(columns), identity]
+        body = _epilogue_body(p.epilogue, p.bias is not None)
+        final = ir.RankedTensorType(last.results[0].type)
+        out = ir.RankedTensorType.get(
+            ir.RankedTensorType(accumulator.type).shape, final.element_type
+        )
+        result = _expanded(_generic(out, [accumulator, *columns], maps, body), p.epilogue.expand)
+    last.results[0].replace_all_uses_with(result)
+    for op in ops:
+        op.erase()
+    _erase_dead(replaced)
+
+
+def _float_zero_fill(value: ir.Value) -> bool:
+    fill = _defining(value, "linalg.fill")
+    if fill is None:
+        return False
+    zero = fill.operands[0]
+    found = _defining(zero, "arith.constant")
+    attr = found.attributes["value"] if found else None
+    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0
+
+
+# Ops a fold may leave unused; constants are left to canonicalize.
+_ERASABLE = ("linalg.generic", "linalg.transpose", "linalg.fill", "tensor.empty")
+
+
+def _erase_dead(ops: list[ir.Operation]) -> None:
+    """Erase ``ops`` (the matmul's former operands: the dequantizes, the
+    transpose, the fill) and their producers, as far as nothing else reads them."""
+    candidates: list[ir.Operation] = []
+    pending = [op.operation for op in ops]
+    while pending:
+        op = pending.pop()
+        if op.name not in _ERASABLE or any(op == c for c in candidates):
+            continue
+        candidates.append(op)
+        pending.extend(v.owner.operation for v in op.operands if isinstance(v, ir.OpResult))
+    while True:
+        dead = [op for op in candidates if not any(len(list(r.uses)) for r in op.results)]
+        if not dead:
+            return
+        candidates = [op for op in candidates if not any(op == d for d in dead)]
+        for op in dead:
+            op.erase()
+
+
+@dataclass(frozen=True)
+class FoldQdqMatmul(Pass):
+    flag = "lowerline-fold-qdq-matmul"
+    summary = "Fold dequantize -> matmul (+bias, ReLU) -> quantize into an i8 x i8 -> i32 matmul"
+    anchor = "func.func"
+
+    def run(self, op: ir.Operation) -> None:
+        for matmul in ops_matching(op, lambda c: c.name == "linalg.matmul"):
+            found = plan(matmul)
+            if found is not None:
+                _rewrite(found)

@@ -1,0 +1,150 @@
+"""One arena per call (issue 14 item 3): the entry function's intermediate
+buffers live at offsets planned when compiling (lowerline-plan-arena), in an
+arena the compiled module keeps and reuses; concurrent calls take arenas of
+their own from a pool (lowerline.runtime.native.ArenaPool)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+from torch import nn
+
+import lowerline
+
+
+def _mlp(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(37, 65), nn.ReLU(), nn.Linear(65, 65), nn.GELU(), nn.Linear(65, 11)
+    )
+    return model.eval(), torch.randn(batch, 37)
+
+
+class _PoolingCnn(nn.Module):
+    """Convolutions with max and average pooling on an odd-sized image."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 12, 3),
+            nn.ReLU(),
+            nn.AvgPool2d(2),
+        )
+        self.head = nn.Linear(12 * 3 * 3, 5)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+def _cnn(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    return _PoolingCnn().eval(), torch.randn(batch, 3, 17, 17)
+
+
+def _encoder(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+    return layer.eval(), torch.randn(batch, 7, 32)
+
+
+def _compiled(build, batch: int, cache_dir: str):
+    model, x = build(batch)
+    with torch.no_grad():
+        expected = model(x)
+    return lowerline.compile(model, x, cache_dir=cache_dir), x, expected
+
+
+@pytest.mark.parametrize(
+    ("build", "batch"),
+    [(_mlp, 1), (_mlp, 8), (_cnn, 3), (_encoder, 1), (_encoder, 3)],
+    ids=["mlp-b1", "mlp-b8", "cnn-b3", "encoder-b1", "encoder-b3"],
+)
+def test_the_arena_is_within_a_quarter_of_the_lower_bound(build, batch, cache_dir):
+    compiled, x, expected = _compiled(build, batch, cache_dir)
+    torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-5)
+    stats = compiled.memory()
+    assert stats.lower_bound_bytes > 0, stats
+    assert stats.lower_bound_bytes <= stats.arena_bytes <= 1.25 * stats.lower_bound_bytes, stats
+
+
+def _mlp_whole_tiles(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.GELU())
+    return model.eval(), torch.randn(batch, 64)
+
+
+# Buffers inside parallel tiles are not planned (lowerline-plan-arena): the
+# partial last tile of an odd width (65 in _mlp) gets a dynamically shaped
+# scratch buffer per tile. These models have none.
+@pytest.mark.parametrize(
+    ("build", "batch"),
+    [(_mlp_whole_tiles, 1), (_mlp_whole_tiles, 8), (_encoder, 3)],
+    ids=["mlp-b1", "mlp-b8", "encoder-b3"],
+)
+def test_a_steady_state_call_allocates_nothing(build, batch, cache_dir):
+    compiled, x, expected = _compiled(build, batch, cache_dir)
+    compiled(x)
+    torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-5)
+    stats = compiled.memory()
+    assert stats.allocations == 0 and stats.peak_bytes == 0, stats
+    assert stats.arena_bytes > 0, stats
+
+
+def test_without_the_arena_every_buffer_is_allocated(cache_dir):
+    model, x = _mlp(4)
+    compiled = lowerline.compile(model, x, cache_dir=cache_dir, arena=False)
+    compiled(x)
+    stats = compiled.memory()
+    assert stats.allocations > 0 and stats.arena_bytes == 0, stats
+
+
+def test_concurrent_calls_never_share_an_arena(cache_dir):
+    compiled, x, _ = _compiled(_mlp, 16, cache_dir)
+    compiled(x)
+    pool = compiled.specializations[0].function.arenas
+    held: set[int] = set()
+    shared: list[int] = []
+    lock = threading.Lock()
+    # The first take of each thread waits until all four hold an arena: four
+    # calls are in flight at once, whatever the scheduling.
+    together = threading.Barrier(4, timeout=120)
+    first_takes = [0]
+
+    def watch(event: str, address: int) -> None:
+        with lock:
+            if event == "give":
+                held.discard(address)
+                return
+            if address in held:
+                shared.append(address)
+            held.add(address)
+            first_takes[0] += 1
+            wait = first_takes[0] <= 4
+        if wait:
+            together.wait()
+
+    pool.watch = watch
+    inputs = [torch.randn(16, 37, generator=torch.Generator().manual_seed(i)) for i in range(4)]
+    model = _mlp(16)[0]
+    with torch.no_grad():
+        expected = [model(t) for t in inputs]
+
+    def calls(index: int) -> None:
+        for _ in range(5):
+            got = compiled(inputs[index])
+            torch.testing.assert_close(got, expected[index], rtol=1e-4, atol=1e-5)
+
+    try:
+        with ThreadPoolExecutor(4) as threads:
+            list(threads.map(calls, range(4)))  # raises a thread's exception here
+    finally:
+        pool.watch = None
+    assert not shared, f"arenas used by two calls at once: {shared}"
+    assert not held  # every call gave its arena back
+    assert pool.created == 4  # grown to the four concurrent callers, not more

@@ -167,7 +167,8 @@ def split_rows(module: ir.Operation, tag: str, chunks: list[int]) -> str | None:
     loops: a vector as long as the row is never made. Returns why."""
     rows = ops_matching(module, lambda o: OP_TAG.get(o) == tag)
     sizes = [static_loop_sizes(row) for row in rows]
-    ragged = any(size is not None and size[-1] % chunks[-1] for size in sizes)
+    # A thread's part of a row split across the cores has a dynamic length.
+    ragged = any(size is None or size[-1] % chunks[-1] for size in sizes)
     failure = apply_script(module, _script(tag, chunks, ragged=ragged))
     if not failure:
         return None

@@ -43,13 +43,11 @@ from lowerline.cpu.tile_plan import reduction_chunk, vector_tile
 from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.thread_reductions import PARALLEL_MIN_ELEMENTS
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.pipeline.protocol import OP_TAG, VECTOR_SIZES
 from lowerline.targets import CpuTarget
 
-# Below this many elements waking the threads costs more than it saves (the
-# vector groups' threshold).
-PARALLEL_MIN_ELEMENTS = 1 << 15
 _MEMBER_OPS = ("linalg.generic", "linalg.fill")
 _ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2}
 
@@ -150,12 +148,14 @@ def find_row_kernel(
         return None
     elements = int(np.prod(static_loop_sizes(last) or [0]))
     widest = max(int(np.prod(static_loop_sizes(m) or [0])) for m in members)
-    parallel = (
-        target.cores >= 2
-        and int(np.prod(lead)) >= 2
-        and max(elements, widest) >= PARALLEL_MIN_ELEMENTS
-    )
-    return RowKernel("", members, rows, parallel)
+    large = target.cores >= 2 and max(elements, widest) >= PARALLEL_MIN_ELEMENTS
+    if large and int(np.prod(lead)) < target.cores:
+        # Fewer rows than cores: one loop over rows would run on one core.
+        # Op by op, each reduction is split along its row across the cores
+        # (lowerline.passes.tiling.thread_reductions) and each elementwise
+        # op along its columns; a long row is read again from L2, not memory.
+        return None
+    return RowKernel("", members, rows, large)
 
 
 def _fuse_script(kernel: RowKernel) -> str:

@@ -29,7 +29,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   reduction along a long innermost axis is reduced in chunks of a few
   vectors with partial results in registers
   (``lowerline.passes.tiling.reduction_chunks``): no vector is longer than
-  the target's registers allow, whatever the row's length.
+  the target's registers allow, whatever the row's length. A reduction
+  along an outer axis is tiled columns outside, rows inside; one whose
+  parallel loops cannot feed the cores (a long single row, a narrow
+  first-axis sum) is split across them along a reduced loop
+  (``lowerline.passes.tiling.thread_reductions``).
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -77,6 +81,14 @@ from lowerline.passes.support.transform_scripts import ANY, apply_script, canoni
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
+from lowerline.passes.tiling.thread_reductions import (
+    column_split,
+    interchange,
+    reduction_threads,
+    size_partials,
+    split_script,
+    worth_threads,
+)
 from lowerline.passes.tiling.window_tiles import plane_chunks, unit_window_to_generic
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import (
@@ -145,6 +157,11 @@ class Group:
     # A row reduction split into chunks of the innermost axis (tile sizes over
     # the iteration space); [] when the row is reduced in one vector.
     chunks: list[int] = field(default_factory=list)
+    # A reduction split across the cores along a reduced loop
+    # (``tile_reduction_using_forall``'s num_threads); [] when it is not.
+    threads: list[int] = field(default_factory=list)
+    # The vector tiles' loop order (``tile_using_for``'s interchange); [] for dim order.
+    order: list[int] = field(default_factory=list)
     flops: int = 0
     bytes_moved: int = 0
     refused: list[Remark] = field(default_factory=list)
@@ -234,7 +251,9 @@ def _decision(g: Group) -> str:
     if g.kind == "vector":
         threads = f", parallel tile {g.par}" if g.par else ""
         chunks = f", reduced in chunks {g.chunks}" if g.chunks else ""
-        return f"{g.name}: vector tile {g.vector_tiles}{threads}{chunks}"
+        split = f", reduction split across threads {g.threads}" if g.threads else ""
+        order = f", loop order {g.order}" if g.order else ""
+        return f"{g.name}: vector tile {g.vector_tiles}{threads}{split}{order}{chunks}"
     return (
         f"{g.name}: {g.kind}; fused {g.members_text}; tiles: {g.plan.describe()}; "
         f"{g.flops / 1e6:.2f} MFLOP, {g.bytes_moved / 1e6:.2f} MB moved"
@@ -509,21 +528,27 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
     group.par = _parallel_rows(shape, iterators, target)
+    reduces = "reduction" in iterators
+    if reduces and group.par and group.par[last]:
+        # Columns across the cores: in whole vector tiles, or (fewer columns
+        # than a vector per core) not at all: the rows are split instead.
+        split = column_split(shape, iterators, target, eb)
+        group.par = split[0] if split else []
+        tiles[last] = split[1] if split else tiles[last]
+    group.order = interchange(iterators, tiles) if reduces else []
     chunk = reduction_chunk(target, eb)
     group.chunks = reduction_chunks(op, shape, iterators, chunk) or plane_chunks(
         op, shape, iterators, lanes(target, eb), chunk
     )
+    if reduces and not group.par:
+        group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
-
-
-# Below this many elements a parallel loop costs more (waking threads) than it saves.
-_PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
 def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
     """forall tile sizes splitting the outermost parallel loop over the cores;
     [] (no forall) for one core or a small op."""
-    if target.cores < 2 or int(np.prod(shape)) < _PARALLEL_MIN_ELEMENTS:
+    if not worth_threads(shape, target):
         return []
     for dim, (size, kind) in enumerate(zip(shape, iterators, strict=True)):
         if kind == "parallel" and size >= target.cores:
@@ -819,17 +844,40 @@ def _split_conv_tail(g: Group) -> str:
 
 
 def vector_script(g: Group) -> str:
-    """Rows of vector tiles; for a large op, a forall over the cores first."""
+    """Rows of vector tiles; for a large op, a forall over the cores first
+    (or, for a reduction, its reduced loop split across them)."""
     text = match("%op", f"{g.name}.root")
-    if g.par:
+    order = f" interchange = {ints(g.order)}" if g.order else ""
+    if g.threads:
+        text = split_script(text, g.threads, g.name)
+        text += _tile_for("%t", "%part", g.vector_tiles, order)
+    elif g.par:
         text += (
             f"  %rows, %forall = transform.structured.tile_using_forall %op tile_sizes "
             f"{ints(g.par)} : ({ANY}) -> ({ANY}, {ANY})\n"
         )
-        text += _tile_for("%t", "%rows", g.vector_tiles)
+        text += _tile_for("%t", "%rows", g.vector_tiles, order)
     else:
-        text += _tile_for("%t", "%op", g.vector_tiles)
-    return text
+        text += _tile_for("%t", "%op", g.vector_tiles, order)
+    return text + _peel_columns(g)
+
+
+def _peel_columns(g: Group) -> str:
+    """Script lines peeling the partial last column tile of a reduction
+    tiled columns outside (``g.order``): the full tiles are unmasked (a
+    masked tile selects its lanes at every row); '' when the tiles divide."""
+    if not g.order:
+        return ""
+    shape = _iteration_shape(g.root) or []
+    last = len(shape) - 1
+    tile = g.vector_tiles[last]
+    if not shape or not tile or shape[last] % tile == 0:
+        return ""
+    loops = [d for d in g.order if g.vector_tiles[d]]
+    handle = "%t_loop" if len(loops) == 1 else f"%t_loops#{loops.index(last)}"
+    return f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n" + peel(
+        "%columns", "%full_columns", "%last_columns"
+    )
 
 
 def _script(group: Group) -> str:
@@ -924,6 +972,19 @@ def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
     return None
 
 
+def _apply_vector_or_root(module: ir.Operation, group: Group) -> str | None:
+    """Apply the group's script; a reduction that upstream cannot split
+    across threads (a combiner without a known identity) is tiled on one
+    thread instead (the split fails before it changes anything)."""
+    failure = apply_script(module, _script(group))
+    if group.threads and failure:
+        group.threads = []
+        failure = apply_script(module, _script(group))
+    if group.threads:
+        size_partials(module, group.name)
+    return failure
+
+
 def strip_tags(module: ir.Operation) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         OP_TAG.remove(op)  # the vector tags stay for lowerline-vectorize
@@ -959,8 +1020,7 @@ class TileAndFuse(Pass):
             if group.row is not None:
                 group.failure = apply_row_kernel(op, group.row, target)
                 continue
-            body = _script(group)
-            group.failure = apply_script(op, body)
+            group.failure = _apply_vector_or_root(op, group)
             if group.chunks and not group.failure:
                 failure = split_rows(op, f"{group.name}.root", group.chunks)
                 if failure:

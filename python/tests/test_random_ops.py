@@ -324,3 +324,28 @@ def test_a_seed_used_inside_a_region_is_an_error():
     )
     with pytest.raises(LoweringError, match="@global_seed is used outside the body of @main"):
         _bind(nested)
+
+
+@pytest.mark.parametrize("rows", [1, 7])
+def test_functional_uniform_with_its_default_range(rows):
+    # aten.uniform(x) leaves `from` and `to` (Python keywords) at their
+    # defaults: torch.export.save dropped them and torch.export.load could not
+    # read the program back (frontend.export._keyword_defaults_explicit).
+    class Uniforms(torch.nn.Module):
+        def forward(self, x: torch.Tensor):
+            return torch.ops.aten.uniform(x), torch.ops.aten.uniform(x, -2.0, 3.0)
+
+    x = torch.zeros(rows, 4099)  # odd row length
+    compiled = lowerline.compile(Uniforms(), x, cache=False)
+    torch.manual_seed(7)
+    unit, wide = compiled(x)
+    torch.manual_seed(7)
+    again = compiled(x)
+    later = compiled(x)
+    assert unit.shape == wide.shape == x.shape and unit.dtype == torch.float32
+    assert unit.min() >= 0 and unit.max() < 1 and wide.min() >= -2 and wide.max() < 3
+    bound = 2 / math.sqrt(x.numel())  # the KS distance's 99.8% point
+    assert _ks_distance(unit, _uniform_cdf(0, 1)) < bound
+    assert _ks_distance(wide, _uniform_cdf(-2, 3)) < bound
+    assert torch.equal(unit, again[0]) and torch.equal(wide, again[1])
+    assert not torch.equal(unit, later[0])

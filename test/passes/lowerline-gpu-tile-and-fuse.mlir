@@ -205,7 +205,8 @@ func.func @skips_conv_too_big_for_shared_memory(%x: tensor<1x3x227x227xf32>, %w:
 
 // -----
 
-// Not fired: dynamic shapes and integer matmuls are skipped, with reasons.
+// Not fired: dynamic shapes and integer matmuls other than i8 x i8 -> i32
+// (an i16 accumulator overflows) are skipped, with reasons.
 // EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
 // EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: not tiled (one point per thread): dynamic shapes [lowerline-gpu-tile-and-fuse]
 // EXPLAIN-NEXT: lowerline-gpu-tile-and-fuse.mlir:[[@LINE+11]]:{{[0-9]+}}: remark: linalg.matmul: not tiled (one point per thread): mixed or unsupported element types [lowerline-gpu-tile-and-fuse]
@@ -217,10 +218,10 @@ func.func @skips_conv_too_big_for_shared_memory(%x: tensor<1x3x227x227xf32>, %w:
 // CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x64xi8>, tensor<64x64xi8>)
 // CHECK-NOT:     scf.forall
 // CHECK:         return
-func.func @skips_dynamic_and_integer(%a: tensor<?x32xf32>, %b: tensor<32x16xf32>, %init: tensor<?x16xf32>, %ia: tensor<64x64xi8>, %iinit: tensor<64x64xi32>) -> (tensor<?x16xf32>, tensor<64x64xi32>) {
+func.func @skips_dynamic_and_integer(%a: tensor<?x32xf32>, %b: tensor<32x16xf32>, %init: tensor<?x16xf32>, %ia: tensor<64x64xi8>, %iinit: tensor<64x64xi16>) -> (tensor<?x16xf32>, tensor<64x64xi16>) {
   %mm = linalg.matmul ins(%a, %b : tensor<?x32xf32>, tensor<32x16xf32>) outs(%init : tensor<?x16xf32>) -> tensor<?x16xf32>
-  %im = linalg.matmul ins(%ia, %ia : tensor<64x64xi8>, tensor<64x64xi8>) outs(%iinit : tensor<64x64xi32>) -> tensor<64x64xi32>
-  return %mm, %im : tensor<?x16xf32>, tensor<64x64xi32>
+  %im = linalg.matmul ins(%ia, %ia : tensor<64x64xi8>, tensor<64x64xi8>) outs(%iinit : tensor<64x64xi16>) -> tensor<64x64xi16>
+  return %mm, %im : tensor<?x16xf32>, tensor<64x64xi16>
 }
 
 // -----
@@ -248,4 +249,20 @@ func.func @no_contraction(%a: tensor<16x8xf32>) -> tensor<16x8xf32> {
     linalg.yield %m : f32
   } -> tensor<16x8xf32>
   return %r : tensor<16x8xf32>
+}
+
+// -----
+
+// Fired: an i8 x i8 -> i32 matmul (what lowerline-fold-qdq-matmul makes) is
+// tiled like a float one.
+// EXPLAIN:      remark: builtin.module: target sm_80 [lowerline-gpu-tile-and-fuse]
+// EXPLAIN-NEXT: remark: linalg.matmul: g0: matmul; fused nothing; tiles: block [64, 64, 0]
+// CHECK-LABEL: func.func @tiles_int8_matmul(
+// CHECK:         scf.forall
+// CHECK:           scf.for
+// CHECK:             linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x16xi8>, tensor<16x64xi8>) outs(%{{.+}} : tensor<64x64xi32>)
+// CHECK:         } {lowerline.gpu_threads = array<i64: 16, 16>
+func.func @tiles_int8_matmul(%ia: tensor<64x64xi8>, %iinit: tensor<64x64xi32>) -> tensor<64x64xi32> {
+  %im = linalg.matmul ins(%ia, %ia : tensor<64x64xi8>, tensor<64x64xi8>) outs(%iinit : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %im : tensor<64x64xi32>
 }

@@ -364,9 +364,10 @@ func.func @splits_long_row_reduction(%a: tensor<4x1000xf32>) -> tensor<4xf32> {
 // -----
 
 // Rows no longer than a chunk (16), and reductions over an outer axis (the
-// innermost is parallel, already vector-sized): not split.
+// innermost is parallel, already vector-sized): not split; the column
+// reduction is tiled columns outside rows (loop order [1, 0]).
 // EXPLAIN-NOT:        reduced in chunks
-// EXPLAIN:            remark: linalg.generic: g3: vector tile [1, 16] [lowerline-tile-and-fuse]
+// EXPLAIN:            remark: linalg.generic: g3: vector tile [1, 16], loop order [1, 0] [lowerline-tile-and-fuse]
 // CHECK-LABEL: func.func @keeps_short_rows_and_column_reductions_whole(
 // CHECK-NOT:     linalg.reduce
 // CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]

@@ -28,7 +28,11 @@ torch with aten ops whose lowering is exact:
   NaN operand; torch propagates it. Written as ATen's ``std::max``/``std::min``
   with the NaN check, in ``where``s.
 * ``aten.pow.Tensor_Scalar`` of an integer tensor: torch-mlir has no lowering;
-  a non-negative integer exponent is square-and-multiply, as in ATen.
+  a non-negative integer exponent is square-and-multiply, as in ATen. Of a
+  float tensor, the exponents 2, 3, 0.5, -0.5, -1 and -2 are multiplies,
+  ``sqrt``, ``rsqrt`` and reciprocals, as ATen's kernel computes them
+  (torch-mlir emits ``powf``: a long f64 polynomial per element, and
+  ``sqrt(-0.0)`` is ``-0.0`` in eager, ``+0.0`` from ``powf``).
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
@@ -43,6 +47,12 @@ torch with aten ops whose lowering is exact:
   view so that no reshape separates statistics from normalization), instance
   and batch norm (training) reach linalg as two row reductions and one
   elementwise op, which ``lowerline-tile-and-fuse`` makes one row kernel.
+* ``aten.linalg_vector_norm`` (``torch.norm``, ``matrix_norm('fro')``) of
+  order 2, 1, 0 and +-inf: torch-mlir computes every order as
+  ``pow(sum(pow(|x|, p)), 1/p)``, and ``powf`` is a long f64 polynomial per
+  element (``lowerline-approximate-math``). Written as ATen's kernels
+  compute them: ``sqrt(sum(x * x))``, ``sum(|x|)``, the count of non-zeros,
+  ``amax(|x|)``, ``amin(|x|)``; other orders keep torch-mlir's lowering.
 * ``aten.argmax``, ``aten.argmin`` of floats: torch-mlir reduces the value
   and its index together, a reduction with two results that upstream can
   neither split into vector chunks nor vectorize (scalar loops). Written as
@@ -87,6 +97,55 @@ torch with aten ops whose lowering is exact:
   leaves it half lowered (stray ``torch.constant.bool`` and
   ``prim.ListConstruct``, reported as unsupported). ATen's result is empty:
   no output channels either (``(N, 0, H', W')``, the bias unused).
+* ``aten.where.Scalar``: torch-mlir's entry makes both numbers 0-d tensors
+  and its import then types the result 0-d (invalid IR: "type of return
+  operand 0 doesn't match function result type"); the first number is
+  written out at the condition's shape instead.
+* ``aten.max_pool1d``, ``max_pool1d_with_indices``: torch's entries
+  ``unsqueeze`` to 2-D and ``prims.squeeze`` back, which torch-mlir leaves
+  unlowered (with the 2-D pool). Reshaped instead, as ``avg_pool1d`` is; a
+  2-D index with one row is the 1-D index.
+* ``aten.adaptive_max_pool1d``, and ``adaptive_max_pool2d`` with windows of
+  unequal sizes or strides: the 1-D entry has the 2-D pool's problem above,
+  and torch-mlir's adaptive max pool lowering handles only windows of one
+  size and stride: otherwise the compiled code stops the whole process
+  ("unimplemented: only support cases with fixed stride size", a run-time
+  assertion; 17 -> 5). Written as ATen's windows: a gather of each window's
+  positions per dim (padded to the widest by repeating its last), the max,
+  and the first index of it (a NaN's last, as in ATen).
+* ``aten.scatter.reduce`` / ``scatter.value_reduce`` (``reduce="add"`` or
+  ``"multiply"``): torch-mlir has no lowering; it is ``scatter_reduce.two``
+  with ``"sum"`` / ``"prod"``, ``include_self=True``.
+* ``aten.dequantize.self`` of a float tensor: ATen's result is the tensor as
+  float32. (A quantized tensor never gets here: torch.export refuses it,
+  "quantized nyi in meta tensors".)
+* The ``*_copy`` variants of views (``view_copy``, ``permute_copy``,
+  ``select_copy.int``, ``split_copy.Tensor``, ...): torch-mlir lowers the views, not
+  these; each is its view, cloned.
+* ``aten.empty_strided``, ``new_empty_strided``: torch-mlir has no lowering
+  (torch's entry makes ``prims.empty_strided``); they are ``empty`` /
+  ``new_empty``: uninitialized values, in the contiguous layout every
+  result of the library has.
+* ``aten.linalg_norm``: torch-mlir has no lowering; vector norms and the
+  Frobenius norm are ``linalg_vector_norm``, the matrix 1- and inf-norms
+  (and -1, -inf) the extreme of absolute column or row sums. The nuclear
+  and spectral norms need singular values and stay unlowered.
+* ``aten.diagonal_scatter``: torch-mlir has no lowering (torch's entry
+  writes with ``prims.copy_to``); the source spread over the two dims by a
+  gather along the diagonal, selected where ``col - row == offset``.
+* ``aten.as_strided_scatter``: torch-mlir has no lowering (torch's entry is
+  a prims op); an ``index_put`` of the source at the flat positions
+  ``offset + sum(i_k * stride_k)`` of the (contiguous) input, refused when
+  they leave it.
+* ``aten.erfinv``: torch-mlir has no lowering (torch's entry is a prims op);
+  Giles' single-precision polynomials, then two Newton steps on
+  ``erf(x) = y`` (quadratic: float64 gets its precision too), +-inf at +-1
+  and NaN beyond.
+* ``aten.roll``: torch-mlir has no lowering; torch's own entry (slices and a
+  concatenation) is used.
+* ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
+  NaN), of both parts of a complex number, all true for integers.
+* ``fake_quantize_*``: in ``fake_quantize``.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -101,6 +160,7 @@ decomposed in a second pass.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -109,7 +169,7 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops
+from lowerline.frontend import complex_ops, fake_quantize
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -334,8 +394,25 @@ def hardtanh(x: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> to
     return clamp(x, min_val, max_val)
 
 
+# ATen's float pow kernel (pow_tensor_scalar_optimized_kernel) computes
+# these exponents with multiplies and roots, not pow.
+_FLOAT_POWERS: dict[float, Callable[[torch.Tensor], torch.Tensor]] = {
+    2.0: lambda x: x * x,
+    3.0: lambda x: x * x * x,
+    0.5: torch.sqrt,
+    -0.5: torch.rsqrt,
+    # Not torch.reciprocal: torch-mlir's lowering asserts that x is not 0.
+    -1.0: lambda x: torch.ones_like(x) / x,
+    -2.0: lambda x: torch.ones_like(x) / (x * x),
+}
+
+
 def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
-    if x.is_floating_point() or x.dtype == torch.bool:
+    if x.is_floating_point():
+        number = isinstance(exponent, int | float) and not isinstance(exponent, bool)
+        power = _FLOAT_POWERS.get(float(exponent)) if number else None
+        return power(x) if power is not None else NotImplemented
+    if x.dtype == torch.bool:
         return NotImplemented
     if not isinstance(exponent, int) or isinstance(exponent, bool) or exponent < 0:
         return NotImplemented
@@ -450,6 +527,33 @@ def std_correction(
     return var if var is NotImplemented else torch.sqrt(var)
 
 
+def vector_norm(
+    x: torch.Tensor,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> Any:
+    """L2, L1, inf, -inf and 0 norms as plain reductions (others: NotImplemented)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.is_floating_point() or ord not in (0, 1, 2, math.inf, -math.inf):
+        return NotImplemented
+    if x.numel() == 0 and ord in (math.inf, -math.inf):
+        return NotImplemented  # torch's error (or its empty result) stays torch's
+    dims = _reduced_dims(x, dim)
+    if ord == 2:
+        return torch.sqrt((x * x).sum(dims, keepdim=keepdim))
+    if ord == 1:
+        return x.abs().sum(dims, keepdim=keepdim)
+    if ord == 0:
+        return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    if ord == math.inf:
+        return x.abs().amax(dims, keepdim=keepdim)
+    return x.abs().amin(dims, keepdim=keepdim)
+
+
 def _arg_extreme(largest: bool) -> Callable:
     def decomposition(x: torch.Tensor, dim: Any = None, keepdim: bool = False) -> Any:
         if not x.is_floating_point() or x.numel() == 0:
@@ -552,6 +656,309 @@ def accumulate_in_f32(op: Any, fallback: Callable | None) -> Callable:
     return decomposition
 
 
+def where_scalar(condition: torch.Tensor, a: Any, b: Any) -> torch.Tensor:
+    dtype = torch.result_type(a, b)  # int64, the default float, bool: as eager
+    first = torch.full(condition.shape, a, dtype=dtype)
+    return torch.where(condition, first, torch.scalar_tensor(b, dtype=dtype))
+
+
+def _one(values: Any, default: Any = None) -> Any:
+    """The single value of a 1-D pooling parameter (an int or a 1-list)."""
+    if isinstance(values, int):
+        return values
+    values = list(values)
+    return values[0] if values else default
+
+
+def _pool1d_as_2d(x: torch.Tensor, pool: Callable[[torch.Tensor], Any]) -> Any:
+    """``pool`` of ``x`` (``(N, C, L)`` or ``(C, L)``) viewed ``(N, C, 1, L)``,
+    each result viewed back."""
+    shape = list(x.shape)
+    batched = x.reshape([1] * (4 - x.dim() - 1) + shape[:-1] + [1, shape[-1]])
+    result = pool(batched)
+
+    def back(t: torch.Tensor) -> torch.Tensor:
+        return t.reshape([*shape[:-1], t.shape[-1]])
+
+    return tuple(back(t) for t in result) if isinstance(result, tuple) else back(result)
+
+
+def _max_pool1d(with_indices: bool) -> Callable:
+    op = aten.max_pool2d_with_indices.default if with_indices else aten.max_pool2d.default
+
+    def decomposition(
+        x: torch.Tensor,
+        kernel_size: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        dilation: Any = 1,
+        ceil_mode: bool = False,
+    ) -> Any:
+        if x.dim() not in (2, 3):
+            return NotImplemented
+        kernel = _one(kernel_size)
+        step = _one(stride, kernel)
+        return _pool1d_as_2d(
+            x,
+            lambda t: op(
+                t, [1, kernel], [1, step], [0, _one(padding)], [1, _one(dilation)], ceil_mode
+            ),
+        )
+
+    return decomposition
+
+
+def _adaptive_windows(length: int, out: int) -> torch.Tensor:
+    """``(out, widest)`` source positions of the adaptive windows
+    (``_window_bounds``), each padded with its last position (a repeat
+    changes neither the max nor its first index).
+    Made of ``arange``s: a tensor constant made here would be a lifted
+    constant ``run_decompositions`` refuses."""
+    index = torch.arange(out, dtype=torch.int64).unsqueeze(1)
+    starts = index * length // out
+    ends = ((index + 1) * length + out - 1) // out
+    widest = max(end - start for start, end in _window_bounds(length, out))
+    offsets = torch.arange(widest, dtype=torch.int64).unsqueeze(0)
+    return torch.minimum(starts + offsets, ends - 1)
+
+
+def _window_bounds(length: int, out: int) -> list[tuple[int, int]]:
+    """ATen's adaptive windows ``[floor(i * L / out), ceil((i + 1) * L / out))``."""
+    return [(i * length // out, -(-(i + 1) * length // out)) for i in range(out)]
+
+
+def _equal_windows(length: int, out: int) -> bool:
+    """Whether the adaptive windows of ``length`` -> ``out`` all have one
+    size and one stride (all torch-mlir's lowering handles)."""
+    bounds = _window_bounds(length, out)
+    steps = {b[0] - a[0] for a, b in itertools.pairwise(bounds)}
+    return len({end - start for start, end in bounds}) == 1 and len(steps) <= 1
+
+
+def _adaptive_max_pool(x: torch.Tensor, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(values, indices) of ATen's adaptive max pool over ``x``'s last
+    ``len(sizes)`` dims: each window gathered (``index_select`` per dim, its
+    positions in ``_adaptive_windows``), its max, and the flat index of the
+    first max in row-major order (of the last NaN: ATen takes a NaN over any
+    number)."""
+    lead, spatial = list(x.shape[: x.dim() - len(sizes)]), list(x.shape[x.dim() - len(sizes) :])
+    windows, positions = x, torch.zeros((), dtype=torch.int64)
+    for k, (length, out) in enumerate(zip(spatial, sizes, strict=True)):
+        window = _adaptive_windows(length, out)
+        dim = len(lead) + 2 * k  # dims before are (out, widest) pairs
+        shape = list(windows.shape)
+        windows = windows.index_select(dim, window.reshape(-1))
+        windows = windows.reshape(shape[:dim] + list(window.shape) + shape[dim + 1 :])
+        # Flat row-major position: earlier dims' positions times this length.
+        positions = positions.unsqueeze(-1).unsqueeze(-1) * length + window
+    # (..., o1, w1, o2, w2, ...) -> (..., o1, o2, ..., w1 * w2 * ...)
+    count = len(sizes)
+    order = [2 * k for k in range(count)] + [2 * k + 1 for k in range(count)]
+    windows = windows.permute(list(range(len(lead))) + [len(lead) + d for d in order])
+    windows = windows.reshape(*lead, *sizes, -1)
+    positions = positions.permute(order).reshape(*sizes, -1)
+    values = windows.amax(-1)
+    numel = math.prod(spatial)
+    first = torch.where(windows == values.unsqueeze(-1), positions, numel).amin(-1)
+    last_nan = torch.where(torch.isnan(windows), positions, -1).amax(-1)
+    return values, torch.where(last_nan >= 0, last_nan, first)
+
+
+def _adaptive_max(spatial: int, always: bool) -> Callable:
+    """The entry of ``adaptive_max_pool{spatial}d``: every use where
+    ``always``, else only windows of unequal sizes or strides."""
+
+    def decomposition(x: torch.Tensor, output_size: Any) -> Any:
+        sizes = [output_size] * spatial if isinstance(output_size, int) else list(output_size)
+        lengths = list(x.shape[x.dim() - spatial :])
+        if x.dim() not in (spatial + 1, spatial + 2) or not all(lengths) or min(sizes) <= 0:
+            return NotImplemented
+        if not always and all(_equal_windows(n, o) for n, o in zip(lengths, sizes, strict=True)):
+            return NotImplemented
+        return _adaptive_max_pool(x, sizes)
+
+    return decomposition
+
+
+_SCATTER_REDUCTIONS = {"add": "sum", "multiply": "prod"}
+
+
+def scatter_reduce_legacy(
+    x: torch.Tensor, dim: int, index: torch.Tensor, src: Any, *, reduce: str
+) -> torch.Tensor:
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ValueError(f"aten.scatter: reduce={reduce!r}; it takes 'add' or 'multiply'")
+    if not isinstance(src, torch.Tensor):  # scatter.value_reduce
+        src = torch.full(index.shape, src, dtype=x.dtype)
+    return aten.scatter_reduce.two(x, dim, index, src, _SCATTER_REDUCTIONS[reduce])
+
+
+def dequantize(x: torch.Tensor) -> Any:
+    return NotImplemented if x.is_quantized else x.to(torch.float32)
+
+
+def _view_copy(view: Any) -> Callable:
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = view(*args, **kwargs)
+        if isinstance(result, torch.Tensor):
+            return result.clone()
+        return [t.clone() for t in result]  # split_copy, unbind_copy: a list
+
+    return decomposition
+
+
+# (the copying op, its view): torch-mlir lowers only the view.
+VIEW_COPIES = (
+    (aten._reshape_alias_copy.default, aten._reshape_alias.default),
+    (aten.as_strided_copy.default, aten.as_strided.default),
+    (aten.detach_copy.default, aten.detach.default),
+    (aten.permute_copy.default, aten.permute.default),
+    (aten.select_copy.int, aten.select.int),
+    (aten.slice_copy.Tensor, aten.slice.Tensor),
+    (aten.split_copy.Tensor, aten.split.Tensor),
+    (aten.unbind_copy.int, aten.unbind.int),
+    (aten.view_copy.default, aten.view.default),
+    (aten.view_copy.dtype, aten.view.dtype),
+)
+
+
+def _matrix_abs_sums(x: torch.Tensor, ord: float, dims: list[int], keepdim: bool) -> Any:
+    """The induced 1- and inf-norms (and their -1/-inf minima): the extreme over
+    one dim of the absolute sums over the other (columns for 1, rows for inf)."""
+    summed, other = (dims[0], dims[1]) if abs(ord) == 1 else (dims[1], dims[0])
+    sums = x.abs().sum(summed, keepdim=True)
+    extreme = sums.amax(other, keepdim=True) if ord > 0 else sums.amin(other, keepdim=True)
+    return extreme if keepdim else extreme.squeeze(dims)
+
+
+def linalg_norm(
+    x: torch.Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = [dim] if isinstance(dim, int) else (list(dim) if dim is not None else None)
+    if dims is not None:
+        dims = [d % max(x.dim(), 1) for d in dims]
+    if ord is None or ord == "fro":  # the 2-norm of the (flattened) elements
+        return torch.linalg.vector_norm(x, 2, dims, keepdim)
+    matrix = len(dims) == 2 if dims is not None else x.dim() == 2
+    if not matrix and not isinstance(ord, str):
+        return torch.linalg.vector_norm(x, ord, dims, keepdim)
+    if matrix and ord in (1, -1, math.inf, -math.inf):
+        return _matrix_abs_sums(x, ord, dims or [0, 1], keepdim)
+    return NotImplemented  # "nuc", 2, -2: singular values
+
+
+def diagonal_scatter(
+    x: torch.Tensor, src: torch.Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> torch.Tensor:
+    d1, d2 = dim1 % x.dim(), dim2 % x.dim()
+    n1, n2 = x.shape[d1], x.shape[d2]
+    if src.shape[-1] == 0:
+        return x.clone()
+    rows = torch.arange(n1, dtype=torch.int64).unsqueeze(1)
+    cols = torch.arange(n2, dtype=torch.int64).unsqueeze(0)
+    on_diagonal = (cols - rows) == offset
+    # Each place's position along the diagonal (anything off it: masked out).
+    along = (rows + 0 * cols) if offset >= 0 else (cols + 0 * rows)
+    along = torch.clamp(along, max=src.shape[-1] - 1)
+    spread = src.index_select(-1, along.reshape(-1)).reshape(*src.shape[:-1], n1, n2)
+    spread = spread.movedim((-2, -1), (d1, d2))
+    mask = on_diagonal.reshape(n1, n2, *[1] * (x.dim() - 2)).movedim((0, 1), (d1, d2))
+    return torch.where(mask, spread, x)
+
+
+def as_strided_scatter(
+    x: torch.Tensor, src: torch.Tensor, size: Any, stride: Any, storage_offset: Any = None
+) -> torch.Tensor:
+    start = storage_offset or 0
+    last = start + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    if any(n == 0 for n in size):
+        return x.clone()
+    if start < 0 or last >= x.numel():
+        raise ValueError(
+            f"aten.as_strided_scatter: size {list(size)}, stride {list(stride)} and offset "
+            f"{start} reach element {last} of an input of {x.numel()}"
+        )
+    # The input's storage is its elements in order: the library's tensors are contiguous.
+    positions = torch.full((), start, dtype=torch.int64)
+    for n, s in zip(size, stride, strict=True):
+        positions = positions.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * s
+    flat = aten.index_put.default(x.reshape(-1), [positions.reshape(-1)], src.reshape(-1))
+    return flat.reshape(x.shape)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010):
+# single-precision polynomials in w = -log(1 - y^2), for w < 5 and beyond.
+_ERFINV_CENTRAL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_TAIL = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _horner(coefficients: tuple[float, ...], t: torch.Tensor) -> torch.Tensor:
+    result = torch.full_like(t, coefficients[0])
+    for c in coefficients[1:]:
+        result = c + result * t
+    return result
+
+
+def erfinv(y: torch.Tensor) -> Any:
+    if not y.is_floating_point():
+        return NotImplemented
+    w = -torch.log((1 - y) * (1 + y))
+    central = _horner(_ERFINV_CENTRAL, w - 2.5)
+    tail = _horner(_ERFINV_TAIL, torch.sqrt(w) - 3)
+    x = torch.where(w < 5, central, tail) * y
+    for _ in range(2):  # Newton steps on erf(x) = y, as ATen's calc_erfinv takes
+        x = x - (torch.erf(x) - y) / ((2 / math.sqrt(math.pi)) * torch.exp(-x * x))
+    x = torch.where(y.abs() == 1, y * math.inf, x)
+    return torch.where(y.abs() > 1, math.nan, x)
+
+
+# Ops torch-mlir has no lowering of, whose entry in torch's own table
+# (``torch._decomp``) is made of ops it lowers.
+# (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
+# empty_strided make prims ops torch-mlir does not lower either: each has an
+# entry here.)
+TORCH_ENTRIES = (aten.roll.default,)
+
+
+def empty_strided(size: Any, stride: Any, **options: Any) -> torch.Tensor:
+    # Uninitialized either way; the library's tensors are contiguous.
+    return aten.empty.memory_format(size, **options)
+
+
+def new_empty_strided(x: torch.Tensor, size: Any, stride: Any, **options: Any) -> torch.Tensor:
+    return aten.new_empty.default(x, size, **options)
+
+
+def isfinite(x: torch.Tensor) -> Any:
+    if x.is_complex():  # both parts finite
+        return (torch.view_as_real(x).abs() < math.inf).all(dim=-1)
+    if not x.is_floating_point():
+        return torch.ones_like(x, dtype=torch.bool)
+    return x.abs() < math.inf
+
+
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -568,6 +975,8 @@ def decomposition_table() -> dict:
     for op, f32_moments in moments.items():
         # Half inputs are widened (ACCUMULATE_IN_F32), then decomposed here.
         table[op] = accumulate_in_f32(op, f32_moments)
+    norm = aten.linalg_vector_norm.default
+    table[norm] = accumulate_in_f32(norm, vector_norm)
     table[aten.argmax.default] = _arg_extreme(largest=True)
     table[aten.argmin.default] = _arg_extreme(largest=False)
     table[aten.native_group_norm.default] = native_group_norm(
@@ -596,6 +1005,27 @@ def decomposition_table() -> dict:
     for nearest in (aten.upsample_nearest1d, aten.upsample_nearest2d, aten.upsample_nearest3d):
         table[nearest.default] = upsample_nearest
     table[aten.convolution.default] = convolution
+    table[aten.where.Scalar] = where_scalar
+    table[aten.max_pool1d.default] = _max_pool1d(with_indices=False)
+    table[aten.max_pool1d_with_indices.default] = _max_pool1d(with_indices=True)
+    table[aten.adaptive_max_pool1d.default] = _adaptive_max(1, always=True)
+    table[aten.adaptive_max_pool2d.default] = _adaptive_max(2, always=False)
+    table[aten.scatter.reduce] = scatter_reduce_legacy
+    table[aten.scatter.value_reduce] = scatter_reduce_legacy
+    table[aten.dequantize.self] = dequantize
+    for copy_op, view in VIEW_COPIES:
+        table[copy_op] = _view_copy(view)
+    table[aten.isfinite.default] = isfinite
+    table[aten.erfinv.default] = erfinv
+    table[aten.diagonal_scatter.default] = diagonal_scatter
+    table[aten.as_strided_scatter.default] = as_strided_scatter
+    table[aten.linalg_norm.default] = linalg_norm
+    table[aten.linalg_norm.ord_str] = linalg_norm
+    table[aten.empty_strided.default] = empty_strided
+    table[aten.new_empty_strided.default] = new_empty_strided
+    for op in TORCH_ENTRIES:
+        table[op] = TORCH_TABLE[op]
+    table.update(fake_quantize.table())
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
@@ -619,16 +1049,34 @@ def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
     return decomposition
 
 
+# Ops without a fake (meta) kernel: run_decompositions first runs the graph
+# as it is on fake tensors (AOT autograd's metadata pass), which fails on
+# them ("UnsupportedOperatorException") before any entry is consulted.
+NO_FAKE_KERNEL = (
+    aten.dequantize.self,
+    aten.fake_quantize_per_tensor_affine_cachemask.default,
+    aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default,
+    aten.fake_quantize_per_channel_affine_cachemask.default,
+)
+
+
+def _entries_in_place(ep: torch.export.ExportedProgram, ops: tuple, table: dict) -> bool:
+    """Make each node calling one of ``ops`` call its entry instead (the op
+    where the entry keeps it); whether any did."""
+    nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in ops]
+    for node in nodes:
+        node.target = _kept_or_decomposed(node.target, table[node.target])
+    return bool(nodes)
+
+
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included."""
+    _entries_in_place(ep, NO_FAKE_KERNEL, decomposition_table())
     ep = ep.run_decompositions(decomposition_table())
     table = decomposition_table()
     # Only these: a composite op whose entry keeps it for some inputs
     # (avg_pool1d) would be traced into torch's own composite kernel here.
-    kept = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in KEPT_BY_EXPORT]
-    if not kept:
-        return ep
     # The second trace calls these nodes' targets: an entry runs in place of the op.
-    for node in kept:
-        node.target = _kept_or_decomposed(node.target, table[node.target])
+    if not _entries_in_place(ep, KEPT_BY_EXPORT, table):
+        return ep
     return ep.run_decompositions(decomposition_table())

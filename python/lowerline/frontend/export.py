@@ -23,6 +23,7 @@ import hashlib
 import importlib.metadata
 import inspect
 import io
+import keyword
 import os
 import platform
 import re
@@ -165,6 +166,7 @@ def _export(
         raise ExportError(f"torch.export could not capture the model: {first}") from err
     outputs = _check_outputs(exported)
     _numbers_as_tensors(exported)
+    _keyword_defaults_explicit(exported.graph)
     state, mutated = _writes(exported)
     return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
 
@@ -259,6 +261,39 @@ def _data_dependent(err: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _keyword_defaults_explicit(graph: torch.fx.Graph) -> None:
+    """Write out the defaulted arguments named like Python keywords.
+
+    torch.export.save leaves out an argument that takes its default, and
+    torch.export.load cannot put back one named like a Python keyword: it
+    fails with ``KeyError: 'from'`` (``aten.uniform(x)``, ``random.from``),
+    which the import worker reported as "error when deserializing the saved
+    file". Every positional argument up to the last such one is written in
+    the node's ``args``, with its default where the node omits it.
+    """
+    for node in graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        if schema is None:
+            continue
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        named = [i for i, a in enumerate(positional) if keyword.iskeyword(a.name)]
+        if not named or named[-1] < len(node.args):
+            continue
+        args = list(node.args)
+        for arg in positional[len(args) : named[-1] + 1]:
+            if arg.name in node.kwargs:
+                args.append(node.kwargs[arg.name])
+            elif arg.has_default_value():
+                args.append(arg.default_value)
+            else:  # a required argument missing: not a call this can complete
+                break
+        else:
+            node.kwargs = {
+                k: v for k, v in node.kwargs.items() if k not in {a.name for a in positional}
+            }
+            node.args = tuple(args)
 
 
 # The Python type of a run-time number output: eager returns these for t.item().

@@ -203,6 +203,35 @@ EXPECTED: tuple[Expected, ...] = (
         "2 x 231 MFLOP of convolutions); in the ops, torch.reciprocal (and 1 / x)",
         bench=("bench_convblock",),
     ),
+    # test_zoo_last_ops.py's cases.
+    Expected(
+        "linalg.generic",
+        "its body has tensor.extract",
+        "gathers: the update lists of the legacy scatter(reduce=...) (scatter_reduce), "
+        "pooling with indices, the adaptive max pool's windows, as_strided_copy, roll, "
+        "the diagonal_scatter spread and as_strided_scatter's index_put: "
+        "no vector gather yet",
+        cases=tuple(
+            f"{name}_b{batch}"
+            for name in (
+                "scatter_legacy_reduce",
+                "max_pool1d_indices",
+                "adaptive_max_pool1d",
+                "adaptive_max_pool2d_unequal",
+                "view_copies",
+                "diagonal_as_strided_scatter",
+                "isfinite_roll",
+            )
+            for batch in (1, 8)
+        ),
+    ),
+    Expected(
+        "linalg.generic",
+        "its body has complex.",
+        "isfinite of a complex tensor reads its parts (view_as_real): no vector of "
+        "complex elements",
+        cases=("isfinite_roll_b1", "isfinite_roll_b8"),
+    ),
 )
 
 

@@ -773,6 +773,7 @@ SPECS: dict[str, Spec] = {
     "upsample_nearest2d": lambda: ((_r(2, 3, 5, 7), [9, 11], 1.5, 1.7), {}),
     # A transpose by strides; the generated [7] by [2] reads past the input.
     "_reshape_alias": lambda: ((_r(3, 5), [5, 3], [1, 5]), {}),
+    "_reshape_alias_copy": lambda: ((_r(3, 5), [5, 3], [1, 5]), {}),
     # g holds one value per row; ATen reads any other g as flat rows.
     "_weight_norm_interface": lambda: ((_r(3, 5), _r(3, 1), 0), {}),
     # F.bilinear's call; one expanding all three inputs at unroll_dim is refused.
@@ -796,6 +797,14 @@ SPECS: dict[str, Spec] = {
     "bernoulli.Tensor": lambda: ((_r(3, 5), _r(3, 5).sigmoid()), {}),
     "fake_quantize_per_channel_affine": lambda: (
         (_r(3, 5), _r(5).abs() + 0.1, _i(3, 5).int(), 1, -128, 127),
+        {},
+    ),
+    "fake_quantize_per_channel_affine_cachemask": lambda: (
+        (_r(3, 5), _r(5).abs() + 0.1, _i(3, 5).int(), 1, -128, 127),
+        {},
+    ),
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams": lambda: (
+        (_r(3, 5), torch.tensor(0.1), torch.tensor(2, dtype=torch.int32), torch.tensor(1), 0, 255),
         {},
     ),
     "fake_quantize_per_tensor_affine.tensor_qparams": lambda: (

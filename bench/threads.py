@@ -10,7 +10,6 @@ the spin settings of bench/speed.py. Writes bench/threads.md.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -21,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import speed
 import torch
+from timing import model_rounds_args
 
 import lowerline
 
@@ -35,11 +35,7 @@ def _median_call(run, calls: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp_b1,mlp_b64,encoder,gemm")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = model_rounds_args(__doc__, "mlp_b1,mlp_b64,encoder,gemm")
     torch.set_num_threads(args.threads)
     rows = []
     with tempfile.TemporaryDirectory() as cache, torch.inference_mode():

@@ -6,6 +6,7 @@ loads, and importing this module must not load torch first.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 
@@ -47,3 +48,13 @@ def save_result(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
     print(text)
+
+
+def model_rounds_args(doc: str, models: str) -> argparse.Namespace:
+    """``--models`` (comma-separated names of speed.MODELS), ``--threads`` and
+    ``--rounds`` (interleaved timing rounds) of a benchmark described by ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--models", default=models)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    return parser.parse_args()

@@ -15,7 +15,9 @@ What it decides (the mechanisms are upstream's transform dialect):
 - **Tile sizes per level** from the target description
   (``lowerline.cpu.tile_plan``): a parallel ``scf.forall`` tile sized for the
   caches and the cores, an ``mr x nr`` register tile sized for the vector
-  registers, and a k loop of rank-1 updates.
+  registers, and a k loop of rank-1 updates (of 4-deep updates for an
+  i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
+  makes ``vpdpbusd``).
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
@@ -65,9 +67,11 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.cpu.tile_plan import (
+    INT8_DOT_K,
     ConvTiles,
     MatmulTiles,
     conv_tiles,
+    int8_dot_lanes,
     lanes,
     matmul_tiles,
     reduction_chunk,
@@ -355,10 +359,11 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     *batch, m, n = out.shape
     k = lhs.shape[-1]
     group = Group(name, "batch_matmul" if batch else "matmul", op)
-    t = group.tiles = matmul_tiles(target, m, n, k, eb, batch=int(np.prod(batch)))
+    t = matmul_tiles(target, m, n, k, eb, batch=int(np.prod(batch)))
+    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
-    group.red = [0] * (len(batch) + 2) + [1]
+    group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
     b = 1
@@ -367,6 +372,15 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
+
+
+def _k_step(op: ir.Operation, target: CpuTarget) -> int:
+    """Steps of k per register tile: 4 for an i8 x i8 -> i32 matmul on a
+    target with an int8 dot product (lowerline-vectorize turns the 4-deep
+    contraction into ``vpdpbusd``), else 1 (outer products)."""
+    if _is_integer_contraction(op) and int8_dot_lanes(target):
+        return INT8_DOT_K
+    return 1
 
 
 def fused_producers_and_consumers(group: Group) -> None:
@@ -900,7 +914,7 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
         tiles = zip(group.vector_tiles, shape, strict=True)
         return [size if tile == 0 else tile for tile, size in tiles]
     if op == group.root:
-        return group.reg + [1] * (len(group.red) - len(group.reg))
+        return group.reg + [max(1, r) for r in group.red[len(group.reg) :]]
     return list(group.reg)
 
 

@@ -26,14 +26,17 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lowerline.cpu.tile_plan import int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.tiling.int8_dot import int8_dot_products
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
 from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
 from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES, VECTORIZE_ME
 from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
+from lowerline.targets import check_cpu_target, cpu_target
 
 _FUNCS = f"""  %f = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}
 """
@@ -138,6 +141,12 @@ class Vectorize(Pass):
     anchor = "builtin.module"
 
     explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr as remarks")
+    target: str = opt(
+        "",
+        "CPU target (lowerline.targets): with AVX-512 VNNI, 4-deep int8 contractions "
+        "become vpdpbusd; empty: none",
+        check=lambda value: check_cpu_target(value) if value else None,
+    )
 
     def run(self, op: ir.Operation) -> None:
         left: list[Remark] = []
@@ -152,6 +161,8 @@ class Vectorize(Pass):
         # Stride-2 window steps: contiguous loads and shuffles, before the
         # transfers are lowered (lowerline.passes.tiling.window_tiles).
         deinterleave_strided_reads(op)
+        if self.target and int8_dot_lanes(cpu_target(self.target)):
+            int8_dot_products(op)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")

@@ -31,7 +31,12 @@ changed since is refused (it would mix old and new weights): compile again.
 A call does no IR work: it checks the inputs against the first
 specialization (dtype, device, grad), finds the specialization by input
 shapes and numbers in a dict, and hands the tensors' memory to the library
-(only non-contiguous inputs are copied).
+(only non-contiguous inputs are copied). A module called with tensors only,
+no containers, remembers what the checked path decided for each signature
+(types, shapes, strides, dtypes, device, grad) of the calls it has seen; a
+later call with a known signature whose inputs do not overlap goes straight
+to the library (the fast path, ``_FastPlan``; bench/call_overhead.py
+measures it). Every other call, bad ones included, takes the checked path.
 """
 
 from __future__ import annotations
@@ -127,9 +132,15 @@ class Specialization:
     aliases: tuple = ()  # which tensor inputs share memory (_aliases)
     # Every output is a tensor: the library's results are the outputs as they are.
     tensors_only: bool = field(init=False)
+    # The output is one tensor: the library's only result.
+    single_tensor: bool = field(init=False)
+    # The library's arguments are the flat user inputs in order: no buffer, no seed.
+    takes_inputs: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.tensors_only = all(kind[0] == "tensor" for kind in self.outputs)
+        self.single_tensor = self.tensors_only and self.out_spec.is_leaf()
+        self.takes_inputs = self.arguments == list(range(len(self.inputs)))
 
     @property
     def key(self) -> tuple:
@@ -142,7 +153,10 @@ class Specialization:
         """Run ``function`` on the call's inputs and state, write back what
         ``forward`` mutated, and return the outputs."""
         tensors = [_argument(a, flat, state) for a in self.arguments]
-        results = function(tensors)
+        return self.finish(function(tensors), flat, state)
+
+    def finish(self, results: list[torch.Tensor], flat: Any, state: dict[str, torch.Tensor]) -> Any:
+        """Write back what ``forward`` mutated; return the outputs."""
         if not self.writes:
             return self.assemble(results)
         for target, value in zip(self.writes, results, strict=False):
@@ -153,15 +167,76 @@ class Specialization:
     def assemble(self, results: list[torch.Tensor]) -> Any:
         """The library's tensors, numbers (``t.item()``: 0-d tensors) and
         baked-in constants in the module's output structure."""
+        if self.single_tensor:
+            return results[0]
         if self.tensors_only:
-            return (
-                results[0]
-                if self.out_spec.is_leaf()
-                else pytree.tree_unflatten(results, self.out_spec)
-            )
+            return pytree.tree_unflatten(results, self.out_spec)
         tensors = iter(results)
         flat = [_output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
+
+
+# The most signatures a compiled module remembers for its fast path; calls
+# beyond them (many stride patterns of strided views) take the checked path.
+MAX_FAST_PLANS = 64
+
+
+def _signature(args: tuple) -> tuple | None:
+    """What a flat call of tensors is, for the fast path: each input's type,
+    shape, strides, dtype, device, grad and layout, everything the checked
+    path looks at but the data pointers. None when an input is not a dense
+    tensor (``stride()`` raises for other layouts): the checked path names it."""
+    try:
+        return tuple(
+            [
+                (type(a), a.shape, a.stride(), a.dtype, a.is_cpu, a.requires_grad, a.layout)
+                for a in args
+            ]
+        )
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class _FastPlan:
+    """How a flat call of tensors of one signature runs: decided by the
+    checked path at the first such call, then taken with no check but the
+    signature's dict lookup and, for several inputs, that none overlap."""
+
+    specialization: Specialization
+    # The inputs are the library's arguments as they are: contiguous, no buffer, no seed.
+    direct: bool
+    extents: tuple[int, ...]  # bytes each input spans; () for one input (nothing to overlap)
+    # direct, nothing to write back and one tensor out: the call is function(args)[0].
+    simple: bool = field(init=False)
+    function: NativeFunction | GpuFunction = field(init=False)
+
+    def __post_init__(self) -> None:
+        specialization = self.specialization
+        simple = self.direct and not specialization.writes and specialization.single_tensor
+        object.__setattr__(self, "simple", simple)
+        object.__setattr__(self, "function", specialization.function)
+
+    def run(self, args: tuple, state: dict[str, torch.Tensor]) -> Any:
+        specialization = self.specialization
+        if self.direct:
+            return specialization.finish(self.function(args), args, state)
+        return specialization.call(self.function, args, state)
+
+    def apart(self, args: tuple) -> bool:
+        """Whether no two inputs share a byte (the plan was made for such a call)."""
+        end = 0
+        for start, extent in sorted(zip([a.data_ptr() for a in args], self.extents, strict=True)):
+            if extent and start < end:
+                return False
+            end = max(end, start + extent)
+        return True
+
+
+def _plan(args: tuple, specialization: Specialization) -> _FastPlan:
+    contiguous = all(a.is_contiguous() for a in args)
+    extents = tuple(_span_bytes(a) for a in args) if len(args) > 1 else ()
+    return _FastPlan(specialization, specialization.takes_inputs and contiguous, extents)
 
 
 def _argument(source: int | str, flat: Any, state: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -248,6 +323,10 @@ class CompiledModule:
         self._weights: str | None = None
         self._tensor_positions: list[int] = []  # flat indices of the tensor inputs
         self._last_called: Specialization | None = None
+        # Signature of a flat call of tensors -> how it runs (_FastPlan);
+        # None when the module takes containers or numbers. The signature
+        # None (an input that is no dense tensor) is looked up, never stored.
+        self._plans: dict[tuple | None, _FastPlan] | None = None
         # Buffers forward writes into: the module's own tensors, updated in
         # place by every call (as eager updates them), by name.
         self._state: dict[str, torch.Tensor] = {}
@@ -368,6 +447,21 @@ class CompiledModule:
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
+        # The fast path: a flat call of tensors whose signature was seen
+        # before (input checks, specialization and copies already decided).
+        plans = self._plans
+        if plans is not None:
+            plan = plans.get(_signature(args))
+            if plan is not None and (not plan.extents or plan.apart(args)):
+                self._last_called = plan.specialization
+                if plan.simple:
+                    return plan.function(args)[0]
+                return plan.run(args, self._state)
+        return self._checked_call(args)
+
+    def _checked_call(self, args: tuple) -> Any:
+        """A call with every input checked: the first of its signature, or
+        one with containers or numbers."""
         flat: tuple | list
         if self._flat_call:
             flat = args
@@ -377,11 +471,23 @@ class CompiledModule:
             flat, in_spec = pytree.tree_flatten(args)
             if in_spec != self._in_spec:
                 raise self._structure_error(args, flat)
-        specialization = self._by_key.get(self._key(flat))
+        key = self._key(flat)
+        specialization = self._by_key.get(key)
         if specialization is None:
             specialization = self._specialize(args)
         self._last_called = specialization
+        self._remember(args, key, specialization)
         return specialization.call(specialization.function, flat, self._state)
+
+    def _remember(self, args: tuple, key: tuple, specialization: Specialization) -> None:
+        """A fast plan for calls like this one, if the fast path takes such
+        calls (flat tensors) and no inputs share memory (the key's last item)."""
+        plans = self._plans
+        if plans is None or key[-1] or len(plans) >= MAX_FAST_PLANS:
+            return
+        signature = _signature(args)
+        if signature is not None:
+            plans[signature] = _plan(args, specialization)
 
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
@@ -468,6 +574,8 @@ class CompiledModule:
             self._specs = program.inputs
             self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
             self._tensor_positions = [i for i, spec in enumerate(self._specs) if spec.is_tensor]
+            if self._flat_call and len(self._tensor_positions) == len(self._specs):
+                self._plans = {}
         flat = pytree.tree_leaves(args)
         aliases = _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
         _check_aliased_writes(program, aliases)
@@ -576,12 +684,11 @@ def _aliases(flat: tuple | list, positions: list[int]) -> tuple:
     spans = []
     for index in positions:
         tensor = flat[index]
-        if tensor.numel() == 0:
+        extent = _span_bytes(tensor)
+        if extent == 0:
             continue
-        strides = zip(tensor.shape, tensor.stride(), strict=True)
-        extent = 1 + sum((size - 1) * stride for size, stride in strides)  # in elements
         start = tensor.data_ptr()
-        spans.append((start, start + extent * tensor.element_size(), index, tensor))
+        spans.append((start, start + extent, index, tensor))
     if len(spans) < 2:
         return ()
     spans.sort(key=lambda span: span[0])
@@ -594,6 +701,15 @@ def _aliases(flat: tuple | list, positions: list[int]) -> tuple:
             found.append((min(other[2], span[2]), max(other[2], span[2]), same))
         live.append(span)
     return tuple(sorted(found))
+
+
+def _span_bytes(tensor: torch.Tensor) -> int:
+    """How many bytes from its data pointer ``tensor`` reaches; 0 when empty."""
+    if tensor.numel() == 0:
+        return 0
+    strides = zip(tensor.shape, tensor.stride(), strict=True)
+    extent = 1 + sum((size - 1) * stride for size, stride in strides)  # in elements
+    return extent * tensor.element_size()
 
 
 def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -37,6 +37,15 @@ class CpuTarget:
     def f32_lanes(self) -> int:
         return self.vector_bits // 32
 
+    @property
+    def llvm_features(self) -> str:
+        """``-mattr`` for what the description has beyond its ``-mcpu``: a
+        host named ``x86-64-v4`` (AVX-512 without AMX) may have VNNI, which
+        lowerline's int8 kernels call (``vpdpbusd``)."""
+        if not (self.triple.startswith("x86_64") and self.vnni):
+            return ""
+        return "+avx512vnni" if self.vector_bits >= 512 else "+avxvnni"
+
 
 CPU_TARGETS: dict[str, CpuTarget] = {
     "sapphirerapids": CpuTarget(

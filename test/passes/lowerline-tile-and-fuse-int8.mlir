@@ -1,6 +1,9 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
 // RUN:   --split-input-file 2>%t.remarks | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.remarks --check-prefix=EXPLAIN
+// Without an int8 dot product (haswell: no VNNI), k steps of 1 (outer products).
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=haswell})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
 
 // The i8 x i8 -> i32 matmul of lowerline-fold-qdq-matmul is a fusion root
 // like a float matmul, planned as its i32 accumulator: the fill and the
@@ -10,13 +13,14 @@
 // CHECK-LABEL: func.func @tiles_integer_matmul_with_epilogue(
 // CHECK:         scf.forall
 // CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x16xi32>
-// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xi8>, tensor<1x16xi8>)
+// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x16xi8>)
+// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x13xi32>
+// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x13xi8>)
+// PORTABLE-LABEL: func.func @tiles_integer_matmul_with_epilogue(
+// PORTABLE:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 4, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<4x1xi8>, tensor<1x16xi8>)
 // CHECK:           linalg.generic
 // CHECK:             math.roundeven
 // CHECK:             arith.fptosi
-// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x13xi32>
-// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xi8>, tensor<1x13xi8>)
-// CHECK:           linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 func.func @tiles_integer_matmul_with_epilogue(%x: tensor<8x37xi8>, %w: tensor<37x29xi8>, %m: tensor<29xf32>) -> tensor<8x29xi8> {

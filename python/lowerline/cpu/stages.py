@@ -98,7 +98,7 @@ def tiled(o: CpuOptions) -> str:
     return (
         f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
-        "func.func(lowerline-pack-weights),lowerline-vectorize,canonicalize,cse"
+        f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse"
     )
 
 

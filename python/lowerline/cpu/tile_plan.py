@@ -24,6 +24,18 @@ def lanes(target: CpuTarget, element_bytes: int) -> int:
     return max(1, target.vector_bits // (8 * element_bytes))
 
 
+def int8_dot_lanes(target: CpuTarget) -> int:
+    """i32 lanes of the target's int8 dot-product instruction
+    (``vpdpbusd`` on zmm: 16), or 0 without one that lowerline emits.
+    AVX-VNNI (ymm only) and Arm's ``sdot``/``udot`` are not emitted yet."""
+    x86 = target.triple.startswith("x86_64")
+    return 16 if x86 and target.vnni and target.vector_bits >= 512 else 0
+
+
+# Bytes of k one int8 dot-product step reduces per i32 lane (vpdpbusd: 4).
+INT8_DOT_K = 4
+
+
 def largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
     """The largest divisor of ``n`` that is <= ``limit`` and a multiple of
     ``multiple_of``; 0 when there is none."""
@@ -56,10 +68,12 @@ class MatmulTiles:
     mr: int  # register tile rows
     nr: int  # register tile columns (a multiple of the vector lanes)
     masked: bool  # the register tile does not divide the shape
+    kr: int = 1  # steps of k per register tile (INT8_DOT_K for int8 dot products)
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
-        return f"parallel {self.mc}x{self.nc}, registers {self.mr}x{self.nr}{mask}, k loop of 1"
+        registers = f"registers {self.mr}x{self.nr}{mask}"
+        return f"parallel {self.mc}x{self.nc}, {registers}, k loop of {self.kr}"
 
 
 def matmul_tiles(

@@ -95,6 +95,8 @@ def emit_object(module: ir.Module, path: str, target: CpuTarget) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     prefix = f".{os.path.basename(path)}."
     target_flags = [f"-mtriple={target.triple}", f"-mcpu={target.cpu}"]
+    if target.llvm_features:
+        target_flags.append(f"-mattr={target.llvm_features}")
     if target.triple.split("-", 1)[0] == _host_arch():
         _emit_weights(module, weights_object(path))
     temps: list[str] = []

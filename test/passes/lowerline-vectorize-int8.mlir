@@ -1,0 +1,52 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids},lowerline-vectorize{target=sapphirerapids})" \
+// RUN:   --split-input-file | FileCheck %s
+// Without VNNI (haswell), or without a target, the tile is lowered to outer products.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=haswell},lowerline-vectorize{target=haswell})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids},lowerline-vectorize)" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
+
+// An i8 x i8 -> i32 matmul on AVX-512 VNNI: k in steps of 4; per step, B's
+// 4 x 16 bytes (a whole vector of columns; the last 4 of the 20 are a peeled
+// tile of their own, zero lanes past its column 4) shuffled into lane order, one
+// vpdpbusd of 0x80 bytes with them (128 * sum_k B, what reading A as u8
+// adds), and per row of A its 4 bytes as one i32, xor 0x80808080 (s8 -> u8),
+// broadcast, one vpdpbusd into the row's accumulator and the correction
+// subtracted.
+// CHECK:       llvm.func @llvm.x86.avx512.vpdpbusd.512(vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// CHECK-LABEL: func.func @integer_matmul(
+// CHECK-DAG:     %[[HIGH:.+]] = arith.constant -2139062144 : i32
+// CHECK-DAG:     %[[BYTES:.+]] = arith.constant dense<-128> : vector<64xi8>
+// CHECK-DAG:     %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[FOUR]] iter_args(%{{.+}}) -> (vector<3x16xi32>)
+// CHECK:           %[[B:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}, 15, 31, 47, 63] : vector<64xi8>, vector<64xi8>
+// CHECK:           %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%{{.+}}, %[[BYTES]], %[[B]])
+// CHECK-COUNT-3:   arith.xori %{{.+}}, %[[HIGH]] : i32
+// CHECK-NOT:       vector.outerproduct
+// CHECK-NOT:       arith.muli
+func.func @integer_matmul(%x: tensor<3x8xi8>, %w: tensor<8x20xi8>) -> tensor<3x20xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3x20xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<3x20xi32>) -> tensor<3x20xi32>
+  %mm = linalg.matmul ins(%x, %w : tensor<3x8xi8>, tensor<8x20xi8>) outs(%f : tensor<3x20xi32>) -> tensor<3x20xi32>
+  return %mm : tensor<3x20xi32>
+}
+// PORTABLE-LABEL: func.func @integer_matmul(
+// PORTABLE-NOT:     vpdpbusd
+// PORTABLE:         arith.muli
+// PORTABLE-NOT:     vpdpbusd
+
+// -----
+
+// A float matmul keeps its FMAs on the same target.
+// CHECK-LABEL: func.func @float_matmul(
+// CHECK-NOT:     vpdpbusd
+// CHECK:         vector.fma
+// CHECK-NOT:     vpdpbusd
+func.func @float_matmul(%x: tensor<3x8xf32>, %w: tensor<8x20xf32>) -> tensor<3x20xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x20xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x20xf32>) -> tensor<3x20xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<3x8xf32>, tensor<8x20xf32>) outs(%f : tensor<3x20xf32>) -> tensor<3x20xf32>
+  return %mm : tensor<3x20xf32>
+}

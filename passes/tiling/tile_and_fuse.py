@@ -359,7 +359,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     *batch, m, n = out.shape
     k = lhs.shape[-1]
     group = Group(name, "batch_matmul" if batch else "matmul", op)
-    t = matmul_tiles(target, m, n, k, eb)
+    t = matmul_tiles(target, m, n, k, eb, batch=int(np.prod(batch)))
     t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
@@ -795,9 +795,35 @@ def contraction_script(
         # (measured: a load and a store per FMA).
         text += canonicalize("%forall")
         text += _split_conv_tail(g)
+    elif g.kind in ("matmul", "batch_matmul") and g.cpu_plan.masked and loops >= 2:
+        text += _peel_partial_matmul_tiles(g, f"%reg_loops#{loops - 2}", column_loop)
+        scope = "%forall"
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str:
+    """Peel the partial register tiles of a matmul whose parallel tile the
+    register tile does not divide (196 columns in tiles of 32, 197 rows in
+    tiles of 8): the full tiles get static shapes, so their accumulators are
+    hoisted out of the k loop into registers; only the partial ones are
+    masked (measured: a masked tile loads and stores its accumulators at
+    every step of k)."""
+    rows, columns = g.par[-2:]
+    mr, nr = g.reg[-2:]
+    text = ""
+    # The inner loop first: peeling the outer one clones what it holds.
+    if columns % nr:
+        text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
+        text += peel("%inner", "%full_columns", "%partial_columns")
+    if rows % mr:
+        text += f"  %outer = transform.cast {row_loop} : {ANY} to {ANY}\n"
+        text += peel("%outer", "%full_rows", "%partial_rows")
+    # The copies fused into the loops are dead; the full tiles' one-iteration
+    # folds and casts to the loops' dynamic tile types are folded away.
+    text += f"  transform.apply_dce to %forall : {ANY}\n"
+    return text + canonicalize("%forall")
 
 
 def loop_order(op: ir.Operation, sizes: list[int], fill: int = 0) -> list[int]:

@@ -17,18 +17,20 @@ from lowerline.targets import CPU_TARGETS
 
 
 @pytest.mark.parametrize(
-    ("cores", "n", "nc"),
+    ("cores", "n", "nc", "mc"),
     [
-        (2, 768, 192),  # 256 would give 3 tiles on 2 cores: one core idle a third of the time
-        (2, 1024, 256),  # 4 tiles: already balanced, the largest tile stays
-        (3, 768, 256),  # 3 tiles on 3 cores
-        (4, 96, 96),  # no divisor in whole register tiles balances: keep the tile
+        (2, 768, 192, 128),  # 256 would give 3 tiles on 2 cores: one core idle a third of the time
+        (2, 1024, 256, 128),  # 4 tiles: already balanced, the largest tile stays
+        (3, 768, 256, 128),  # 3 tiles on 3 cores
+        # No divisor of 96 in whole register tiles balances the columns: the
+        # rows are split instead, 4 tiles of 32 rows for 4 cores.
+        (4, 96, 96, 32),
     ],
 )
-def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc):
+def test_parallel_tiles_are_shared_evenly_by_the_cores(cores, n, nc, mc):
     target = replace(CPU_TARGETS["sapphirerapids"], cores=cores)
     tiles = matmul_tiles(target, 128, n, 256)
-    assert tiles.mc == 128 and tiles.nr == 32
+    assert tiles.mc == mc and tiles.nr == 32
     assert tiles.nc == nc
 
 
@@ -74,7 +76,7 @@ def test_vector_tiles_are_whole_vectors_unless_a_large_divisor_exists(n, tile):
     ("n", "nr", "masked"),
     [
         (320, 32, False),  # two vectors divide it
-        (48, 16, False),  # one vector divides it: exact, not a masked 32
+        (48, 32, True),  # 32 and a partial 16 (peeled by tile-and-fuse), not 3 x 16
         (40, 32, True),  # no whole-vector divisor: 32 and a masked 8, not 20 lanes
         (196, 32, True),  # not 28 lanes
         (20, 16, True),  # one vector and a masked 4, not 20 lanes
@@ -113,3 +115,23 @@ def test_window_tiles_differ_per_target():
     hsw = window_tiles(CPU_TARGETS["haswell"], 32, 56, 56)
     assert (spr.mr, spr.nr) == (4, 32)  # 32 zmm registers of 16 lanes: 8 accumulators
     assert (hsw.mr, hsw.nr) == (2, 16)  # 16 ymm registers of 8 lanes: 4 accumulators
+
+
+@pytest.mark.parametrize("n", [24, 40, 100, 196, 197, 200, 208])
+@pytest.mark.parametrize("target", ["sapphirerapids", "haswell"])
+def test_matmul_register_tiles_are_whole_vectors(target, n):
+    """nr is a multiple of the lanes whatever n is (196 gave its divisor 28,
+    which LLVM splits lane by lane); a partial tile is masked (and peeled)."""
+    cpu = CPU_TARGETS[target]
+    for m in (1, 7, 128):
+        tiles = matmul_tiles(cpu, m, n, 64)
+        assert tiles.nr % lanes(cpu, 4) == 0, tiles
+        assert tiles.masked == (n % tiles.nr != 0 or m % tiles.mr != 0), tiles
+
+
+def test_batch_matmul_batch_entries_count_as_parallel_tiles():
+    """With 24 batch entries there is work for every core: the 65 columns stay
+    one parallel tile instead of being halved into a partial one."""
+    cpu = CPU_TARGETS["sapphirerapids"]
+    assert matmul_tiles(cpu, 65, 65, 64, batch=24).nc == 65
+    assert 65 % matmul_tiles(cpu, 65, 65, 64).nc == 0

@@ -96,21 +96,22 @@ func.func @keeps_argument_b(%a: tensor<8x4xf32>, %w: tensor<4x64xf32>) -> tensor
 
 // -----
 
-// N = 40 has no divisor of whole vectors: nr = 32, the register tiles are partial
-// (tensor<1x?xf32> slices of B) and the weight is left as it is.
+// N = 48 is not a multiple of nr = 32: the partial register tile is peeled
+// (16 columns: tensor<1x16xf32> slices of B) and the weight is left as it is.
 // CHECK-LABEL: func.func @keeps_n_not_multiple_of_nr(
-// CHECK:         %[[W:.+]] = arith.constant dense<1.000000e+00> : tensor<4x40xf32>
+// CHECK:         %[[W:.+]] = arith.constant dense<1.000000e+00> : tensor<4x48xf32>
 // CHECK-NOT:     dense_resource
 // CHECK-NOT:     floordiv
-// CHECK:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 32, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<1x?xf32>)
+// CHECK:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 32, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<1x32xf32>)
+// CHECK:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 32, 1>} ins(%{{.+}}, %{{.+}} : tensor<8x1xf32>, tensor<1x16xf32>)
 // CHECK-NOT:     dialect_resources
-func.func @keeps_n_not_multiple_of_nr(%a: tensor<8x4xf32>) -> tensor<8x40xf32> {
+func.func @keeps_n_not_multiple_of_nr(%a: tensor<8x4xf32>) -> tensor<8x48xf32> {
   %zero = arith.constant 0.0 : f32
-  %w = arith.constant dense<1.0> : tensor<4x40xf32>
-  %e = tensor.empty() : tensor<8x40xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x40xf32>) -> tensor<8x40xf32>
-  %mm = linalg.matmul ins(%a, %w : tensor<8x4xf32>, tensor<4x40xf32>) outs(%f : tensor<8x40xf32>) -> tensor<8x40xf32>
-  return %mm : tensor<8x40xf32>
+  %w = arith.constant dense<1.0> : tensor<4x48xf32>
+  %e = tensor.empty() : tensor<8x48xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x48xf32>) -> tensor<8x48xf32>
+  %mm = linalg.matmul ins(%a, %w : tensor<8x4xf32>, tensor<4x48xf32>) outs(%f : tensor<8x48xf32>) -> tensor<8x48xf32>
+  return %mm : tensor<8x48xf32>
 }
 
 // -----

@@ -7,14 +7,17 @@
 
 // The i8 x i8 -> i32 matmul of lowerline-fold-qdq-matmul is a fusion root
 // like a float matmul, planned as its i32 accumulator: the fill and the
-// requantize epilogue join its nest, register tiles of 8x16 i32 lanes.
+// requantize epilogue join its nest, register tiles of 8x16 i32 lanes; the
+// partial tile of the last 13 columns is peeled, as a float matmul's.
 // EXPLAIN: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic; tiles: parallel 8x29, registers 8x16
 // CHECK-LABEL: func.func @tiles_integer_matmul_with_epilogue(
 // CHECK:         scf.forall
-// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x?xi32>
-// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x?xi8>)
+// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x16xi32>
+// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x16xi8>)
+// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 8, 16>} {{.*}} -> tensor<8x13xi32>
+// CHECK:           linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 8, 16, 4>} ins(%{{.+}}, %{{.+}} : tensor<8x?xi8>, tensor<?x13xi8>)
 // PORTABLE-LABEL: func.func @tiles_integer_matmul_with_epilogue(
-// PORTABLE:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 4, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<4x1xi8>, tensor<1x?xi8>)
+// PORTABLE:         linalg.matmul {lowerline.contract, lowerline.vector_sizes = array<i64: 4, 16, 1>} ins(%{{.+}}, %{{.+}} : tensor<4x1xi8>, tensor<1x16xi8>)
 // CHECK:           linalg.generic
 // CHECK:             math.roundeven
 // CHECK:             arith.fptosi

@@ -7,7 +7,8 @@
 // RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
 
 // An i8 x i8 -> i32 matmul on AVX-512 VNNI: k in steps of 4; per step, B's
-// 4 x 10 bytes shuffled into lane order (zero lanes past column 10), one
+// 4 x 16 bytes (a whole vector of columns; the last 4 of the 20 are a peeled
+// tile of their own, zero lanes past its column 4) shuffled into lane order, one
 // vpdpbusd of 0x80 bytes with them (128 * sum_k B, what reading A as u8
 // adds), and per row of A its 4 bytes as one i32, xor 0x80808080 (s8 -> u8),
 // broadcast, one vpdpbusd into the row's accumulator and the correction
@@ -17,8 +18,8 @@
 // CHECK-DAG:     %[[HIGH:.+]] = arith.constant -2139062144 : i32
 // CHECK-DAG:     %[[BYTES:.+]] = arith.constant dense<-128> : vector<64xi8>
 // CHECK-DAG:     %[[FOUR:.+]] = arith.constant 4 : index
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[FOUR]] iter_args(%{{.+}}) -> (vector<3x10xi32>)
-// CHECK:           %[[B:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 10, 20, 30, 1, 11, 21, 31, {{.*}}, 9, 19, 29, 39, 40, 40, {{.*}}] : vector<40xi8>, vector<40xi8>
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[FOUR]] iter_args(%{{.+}}) -> (vector<3x16xi32>)
+// CHECK:           %[[B:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}, 15, 31, 47, 63] : vector<64xi8>, vector<64xi8>
 // CHECK:           %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%{{.+}}, %[[BYTES]], %[[B]])
 // CHECK-COUNT-3:   arith.xori %{{.+}}, %[[HIGH]] : i32
 // CHECK-NOT:       vector.outerproduct

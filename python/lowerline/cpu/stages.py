@@ -76,10 +76,14 @@ def graph(o: CpuOptions) -> str:
     (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
     linear layers (dequantize -> matmul -> quantize) become integer matmuls
     before anything fuses their dequantizes away (``lowerline-fold-qdq-matmul``).
+    A batch matmul by a weight broadcast over the batch becomes one matmul
+    over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
+    its fused bias epilogue collapsed with it.
     """
     return (
         "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,convert-elementwise-to-linalg,"
-        "lowerline-drop-dead-results,lowerline-fuse-elementwise),canonicalize,cse"
+        "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )
 
 

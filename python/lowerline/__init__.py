@@ -10,7 +10,9 @@ __all__ = [
     "CompileError",
     "CompiledModule",
     "ExportError",
+    "IndexCheckError",
     "NoCudaDevice",
+    "RuntimeCheckError",
     "UnsupportedOpsError",
     "compile",
 ]
@@ -29,6 +31,10 @@ def __getattr__(name: str):
         from lowerline.frontend import export
 
         return export.ExportError
+    if name in ("RuntimeCheckError", "IndexCheckError"):  # a check in compiled code failed
+        from lowerline import errors
+
+        return getattr(errors, name)
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

@@ -8,3 +8,22 @@ class LowerlineError(Exception):
 
 class UsageError(LowerlineError):
     """A bad command line, file or pipeline string."""
+
+
+class RuntimeCheckError(LowerlineError, ValueError):
+    """A check in compiled code failed during a call (torch-mlir's cf.assert:
+    an index out of range, a shape the lowering does not support). The
+    message is the check's, with its source location where known. The call's
+    outputs are not computed; the module stays usable."""
+
+
+class IndexCheckError(RuntimeCheckError, IndexError):
+    """A failed index-bounds check (like eager PyTorch's IndexError)."""
+
+
+def runtime_check_error(message: str) -> RuntimeCheckError:
+    """The error for a failed check's message: an IndexCheckError for the
+    index-bounds checks torch-mlir's gather, embedding and index lowerings
+    emit ("index must be smaller than dim size", "... larger or equal to 0")."""
+    kind = IndexCheckError if message.startswith("index ") else RuntimeCheckError
+    return kind(f"a run-time check failed in compiled code: {message}")

@@ -196,6 +196,9 @@ def llvm(o: CpuOptions) -> str:
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # A failed cf.assert reports its message and skips the work it guards:
+        # convert-cf-to-llvm would call abort() in the user's process.
+        "lowerline-report-failed-asserts",
         # Complex arithmetic and functions (complex.exp, .log, .abs...) as
         # arith and math on the real and imaginary parts: convert-to-llvm
         # lowers only a few complex ops (create, re, im, add, sub, mul, div).

@@ -39,6 +39,8 @@ from typing import Any
 
 import torch
 
+from lowerline.errors import runtime_check_error
+
 
 @cache
 def _descriptor_class(rank: int) -> type[ctypes.Structure]:
@@ -225,6 +227,14 @@ class NativeFunction:
         if self._reset is not None:
             self._reset.restype = None
             self._reset.argtypes = []
+        # The first failed check of a call (runtime_support.c): the slot is
+        # read after every call (no foreign call), taken only when set.
+        self._failed_slot = None
+        self._failed_check = getattr(self._lib, "lowerline_failed_check", None)
+        if self._failed_check is not None:
+            self._failed_check.restype = ctypes.c_char_p
+            self._failed_check.argtypes = []
+            self._failed_slot = ctypes.c_void_p.in_dll(self._lib, "lowerline_failed_slot")
         self._blocktime = _BlockTime(self._lib)
         self._frames = threading.local()
 
@@ -241,12 +251,19 @@ class NativeFunction:
         frame.point_at(inputs, trailing)
         if pool is None:
             self._function(*frame.arguments)
-            return outputs
-        try:
-            self._function(*frame.arguments)
-        finally:
-            pool.give(trailing[-1])
+        else:
+            try:
+                self._function(*frame.arguments)
+            finally:
+                pool.give(trailing[-1])
+        if self._failed_slot is not None and self._failed_slot.value:
+            raise self._failure()
         return outputs
+
+    def _failure(self) -> Exception:
+        """The error for the failed check the slot holds (taking it)."""
+        assert self._failed_check is not None  # the slot exists only with it
+        return runtime_check_error(self._failed_check().decode(errors="replace"))
 
     def _new_frame(
         self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]

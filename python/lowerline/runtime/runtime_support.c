@@ -14,7 +14,8 @@
  *                                           allocations since the last reset
  *   lowerline_memory_reset()                peak := live, allocations := 0
  *
- * It also defines __truncsfbf2 (see below), for the same libraries.
+ * It also defines __truncsfbf2 (see below), for the same libraries, and the
+ * slot where failed run-time checks go (lowerline_assert_failed, below).
  */
 
 #include <stdatomic.h>
@@ -85,6 +86,25 @@ EXPORT void lowerline_memory_stats(int64_t out[3]) {
 EXPORT void lowerline_memory_reset(void) {
   atomic_store(&peak_bytes, atomic_load(&live_bytes));
   atomic_store(&allocations, 0);
+}
+
+/* Failed run-time checks (lowerline-report-failed-asserts).
+ *
+ * A failed cf.assert calls lowerline_assert_failed with its message (a
+ * constant string of the library) and then skips the work it guarded, on
+ * whichever thread (OpenMP worker included) ran it. The first message wins;
+ * lowerline_failed_check, called by the runtime after a call that left the slot
+ * set, takes it and clears the slot for the next call. The
+ * slot belongs to the library: calls running at the same time share it. */
+EXPORT _Atomic(const char *) lowerline_failed_slot; /* read by the runtime after a call */
+
+HIDDEN void lowerline_assert_failed(const char *message) {
+  const char *none = NULL;
+  atomic_compare_exchange_strong(&lowerline_failed_slot, &none, message);
+}
+
+EXPORT const char *lowerline_failed_check(void) {
+  return atomic_exchange(&lowerline_failed_slot, NULL);
 }
 
 /* f32 -> bf16, rounded to nearest even, NaNs kept (quieted).

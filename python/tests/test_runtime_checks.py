@@ -1,0 +1,122 @@
+"""A failed run-time check in compiled code (torch-mlir's cf.assert) raises
+a Python error naming the check; the process and the module survive
+(lowerline-report-failed-asserts, runtime_support.c, runtime/native.py)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import lowerline
+from lowerline.errors import IndexCheckError, RuntimeCheckError, runtime_check_error
+
+
+class Embed(torch.nn.Module):
+    def __init__(self, rows: int = 11, width: int = 5):
+        super().__init__()
+        self.table = torch.nn.Embedding(rows, width)
+
+    def forward(self, index: torch.Tensor) -> torch.Tensor:
+        return self.table(index)
+
+
+class Gather(torch.nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 1, index)
+
+
+@pytest.fixture(scope="module")
+def embed():
+    torch.manual_seed(0)
+    return Embed()
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (6, 7)])
+def test_embedding_index_out_of_range_raises_and_module_survives(embed, shape):
+    index = torch.randint(0, 11, shape)
+    compiled = lowerline.compile(embed, index, num_threads=1)
+    assert "abort" not in compiled.ir("llvm")
+    torch.testing.assert_close(compiled(index), embed(index))
+    too_large = index.clone()
+    too_large[-1, -1] = 11
+    with pytest.raises(IndexError, match="index must be smaller than dim size"):
+        compiled(too_large)
+    negative = index.clone()
+    negative[0, 0] = -4
+    with pytest.raises(IndexCheckError, match="index must be larger or equal to 0"):
+        compiled(negative)
+    # The failure was taken by the call that raised: later calls are clean.
+    valid = torch.randint(0, 11, shape)
+    torch.testing.assert_close(compiled(valid), embed(valid))
+
+
+def test_failed_check_names_the_model_line(embed):
+    index = torch.tensor([[3, 20]])
+    compiled = lowerline.compile(embed, index, num_threads=1)
+    with pytest.raises(RuntimeCheckError) as failure:
+        compiled(index)
+    # The message points at nn.Embedding's forward, called from this file.
+    assert "sparse.py" in str(failure.value)
+    assert __file__.rsplit("/", 1)[-1] in str(failure.value)
+
+
+def test_check_in_parallel_loop_reports_from_a_worker_thread():
+    """The gather runs as OpenMP threads; a bad index on any row raises, and
+    the same module then computes valid inputs."""
+    x = torch.randn(301, 515)
+    index = torch.randint(0, 515, (301, 257))
+    compiled = lowerline.compile(Gather(), x, index, num_threads=2)
+    assert "omp.parallel" in compiled.ir("loops")
+    assert "abort" not in compiled.ir("llvm")
+    torch.testing.assert_close(compiled(x, index), torch.gather(x, 1, index))
+    for row in (0, 150, 300):  # first, middle and last rows: different threads
+        bad = index.clone()
+        bad[row, 256] = 515
+        with pytest.raises(IndexError, match="index must be smaller than dim size"):
+            compiled(x, bad)
+        torch.testing.assert_close(compiled(x, index), torch.gather(x, 1, index))
+
+
+def test_failed_check_does_not_kill_the_process(tmp_path):
+    """Before: cf.assert lowered to abort(), exit status 134 (SIGABRT)."""
+    script = textwrap.dedent(
+        """
+        import torch, lowerline
+        table = torch.nn.Embedding(7, 3)
+        compiled = lowerline.compile(table, torch.tensor([1, 2]), num_threads=1)
+        try:
+            compiled(torch.tensor([1, 99]))
+        except IndexError as error:
+            print("raised:", error)
+        print("alive:", torch.equal(compiled(torch.tensor([6, 0])), table(torch.tensor([6, 0]))))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "LOWERLINE_CACHE_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "raised: a run-time check failed in compiled code: index must be smaller" in result.stdout
+    )
+    assert "alive: True" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("index must be smaller than dim size", IndexCheckError),
+        ("only support cases with fixed stride size", RuntimeCheckError),
+    ],
+)
+def test_error_kind_follows_the_check(message, kind):
+    error = runtime_check_error(message)
+    assert type(error) is kind
+    assert isinstance(error, ValueError)
+    assert message in str(error)

@@ -1,0 +1,76 @@
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-report-failed-asserts)" \
+// RUN:   --split-input-file | FileCheck %s
+
+// An index check in a loop: the load it guards moves under scf.if, the
+// failure is reported, the iteration yields a zero and the loop goes on.
+// CHECK:       func.func private @lowerline_assert_failed(!llvm.ptr)
+// CHECK-LABEL: func.func @checked_gather(
+// CHECK-NOT:     cf.assert
+// CHECK:         scf.for {{.*}} iter_args(%[[ACC:.*]] = {{.*}}) -> (f32) {
+// CHECK:           %[[OK:.*]] = arith.cmpi slt
+// CHECK:           %[[R:.*]] = scf.if %[[OK]] -> (f32) {
+// CHECK:             memref.load
+// CHECK:             %[[SUM:.*]] = arith.addf %[[ACC]]
+// CHECK:             scf.yield %[[SUM]] : f32
+// CHECK:           } else {
+// CHECK:             %[[MSG:.*]] = llvm.mlir.addressof @__lowerline_assert_0 : !llvm.ptr
+// CHECK:             func.call @lowerline_assert_failed(%[[MSG]]) : (!llvm.ptr) -> ()
+// CHECK:             %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:             scf.yield %[[Z]] : f32
+// CHECK:           }
+// CHECK:           scf.yield %[[R]] : f32
+// CHECK:       llvm.mlir.global internal constant @__lowerline_assert_0("index must be smaller than dim size (at {{.*}}lowerline-report-failed-asserts.mlir:32:5)\00")
+func.func @checked_gather(%table: memref<8xf32>, %idx: memref<4xindex>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+    %j = memref.load %idx[%i] : memref<4xindex>
+    %ok = arith.cmpi slt, %j, %c8 : index
+    cf.assert %ok, "index must be smaller than dim size"
+    %v = memref.load %table[%j] : memref<8xf32>
+    %s = arith.addf %acc, %v : f32
+    scf.yield %s : f32
+  }
+  return %sum : f32
+}
+
+// -----
+
+// The message keeps the assert's location; an assert right before the
+// terminator guards nothing but still reports.
+// CHECK-LABEL: func.func @last_in_block(
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      llvm.mlir.addressof @__lowerline_assert_0
+// CHECK-NEXT:      func.call @lowerline_assert_failed
+// CHECK:         return
+// CHECK: llvm.mlir.global internal constant @__lowerline_assert_0("stride must be fixed (at model.py:3:7)\00")
+func.func @last_in_block(%ok: i1) {
+  cf.assert %ok, "stride must be fixed" loc("model.py":3:7)
+  return
+}
+
+// -----
+
+// No cf.assert: nothing changes, no declaration is added.
+// CHECK-LABEL: func.func @no_assert(
+// CHECK-NOT:   lowerline_assert_failed
+// CHECK-NOT:   llvm.mlir.global
+func.func @no_assert(%m: memref<4xf32>, %i: index) -> f32 {
+  %v = memref.load %m[%i] : memref<4xf32>
+  return %v : f32
+}
+
+// -----
+
+// The guarded work defines a memref: no stand-in exists, the assert stays.
+// CHECK-LABEL: func.func @memref_after_assert(
+// CHECK:         cf.assert
+func.func @memref_after_assert(%ok: i1, %m: memref<8xf32>) -> memref<4xf32> {
+  cf.assert %ok, "size must be 4"
+  %s = memref.subview %m[0] [4] [1] : memref<8xf32> to memref<4xf32>
+  return %s : memref<4xf32>
+}

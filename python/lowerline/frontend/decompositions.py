@@ -146,6 +146,11 @@ torch with aten ops whose lowering is exact:
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
+* ``aten.reciprocal`` of real numbers: ``1 / x``. torch-mlir's lowering
+  asserts ``x != 0`` (cf.assert "unimplemented: tensor with zero element"),
+  where torch gives inf; the assert also keeps the loop from being
+  vectorized. Integers are promoted to the default float type first, as torch
+  does; complex numbers keep ``complex_ops``' entry.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -959,6 +964,18 @@ def isfinite(x: torch.Tensor) -> Any:
     return x.abs() < math.inf
 
 
+def real_reciprocal(complex_entry: Callable[..., Any]) -> Callable[..., Any]:
+    def decomposition(x: torch.Tensor) -> Any:
+        if x.is_complex():
+            return complex_entry(x)
+        if not x.is_floating_point():
+            x = x.to(torch.get_default_dtype())
+        # A 0-d one: aten.div broadcasts it (1 / x would call reciprocal again).
+        return aten.div.Tensor(torch.ones((), dtype=x.dtype), x)
+
+    return decomposition
+
+
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -1030,6 +1047,8 @@ def decomposition_table() -> dict:
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
         table[op] = entry
+    reciprocal = aten.reciprocal.default
+    table[reciprocal] = real_reciprocal(table[reciprocal])
     return table
 
 

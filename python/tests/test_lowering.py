@@ -74,3 +74,35 @@ def test_bundled_example_is_a_softmax_classifier():
     assert list(result.stage_seconds) == ["graph", "tiled", "bufferized", "loops", "llvm", "jit"]
     again = run_file(f"{EXAMPLES_DIR}/mlp.mlir", seed=0)
     np.testing.assert_array_equal(again.outputs[0], probs)
+
+
+CHECKED_GATHER = """
+func.func @pick(%table: tensor<5xf32>, %index: tensor<3xi64>) -> tensor<3xf32> {
+  %c5 = arith.constant 5 : index
+  %e = tensor.empty() : tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%index : tensor<3xi64>) outs(%e : tensor<3xf32>) {
+  ^bb0(%i: i64, %out: f32):
+    %j = arith.index_cast %i : i64 to index
+    %ok = arith.cmpi ult, %j, %c5 : index
+    cf.assert %ok, "index must be smaller than dim size"
+    %v = tensor.extract %table[%j] : tensor<5xf32>
+    linalg.yield %v : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+"""
+
+
+def test_failed_check_in_jit_code_raises_and_the_function_stays_usable():
+    lowerer = Lowerer()
+    module = lowerer.parse(CHECKED_GATHER, "pick.mlir")
+    signature = signature_of(module, None)
+    StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
+    function = JitFunction(module, signature)
+    table = np.arange(5, dtype=np.float32) * 10
+    with pytest.raises(IndexError, match="index must be smaller than dim size"):
+        function(table, np.array([1, 7, 2], np.int64))
+    (out,) = function(table, np.array([4, 0, 2], np.int64))
+    np.testing.assert_array_equal(out, [40, 0, 20])

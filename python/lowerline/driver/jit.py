@@ -18,7 +18,7 @@ import numpy as np
 from mlir import execution_engine, ir
 from mlir import runtime as mlir_runtime
 
-from lowerline.errors import LowerlineError
+from lowerline.errors import LowerlineError, runtime_check_error
 from lowerline.pipeline import protocol
 from lowerline.runtime.libraries import openmp_library, runtime_library
 from lowerline.weights import NUMPY_DTYPES
@@ -33,6 +33,12 @@ _ALLOCATION_FUNCTIONS = {
 
 class RunError(LowerlineError):
     """A function cannot be called as asked (signature, shapes, dtypes)."""
+
+
+# lowerline-report-failed-asserts' call on a failed check; compiled libraries
+# bind runtime_support.c's, a JIT module this one. ctypes releases the GIL
+# during the call, so OpenMP workers calling it take the GIL without deadlock.
+_FAILED_CHECK = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,11 @@ class JitFunction:
         # compiled libraries count allocations (runtime_support.c).
         for name, address in _ALLOCATION_FUNCTIONS.items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(address))
+        self._failed: list[bytes] = []  # the messages of the call running
+        self._on_failed = _FAILED_CHECK(self._failed.append)  # kept alive with the engine
+        self._engine.raw_register_runtime(
+            "lowerline_assert_failed", ctypes.cast(self._on_failed, ctypes.c_void_p)
+        )
         arena = protocol.arena_plan(llvm_module.operation, signature.name)
         self._arena_bytes = None if arena is None else arena["bytes"]
 
@@ -127,7 +138,10 @@ class JitFunction:
             ctypes.pointer(ctypes.pointer(mlir_runtime.get_ranked_memref_descriptor(a)))
             for a in [*inputs, *outputs, *arena]
         ]
+        self._failed.clear()
         self._engine.invoke(sig.name, *pointers)
+        if self._failed:
+            raise runtime_check_error(self._failed[0].decode(errors="replace"))
         return outputs
 
     def _arena(self) -> list[np.ndarray]:

@@ -37,6 +37,7 @@ stand-in value: it stays a ``cf.assert`` (an abort), with a refusal remark namin
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from mlir import ir
@@ -119,8 +120,12 @@ class ReportFailedAsserts(Pass):
             return
         body = op.regions[0].blocks[0]
         self._declare(body)
-        for index, assert_op in enumerate(guarded):
-            self._rewrite(body, assert_op, f"{_GLOBAL_PREFIX}{index}")
+        # Names no symbol has yet: a second run meets the first run's globals.
+        taken = {_symbol(o) for o in body.operations}
+        names = (f"{_GLOBAL_PREFIX}{i}" for i in itertools.count())
+        for assert_op in guarded:
+            name = next(n for n in names if n not in taken)
+            self._rewrite(body, assert_op, name)
 
     def _safe(self, assert_op: ir.Operation) -> bool:
         """Whether every value the guarded work defines has a stand-in; if

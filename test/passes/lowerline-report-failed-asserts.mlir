@@ -74,3 +74,16 @@ func.func @memref_after_assert(%ok: i1, %m: memref<8xf32>) -> memref<4xf32> {
   %s = memref.subview %m[0] [4] [1] : memref<8xf32> to memref<4xf32>
   return %s : memref<4xf32>
 }
+
+// -----
+
+// A message global of an earlier run keeps its name; the new one takes the next.
+// CHECK:       llvm.mlir.global internal constant @__lowerline_assert_0("earlier\00")
+// CHECK-LABEL: func.func @second_run(
+// CHECK:         llvm.mlir.addressof @__lowerline_assert_1
+// CHECK:       llvm.mlir.global internal constant @__lowerline_assert_1("later (at {{.*}})\00")
+llvm.mlir.global internal constant @__lowerline_assert_0("earlier\00") {addr_space = 0 : i32}
+func.func @second_run(%ok: i1) {
+  cf.assert %ok, "later"
+  return
+}

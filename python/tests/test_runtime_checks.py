@@ -146,3 +146,32 @@ def test_reciprocal_of_zero_is_inf_not_a_failed_check(x):
     loops = compiled.ir("loops")
     assert "cf.assert" not in loops
     assert "vector." in loops
+
+
+class IndexSelect(torch.nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.index_select(x, self.dim, index)
+
+
+@pytest.mark.parametrize(("dim", "batch"), [(0, 1), (1, 3), (-1, 5)])
+def test_index_select_out_of_range_raises(dim, batch):
+    """torch-mlir's index_select has no bounds check: it read outside the
+    tensor. Decomposed to a gather, it raises like eager's IndexError."""
+    x = torch.randn(batch, 7, 9)
+    size = x.shape[dim]
+    index = torch.tensor([size - 1, 0, size // 2])
+    compiled = lowerline.compile(IndexSelect(dim), x, index, num_threads=1)
+    torch.testing.assert_close(compiled(x, index), torch.index_select(x, dim, index))
+    with pytest.raises(IndexError, match="index must be smaller than dim size"):
+        compiled(x, torch.tensor([0, size + 100000, 1]))
+    # Either of the gather's two checks may report a negative index, depending
+    # on how the pipeline folded the two compares.
+    with pytest.raises(IndexError, match=r"index must be (smaller|larger)"):
+        compiled(x, torch.tensor([0, 1, -1]))
+    torch.testing.assert_close(
+        compiled(x, index.flip(0)), torch.index_select(x, dim, index.flip(0))
+    )

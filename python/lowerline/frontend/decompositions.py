@@ -146,6 +146,10 @@ torch with aten ops whose lowering is exact:
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
+* ``aten.index_select``: a ``gather`` of the index broadcast along the other
+  dims. torch-mlir lowers index_select without a bounds check (an index out
+  of range read outside the tensor); its gather checks both bounds, which
+  lowerline-report-failed-asserts turns into an IndexError.
 * ``aten.reciprocal`` of real numbers: ``1 / x``. torch-mlir's lowering
   asserts ``x != 0`` (cf.assert "unimplemented: tensor with zero element"),
   where torch gives inf; the assert also keeps the loop from being
@@ -964,6 +968,17 @@ def isfinite(x: torch.Tensor) -> Any:
     return x.abs() < math.inf
 
 
+def index_select(x: torch.Tensor, dim: int, index: torch.Tensor) -> Any:
+    if x.dim() == 0:
+        return NotImplemented
+    dim %= x.dim()
+    shape = list(x.shape)
+    shape[dim] = index.numel()
+    along = [1] * x.dim()
+    along[dim] = index.numel()
+    return torch.gather(x, dim, index.reshape(along).expand(shape))
+
+
 def real_reciprocal(complex_entry: Callable[..., Any]) -> Callable[..., Any]:
     def decomposition(x: torch.Tensor) -> Any:
         if x.is_complex():
@@ -1047,6 +1062,7 @@ def decomposition_table() -> dict:
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
         table[op] = entry
+    table[aten.index_select.default] = index_select
     reciprocal = aten.reciprocal.default
     table[reciprocal] = real_reciprocal(table[reciprocal])
     return table

@@ -51,12 +51,16 @@ def test_whole_pipeline_text_equals_the_stages():
     np.testing.assert_array_equal(out, [1, 2, 3])
 
 
-def test_call_checks_count_shape_and_dtype():
+def _jit_through_the_stages(source: str, filename: str) -> JitFunction:
     lowerer = Lowerer()
-    module = lowerer.parse(ADD, "add.mlir")
+    module = lowerer.parse(source, filename)
     signature = signature_of(module, None)
     StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
-    function = JitFunction(module, signature)
+    return JitFunction(module, signature)
+
+
+def test_call_checks_count_shape_and_dtype():
+    function = _jit_through_the_stages(ADD, "add.mlir")
     ones = np.ones(3, np.float32)
     with pytest.raises(RunError, match="takes 2 arrays, got 1"):
         function(ones)
@@ -96,11 +100,7 @@ func.func @pick(%table: tensor<5xf32>, %index: tensor<3xi64>) -> tensor<3xf32> {
 
 
 def test_failed_check_in_jit_code_raises_and_the_function_stays_usable():
-    lowerer = Lowerer()
-    module = lowerer.parse(CHECKED_GATHER, "pick.mlir")
-    signature = signature_of(module, None)
-    StageRunner(lowerer).run(module, stages_of(CPU_STAGES), CpuOptions())
-    function = JitFunction(module, signature)
+    function = _jit_through_the_stages(CHECKED_GATHER, "pick.mlir")
     table = np.arange(5, dtype=np.float32) * 10
     with pytest.raises(IndexError, match="index must be smaller than dim size"):
         function(table, np.array([1, 7, 2], np.int64))

@@ -146,6 +146,7 @@ torch with aten ops whose lowering is exact:
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
+* ``_embedding_bag`` in mean and max mode: in ``embedding_bag``.
 * ``aten.index_select``: a ``gather`` of the index broadcast along the other
   dims. torch-mlir lowers index_select without a bounds check (an index out
   of range read outside the tensor); its gather checks both bounds, which
@@ -178,7 +179,7 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops, fake_quantize
+from lowerline.frontend import complex_ops, embedding_bag, fake_quantize
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -1058,6 +1059,7 @@ def decomposition_table() -> dict:
     for op in TORCH_ENTRIES:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
+    table.update(embedding_bag.table())
     for op, entry in complex_ops.table().items():
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")

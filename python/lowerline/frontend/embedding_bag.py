@@ -69,7 +69,7 @@ def embedding_bag(
     # passes -1 for None; a negative padding_idx of the module is normalized).
     keep = torch.ones_like(indices, dtype=torch.bool)
     if padded:
-        keep = indices != padding_idx
+        keep = torch.ne(indices, padding_idx)
     rows = aten.embedding.default(weight, indices)
     counts = torch.zeros(bags, dtype=torch.int64).index_add(0, bag, keep.to(torch.int64))
     if mode in (SUM, MEAN):

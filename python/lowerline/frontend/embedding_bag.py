@@ -58,7 +58,8 @@ def embedding_bag(
     include_last_offset: bool = False,
     padding_idx: int | None = -1,
 ) -> Any:
-    padded = padding_idx is not None and padding_idx >= 0
+    padding = -1 if padding_idx is None else padding_idx
+    padded = padding >= 0
     plain_sum = mode == SUM and not (
         padded or include_last_offset or per_sample_weights is not None
     )
@@ -69,7 +70,7 @@ def embedding_bag(
     # passes -1 for None; a negative padding_idx of the module is normalized).
     keep = torch.ones_like(indices, dtype=torch.bool)
     if padded:
-        keep = torch.ne(indices, padding_idx)
+        keep = torch.ne(indices, padding)
     rows = aten.embedding.default(weight, indices)
     counts = torch.zeros(bags, dtype=torch.int64).index_add(0, bag, keep.to(torch.int64))
     if mode in (SUM, MEAN):

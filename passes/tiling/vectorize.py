@@ -143,7 +143,7 @@ class Vectorize(Pass):
     explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr as remarks")
     target: str = opt(
         "",
-        "CPU target (lowerline.targets): with AVX-512 VNNI, 4-deep int8 contractions "
+        "CPU target (a name targets.py knows): with AVX-512 VNNI, 4-deep int8 contractions "
         "become vpdpbusd; empty: none",
         check=lambda value: check_cpu_target(value) if value else None,
     )

@@ -38,13 +38,13 @@ class BoolHead(torch.nn.Module):
 
 def test_llvm_abort_inside_a_pass_becomes_a_compile_error_with_a_reproducer(cache_dir):
     model, x = BoolHead().eval(), torch.randn(2, 32)
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     with pytest.raises(lowerline.CompileError) as info:
         # Scalar i1 stores (naive loops) hit the assertion; the tiled stage
         # would store whole vectors of i1, which do not.
         lowerline.compile(model, x, cache_dir=cache_dir, widen_i1=False, tile=False)
     error = info.value
-    assert workers.launches["compile"] == launched + 1  # it died in the worker, not here
+    assert workers.jobs["compile"] == launched + 1  # it died in the worker, not here
 
     finalize = "finalize-memref-to-llvm{use-generic-functions=true}"
     assert (error.stage, error.pass_name) == ("llvm", finalize)
@@ -107,11 +107,11 @@ def test_an_object_step_failure_names_the_stage_and_replays(cache_dir, monkeypat
 
 
 class Unsupported(torch.nn.Module):
-    """erfinv and fft have no lowering; masked_select's result has a data-dependent size. The sort
+    """copysign (a bit cast, view.dtype, after decomposition) and fft have no lowering; masked_select's result has a data-dependent size. The sort
     and the scatter (TMTensor ops lowerline lowers) are not reported."""
 
     def forward(self, x, index):
-        kth = torch.erfinv(x.tanh()).sum(-1) + torch.erfinv(0.5 * x.tanh()).sum(-1)  # kth
+        kth = torch.copysign(x, -x).sum(-1) + torch.copysign(x, x - 1).sum(-1)  # kth
         ordered = torch.sort(x, dim=-1).values + torch.zeros_like(x).scatter(1, index, x)
         selected = x.masked_select(x > 0).sum()  # masked_select
         spectrum = torch.fft.fft(x).real  # fft
@@ -120,17 +120,17 @@ class Unsupported(torch.nn.Module):
 
 def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cache_dir):
     x, index = torch.randn(4, 8), torch.randint(0, 8, (4, 8))
-    launched = workers.launches["compile"]
+    launched = workers.jobs["compile"]
     with pytest.raises(lowerline.UnsupportedOpsError) as info:
         lowerline.compile(Unsupported(), x, index, cache_dir=cache_dir)
-    assert workers.launches["compile"] == launched  # stopped before code generation
+    assert workers.jobs["compile"] == launched  # stopped before code generation
     error = info.value
     assert isinstance(error, lowerline.CompileError)
     assert error.stage == "import"
     found = {op["op"]: (op["count"], op["where"], op["mlir_op"]) for op in error.ops}
     forward = Unsupported.forward
     assert found == {
-        "aten.erfinv.default": (2, [_line_of(forward, "# kth")], "torch.aten.erfinv"),
+        "torch.aten.view.dtype": (2, [_line_of(forward, "# kth")], "torch.aten.view.dtype"),
         "aten.masked_select.default": (
             1,
             [_line_of(forward, "# masked_select")],
@@ -140,11 +140,11 @@ def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cac
     }
     message = str(error)
     assert "3 ops that lowerline cannot compile" in message
-    assert f"aten.erfinv.default (x2) at {_line_of(forward, '# kth')}" in message
+    assert f"torch.aten.view.dtype (x2) at {_line_of(forward, '# kth')}" in message
     assert "size of its result depends on the data" in message
     # In source order, and without the casts and terminators torch-mlir leaves around them.
     lines = [line.split()[0] for line in message.splitlines()[1:]]
-    assert lines == ["aten.erfinv.default", "aten.masked_select.default", "aten.fft_fft.default"]
+    assert lines == ["torch.aten.view.dtype", "aten.masked_select.default", "aten.fft_fft.default"]
     assert "torch_c." not in message and "yield" not in message
 
 

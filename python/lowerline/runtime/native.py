@@ -249,12 +249,10 @@ class NativeFunction:
         if self._reset is not None:
             self._reset()  # memory() is about this call
         frame.point_at(inputs, trailing)
-        if pool is None:
+        try:
             self._function(*frame.arguments)
-        else:
-            try:
-                self._function(*frame.arguments)
-            finally:
+        finally:  # free on 3.11 when nothing is raised
+            if pool is not None:
                 pool.give(trailing[-1])
         if self._failed_slot is not None and self._failed_slot.value:
             raise self._failure()

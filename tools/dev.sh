@@ -14,6 +14,36 @@ venv="${LOWERLINE_VENV:-$root/.venv}"
 stamp="$venv/.lowerline-installed"
 python="${PYTHON:-python3}"
 
+# System packages the tests need (cross compiler, qemu, a headless browser),
+# listed one per line in tools/apt-packages.txt. A fresh machine has none of
+# them; they are installed with apt-get as root (or through sudo).
+system_packages() {
+  local missing=()
+  local pkg
+  while read -r pkg; do
+    pkg="${pkg%%#*}"
+    pkg="${pkg//[[:space:]]/}"
+    [ -n "$pkg" ] || continue
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done <"$root/tools/apt-packages.txt"
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  echo "installing system packages: ${missing[*]}" >&2
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  local log
+  log="$(mktemp)"
+  if ! {
+    "${sudo[@]}" apt-get update -q &&
+      DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q \
+        --no-install-recommends "${missing[@]}"
+  } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "installing system packages failed: ${missing[*]}" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+
 setup() {
   if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
     echo "lowerline needs Python 3.11 (the pinned MLIR and torch wheels are cp311); set PYTHON=" >&2
@@ -36,6 +66,7 @@ setup() {
   touch "$stamp"
 }
 
+system_packages
 if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
   setup
 fi

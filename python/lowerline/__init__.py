@@ -15,6 +15,7 @@ __all__ = [
     "RuntimeCheckError",
     "UnsupportedOpsError",
     "compile",
+    "export",
 ]
 
 
@@ -23,6 +24,10 @@ def __getattr__(name: str):
         from lowerline import api
 
         return getattr(api, name)
+    if name == "export":  # C header and static library (lowerline.aot)
+        from lowerline.aot import export
+
+        return export.export
     if name in ("CompileError", "UnsupportedOpsError"):
         from lowerline.driver import workers
 

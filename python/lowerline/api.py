@@ -785,9 +785,12 @@ def _compile_artifact(
     workspace: str,
     failures: str,
     memory: int | None = None,
+    export: bool = False,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
-    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
+    ``memory`` bytes (None: the default bound); returns the entry's metadata.
+    With ``export`` (``lowerline.export``): objects instead of ``lib.so``
+    (the compile worker's ``export`` job), and ``standalone_problems``."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -800,7 +803,12 @@ def _compile_artifact(
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
-        request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
+        request = {
+            "args": reply["args"],
+            "kind": _kind(options),
+            "options": asdict(options),
+            "export": export,
+        }
         json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
@@ -821,6 +829,8 @@ def _compile_artifact(
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
+        # lowerline.export only (never cached): what keeps the code from running without malloc.
+        **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }
 
 

@@ -25,9 +25,9 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "export":  # C header and static library (lowerline.aot)
-        from lowerline.aot import export
+        from lowerline.aot.export import export as export_model
 
-        return export.export
+        return export_model
     if name in ("CompileError", "UnsupportedOpsError"):
         from lowerline.driver import workers
 

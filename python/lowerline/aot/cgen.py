@@ -82,7 +82,7 @@ def header(signature: Signature, target: str) -> str:
         "typedef enum {",
         f"  {up}_OK = 0,",
         f"  {up}_ERROR_NULL_ARGUMENT = 1,     /* a struct, a tensor or the workspace is NULL */",
-        f"  {up}_ERROR_WORKSPACE_ALIGNMENT = 2, /* workspace not {up}_WORKSPACE_ALIGNMENT-aligned */",
+        f"  {up}_ERROR_WORKSPACE_ALIGNMENT = 2, /* workspace not aligned as below */",
         f"  {up}_ERROR_CHECK_FAILED = 3,      /* a run-time check failed: {n}_error_message() */",
         f"}} {n}_status;",
         "",
@@ -116,9 +116,8 @@ def _descriptor_types(signature: Signature) -> list[str]:
     lines = []
     for rank in ranks:
         dims = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
-        lines.append(
-            f"typedef struct {{ void *allocated; void *aligned; int64_t offset;{dims} }} memref{rank};"
-        )
+        fields = f"void *allocated; void *aligned; int64_t offset;{dims}"
+        lines.append(f"typedef struct {{ {fields} }} memref{rank};")
     return lines
 
 

@@ -36,12 +36,13 @@ C_TYPES: dict[torch.dtype, tuple[str, str]] = {
 }
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# C keywords and the names the header itself declares in a struct's scope.
-_RESERVED = frozenset(
+# C keywords (C11, and bool of stdbool.h).
+_C_KEYWORDS = (
     "auto break case char const continue default do double else enum extern float for goto "
     "if inline int long register restrict return short signed sizeof static struct switch "
-    "typedef union unsigned void volatile while bool".split()
+    "typedef union unsigned void volatile while bool"
 )
+_RESERVED = frozenset(_C_KEYWORDS.split(" "))
 
 
 class ExportSignatureError(ValueError):

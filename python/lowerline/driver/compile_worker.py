@@ -40,9 +40,9 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver import standalone
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
-from lowerline.driver import standalone
 from lowerline.driver.seed import bind_seed
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from lowerline.api import SEED_INPUT
+from lowerline.errors import LowerlineError
 from lowerline.frontend.export import Program
 
 # torch dtype -> (C element type, what the header says about it).
@@ -45,7 +46,7 @@ _C_KEYWORDS = (
 _RESERVED = frozenset(_C_KEYWORDS.split(" "))
 
 
-class ExportSignatureError(ValueError):
+class ExportSignatureError(LowerlineError, ValueError):
     """The model's inputs or outputs cannot be passed through the C API."""
 
 

@@ -186,7 +186,9 @@ def _emit_weights(module: ir.Module, out: str, target: CpuTarget) -> None:
         return
     folder = tempfile.mkdtemp(prefix=".weights-", dir=os.path.dirname(os.path.abspath(out)))
     try:
-        lines = ['.section .rodata.lowerline_weights,"a",@progbits']
+        # The note: without it the linker makes the stack executable.
+        lines = ['.section .note.GNU-stack,"",@progbits']
+        lines += ['.section .rodata.lowerline_weights,"a",@progbits']
         for index, (symbol, data) in enumerate(blobs):
             path = os.path.join(folder, f"{index}.bin")
             data.tofile(path)

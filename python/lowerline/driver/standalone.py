@@ -43,10 +43,11 @@ def _callee(op: ir.Operation) -> str | None:
 
 def _constant_count(value: ir.Value) -> int | None:
     """The element count of an ``llvm.alloca`` when it is a constant."""
-    owner = value.owner
-    if not isinstance(owner, ir.Operation) or owner.name != "llvm.mlir.constant":
+    owner = value.owner  # an OpView, an Operation, or a Block for an argument
+    op = getattr(owner, "operation", None)
+    if op is None or op.name != "llvm.mlir.constant":
         return None
-    attr = owner.attributes["value"]
+    attr = op.attributes["value"]
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 

@@ -1,0 +1,70 @@
+"""Exported models for ``cpu:cortex-a72``, cross-compiled with
+aarch64-linux-gnu-gcc and run under qemu-aarch64: the zoo's MLP, a CNN with
+pooling and a depthwise convolution, and the zoo's transformer encoder layer
+match torch at the zoo's tolerances and make no heap call while running.
+
+Skipped with a message when the cross compiler or qemu is missing, except
+in CI (``$CI`` set), where they fail instead (export_support)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from export_support import require_aarch64_tools, run_exported
+from torch import nn
+
+import lowerline
+
+sys.path.insert(0, str(Path(__file__).parent / "zoo"))
+from test_zoo_models import MODELS  # noqa: E402
+from zoo_support import Case  # noqa: E402
+
+ZOO = {case.name: case for case in MODELS}
+
+
+class DepthwiseCnn(nn.Module):
+    """conv, max pool, a depthwise 3x3 (groups = channels) and a pointwise
+    conv, average pool, linear: the blocks of an edge network."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, padding=1, groups=8),
+            nn.BatchNorm2d(8),
+            nn.ReLU6(),
+            nn.Conv2d(8, 12, 1),
+            nn.AvgPool2d(2),
+        )
+        self.head = nn.Linear(12 * 3 * 3, 5)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+CASES = [
+    ZOO["mlp"],
+    Case("depthwise_cnn", "model", DepthwiseCnn, lambda: (torch.randn(2, 3, 13, 13),)),
+    ZOO["transformer_encoder_layer"],
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_zoo_model_runs_under_qemu_and_matches_torch(case, tmp_path):
+    require_aarch64_tools()
+    torch.manual_seed(0)
+    model = case.module().eval()
+    inputs = case.inputs()
+    with torch.no_grad():
+        expected = model(*inputs)
+    exported = lowerline.export(
+        model, *inputs, target="cpu:cortex-a72", out_dir=str(tmp_path / "out"), name=case.name
+    )
+    outputs, printed = run_exported(exported, inputs, str(tmp_path), aarch64=True)
+    assert printed["status"] == printed["first"] == "0", printed
+    assert printed["heap_calls"] == "0"
+    torch.testing.assert_close(outputs[0], expected, rtol=case.rtol, atol=case.atol)
+    assert exported.lower_bound_bytes <= exported.workspace_bytes

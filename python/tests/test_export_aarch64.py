@@ -17,8 +17,8 @@ from torch import nn
 import lowerline
 
 sys.path.insert(0, str(Path(__file__).parent / "zoo"))
-from test_zoo_models import MODELS  # noqa: E402
-from zoo_support import Case  # noqa: E402
+from test_zoo_models import MODELS
+from zoo_support import Case
 
 ZOO = {case.name: case for case in MODELS}
 

@@ -291,7 +291,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-bufferized",
             "graph -> bufferized (memrefs, results as out-params)",
             bufferized,
-            ("buffer_reuse", "arena"),
+            ("target", "num_threads", "buffer_reuse", "arena"),
         ),
         (
             "lowerline-to-loops",

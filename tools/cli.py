@@ -30,6 +30,12 @@ What works so far:
 """
 
 
+_EXPORT_TARGET_HELP = (
+    "'cpu' (default: this machine) or 'cpu:NAME' (e.g. cpu:cortex-a72, built with "
+    "aarch64-linux-gnu-gcc)"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lowerline",
@@ -67,12 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         "export", help="a model file to a C header and static library (lowerline.export)"
     )
     export.add_argument("file", help="a .py file defining `model` and `example_inputs`")
-    export.add_argument(
-        "--target",
-        default="cpu",
-        help="'cpu' (default: this machine) or 'cpu:NAME' (e.g. cpu:cortex-a72, built with "
-        "aarch64-linux-gnu-gcc)",
-    )
+    export.add_argument("--target", default="cpu", help=_EXPORT_TARGET_HELP)
     export.add_argument(
         "-o",
         "--out",

@@ -23,26 +23,30 @@ from zoo_support import Case
 ZOO = {case.name: case for case in MODELS}
 
 
+def depthwise_separable(channels: int, out: int) -> nn.Module:
+    """A depthwise 3x3 (groups = channels), batch norm, ReLU6, pointwise 1x1."""
+    return nn.Sequential(
+        nn.Conv2d(channels, channels, 3, padding=1, groups=channels),
+        nn.BatchNorm2d(channels),
+        nn.ReLU6(),
+        nn.Conv2d(channels, out, 1),
+    )
+
+
 class DepthwiseCnn(nn.Module):
-    """conv, max pool, a depthwise 3x3 (groups = channels) and a pointwise
-    conv, average pool, linear: the blocks of an edge network."""
+    """The blocks of an edge network: a conv stem, max pooling, a depthwise
+    separable block, average pooling and a linear head."""
 
     def __init__(self):
         super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(8, 8, 3, padding=1, groups=8),
-            nn.BatchNorm2d(8),
-            nn.ReLU6(),
-            nn.Conv2d(8, 12, 1),
-            nn.AvgPool2d(2),
-        )
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.block = depthwise_separable(8, 12)
         self.head = nn.Linear(12 * 3 * 3, 5)
 
     def forward(self, x):
-        return self.head(torch.flatten(self.features(x), 1))
+        x = nn.functional.max_pool2d(torch.relu(self.stem(x)), 2)
+        x = nn.functional.avg_pool2d(self.block(x), 2)
+        return self.head(torch.flatten(x, 1))
 
 
 CASES = [

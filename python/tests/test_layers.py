@@ -146,6 +146,7 @@ SOURCES_TOP = {
     "runtime",
     "frontend",
     "examples",
+    "aot",
 }
 
 
@@ -187,6 +188,20 @@ SOURCES_TOP = {
                 "lowerline.cpu",
                 "lowerline.gpu",
             ),
+            (),
+        ),
+        # lowerline.export sits at the API's level: nothing below it imports it.
+        (
+            (
+                "lowerline.passes",
+                "lowerline.pipeline",
+                "lowerline.driver",
+                "lowerline.cpu",
+                "lowerline.gpu",
+                "lowerline.runtime",
+                "lowerline.frontend",
+            ),
+            ("lowerline.aot",),
             (),
         ),
         # Stage modules are data the registry reads: never the other way round.

@@ -67,8 +67,11 @@ def main() -> int:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         *rows,
     ]
+    from lowerline.targets import host_cpu
+
+    host = f"`cpu` is this machine: LLVM CPU {host_cpu().cpu} ({host_cpu().triple}).\n\n"
     with open(ROOT / "bench" / "export.md", "w", encoding="utf-8") as handle:
-        handle.write(HEADER + "\n".join(table) + "\n")
+        handle.write(HEADER + host + "\n".join(table) + "\n")
     return 0
 
 

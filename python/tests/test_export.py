@@ -201,3 +201,48 @@ def test_cli_exports_a_model_file(tmp_path):
         check=False,
     )
     assert bad.returncode == 1 and "unknown target 'cpu:nope'" in bad.stderr
+
+
+TWO_MODELS_C = """
+#include <stdio.h>
+#include "first.h"
+#include "second.h"
+static unsigned char ws1[FIRST_WORKSPACE_BYTES + 1] __attribute__((aligned(64)));
+static unsigned char ws2[SECOND_WORKSPACE_BYTES + 1] __attribute__((aligned(64)));
+int main(void) {
+  float x[FIRST_INPUT_ELEMENTS], y[FIRST_OUTPUT0_ELEMENTS], z[SECOND_OUTPUT0_ELEMENTS];
+  for (int i = 0; i < FIRST_INPUT_ELEMENTS; ++i)
+    x[i] = (float)i / 7.0f - 1.0f;
+  first_inputs a = {x};
+  first_outputs b = {y};
+  second_inputs c = {y};
+  second_outputs d = {z};
+  if (first_run(&a, &b, ws1) || second_run(&c, &d, ws2))
+    return 1;
+  for (int i = 0; i < SECOND_OUTPUT0_ELEMENTS; ++i)
+    printf("%.9g\\n", z[i]);
+  return 0;
+}
+"""
+
+
+def test_two_exported_models_link_into_one_program(tmp_path):
+    """Each library keeps its entry point and support code to itself."""
+    torch.manual_seed(0)
+    first = torch.nn.Sequential(torch.nn.Linear(6, 9), torch.nn.GELU()).eval()
+    second = torch.nn.Sequential(torch.nn.Linear(9, 4), torch.nn.Sigmoid()).eval()
+    x = torch.arange(18, dtype=torch.float32).reshape(3, 6) / 7 - 1
+    libraries = []
+    for name, model, example in (("first", first, x), ("second", second, first(x))):
+        exported = lowerline.export(
+            model, example.detach(), out_dir=str(tmp_path / name), name=name, print_report=False
+        )
+        libraries += [f"-I{exported.out_dir}", exported.library]
+    source = tmp_path / "main.c"
+    source.write_text(TWO_MODELS_C)
+    program = str(tmp_path / "both")
+    compiler = os.environ.get("CC", "cc")
+    subprocess.run([compiler, str(source), *libraries, "-lm", "-o", program], check=True)
+    done = subprocess.run([program], capture_output=True, text=True, check=True)
+    actual = torch.tensor([float(v) for v in done.stdout.split()]).reshape(3, 4)
+    torch.testing.assert_close(actual, second(first(x)).detach(), rtol=1e-4, atol=1e-5)

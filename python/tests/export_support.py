@@ -21,6 +21,8 @@ import pytest
 import torch
 
 from lowerline.aot.export import ExportedModel
+from lowerline.driver.objects import llvm_tool
+from lowerline.driver.standalone import HEAP_FUNCTIONS
 
 WRAPPED = ("malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "free")
 QEMU = "qemu-aarch64"
@@ -155,3 +157,31 @@ def run_exported(
         data = np.fromfile(os.path.join(folder, f"out{index}.bin"), dtype=dtype)
         outputs.append(torch.from_numpy(data.reshape(tensor.shape)))
     return outputs, printed
+
+
+def symbols(library: str) -> tuple[set[str], set[str]]:
+    """The defined global and the undefined symbols of ``library``."""
+    listing = subprocess.run(
+        [llvm_tool("llvm-nm"), "--extern-only", library], capture_output=True, text=True, check=True
+    ).stdout
+    defined, undefined = set(), set()
+    for line in listing.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[-2] == "U":
+            undefined.add(parts[-1])
+        elif len(parts) == 3:
+            defined.add(parts[2])
+    return defined, undefined
+
+
+def foreign(undefined: set[str]) -> set[str]:
+    """The symbols of ``undefined`` that libc and libm would not provide: the
+    heap functions, and reserved names (a compiler runtime's, MLIR's
+    ``_mlir_*``, OpenMP's ``__kmpc_*``) but the linker's own GOT symbol."""
+    return {
+        name
+        for name in undefined
+        if name in HEAP_FUNCTIONS
+        or (name.startswith("_") and name != "_GLOBAL_OFFSET_TABLE_")
+        or name.startswith(("mlir", "lowerline", "omp_"))
+    }

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import torch
-from export_support import run_exported
+from export_support import foreign, run_exported, symbols
 from mlir import ir
 
 import lowerline
@@ -18,7 +18,6 @@ from lowerline.aot import export as aot_export
 from lowerline.aot.signature import ExportSignatureError
 from lowerline.aot.toolchain import ToolchainError
 from lowerline.driver import standalone
-from lowerline.driver.objects import llvm_tool
 from lowerline.pipeline.lowerer import Lowerer
 
 BIN = os.path.dirname(sys.executable)
@@ -29,21 +28,6 @@ def mlp() -> torch.nn.Module:
     return torch.nn.Sequential(
         torch.nn.Linear(13, 29), torch.nn.ReLU(), torch.nn.Linear(29, 7)
     ).eval()
-
-
-def _global_symbols(library: str) -> tuple[set[str], set[str]]:
-    """The defined global and the undefined symbols of ``library``."""
-    listing = subprocess.run(
-        [llvm_tool("llvm-nm"), "--extern-only", library], capture_output=True, text=True, check=True
-    ).stdout
-    defined, undefined = set(), set()
-    for line in listing.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[-2] == "U":
-            undefined.add(parts[-1])
-        elif len(parts) == 3:
-            defined.add(parts[2])
-    return defined, undefined
 
 
 @pytest.mark.parametrize("batch", [1, 6])
@@ -57,9 +41,9 @@ def test_mlp_runs_from_c_without_malloc_and_matches_torch(batch, tmp_path):
     assert printed["heap_calls"] == "0"
     torch.testing.assert_close(outputs[0], model(x).detach(), rtol=1e-4, atol=1e-5)
     # Only the API is global: two exported models link into one program.
-    defined, undefined = _global_symbols(exported.library)
+    defined, undefined = symbols(exported.library)
     assert defined == {"mlp_run", "mlp_error_message"}
-    assert not undefined & standalone.HEAP_FUNCTIONS
+    assert not foreign(undefined)
     header = (tmp_path / "out" / "mlp.h").read_text()
     assert f"#define MLP_WORKSPACE_BYTES {exported.workspace_bytes}\n" in header
     assert f"float32[{batch}][13]" in header

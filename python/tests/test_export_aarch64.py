@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from export_support import require_aarch64_tools, run_exported
+from export_support import foreign, require_aarch64_tools, run_exported, symbols
 from torch import nn
 
 import lowerline
@@ -71,6 +71,8 @@ def test_zoo_model_runs_under_qemu_and_matches_torch(case, tmp_path):
     assert printed["status"] == printed["first"] == "0", printed
     assert printed["heap_calls"] == "0"
     torch.testing.assert_close(outputs[0], expected, rtol=case.rtol, atol=case.atol)
+    # Only libc and libm are needed (no libgcc helpers, no MLIR runtime).
+    assert not foreign(symbols(exported.library)[1])
     # The bound on the plan: at most 1.25x the liveness lower bound.
     assert exported.lower_bound_bytes <= exported.workspace_bytes
     assert exported.workspace_bytes <= 1.25 * exported.lower_bound_bytes

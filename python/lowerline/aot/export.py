@@ -147,8 +147,10 @@ def _build(
     wrapper = _write(os.path.join(workspace, f"{name}_wrapper.c"), cgen.wrapper(api))
     shutil.copyfile(header, os.path.join(workspace, f"{name}.h"))
     library = os.path.join(out_dir, f"lib{name}.a")
+    objects = toolchain.export_objects(workspace)
+    target_cpu = cpu_target(_target_name(target))
     combined = toolchain.build_library(
-        compiler, workspace, name, wrapper, toolchain.export_objects(workspace), library
+        compiler, target_cpu, workspace, name, wrapper, objects, library
     )
     sizes = toolchain.sizes(combined)
     readme = _write(os.path.join(out_dir, "README.md"), cgen.readme(api, target, sizes.table(name)))

@@ -31,6 +31,9 @@ CC_VAR = "LOWERLINE_EXPORT_CC"
 # The section the weights are assembled into (driver.objects._emit_weights).
 WEIGHTS_SECTION = ".rodata.lowerline_weights"
 CFLAGS = ["-std=c11", "-O2", "-fPIC", "-ffunction-sections", "-fdata-sections"]
+# Per architecture: GCC's AArch64 atomics call libgcc's __aarch64_* helpers
+# by default; inline ones leave the library needing only libc and libm.
+ARCH_CFLAGS = {"aarch64": ["-mno-outline-atomics"]}
 
 
 class ToolchainError(LowerlineError):
@@ -73,19 +76,26 @@ def _run(step: str, command: list[str]) -> str:
 
 
 def build_library(
-    compiler: str, folder: str, name: str, wrapper_c: str, objects: list[str], out: str
+    compiler: str,
+    target: CpuTarget,
+    folder: str,
+    name: str,
+    wrapper_c: str,
+    objects: list[str],
+    out: str,
 ) -> str:
-    """Compile the wrapper and support code, link them with ``objects`` into
-    one object whose only global symbols are the API's, and archive it as
-    ``out``; returns that object (for ``sizes``)."""
+    """Compile the wrapper and support code for ``target``, link them with
+    ``objects`` into one object whose only global symbols are the API's, and
+    archive it as ``out``; returns that object (for ``sizes``)."""
+    flags = [*CFLAGS, *ARCH_CFLAGS.get(_arch(target.triple), [])]
     include = ["-I", folder]
     wrapper_o = os.path.join(folder, f"{name}_wrapper.o")
     support_o = os.path.join(folder, f"{name}_support.o")
     combined = os.path.join(folder, f"{name}.o")
-    _run("wrapper", [compiler, *CFLAGS, *include, "-c", wrapper_c, "-o", wrapper_o])
+    _run("wrapper", [compiler, *flags, *include, "-c", wrapper_c, "-o", wrapper_o])
     _run(
         "support",
-        [compiler, *CFLAGS, "-DLOWERLINE_STANDALONE", "-c", RUNTIME_SUPPORT, "-o", support_o],
+        [compiler, *flags, "-DLOWERLINE_STANDALONE", "-c", RUNTIME_SUPPORT, "-o", support_o],
     )
     _run("link", [compiler, "-r", "-nostdlib", "-o", combined, wrapper_o, support_o, *objects])
     keep = [f"--keep-global-symbol={name}_{symbol}" for symbol in ("run", "error_message")]

@@ -337,13 +337,15 @@ def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _rewrite(buffer: Buffer, arena: ir.Value, base: ir.Value | None = None) -> None:
-    """``buffer``'s alloc as a view of ``arena`` at its offset (after ``base``)."""
+def _rewrite(buffer: Buffer, arena: ir.Value, base: ir.Value | int = 0) -> None:
+    """``buffer``'s alloc as a view of ``arena`` at its offset after ``base``
+    (a thread's slot, known when compiling or not)."""
     alloc = buffer.op
     with ir.InsertionPoint(alloc), alloc.location:
-        offset = _index(buffer.offset)
-        if base is not None:
-            offset = arith.addi(base, offset)
+        if isinstance(base, int):
+            offset = _index(base + buffer.offset)
+        else:
+            offset = arith.addi(base, _index(buffer.offset))
         view = memref.view(alloc.result.type, arena, offset, [])
     alloc.result.replace_all_uses_with(view)
     for dealloc in buffer.deallocs:
@@ -363,12 +365,13 @@ def _declare_thread_number(module: ir.Operation) -> None:
         llvm.LLVMFuncOp(THREAD_NUMBER, ir.TypeAttr.get(ir.Type.parse("!llvm.func<i32 ()>")))
 
 
-def _slot_base(slots: ThreadSlots, threads: int) -> ir.Value:
-    """At the top of the loop body: this thread's slot, ``offset + tid x slot``."""
+def _slot_base(slots: ThreadSlots, threads: int) -> ir.Value | int:
+    """This thread's slot, ``offset + tid x slot``: computed at the top of the
+    loop body, or the region's offset for a single thread."""
+    if threads == 1:
+        return slots.region.offset
     body = slots.forall.regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(body), slots.forall.location:
-        if threads == 1:
-            return _index(slots.region.offset)
         i32 = ir.IntegerType.get_signless(32)
         number = llvm.call(i32, [], [], [], callee=ir.FlatSymbolRefAttr.get(THREAD_NUMBER))
         tid = arith.index_cast(ir.IndexType.get(), number)

@@ -47,23 +47,50 @@ def _cnn(batch: int) -> tuple[nn.Module, torch.Tensor]:
     return _PoolingCnn().eval(), torch.randn(batch, 3, 17, 17)
 
 
+class _BasicBlock(nn.Module):
+    """ResNet's basic block (conv-BN-ReLU-conv-BN, identity shortcut, ReLU):
+    tiled convolutions whose tiles use scratch buffers."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+def _block(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    block = _BasicBlock(8)
+    for bn in (block.bn1, block.bn2):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    return block.eval(), torch.randn(batch, 8, 13, 13)
+
+
 def _encoder(batch: int) -> tuple[nn.Module, torch.Tensor]:
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
     return layer.eval(), torch.randn(batch, 7, 32)
 
 
-def _compiled(build, batch: int, cache_dir: str):
+def _compiled(build, batch: int, cache_dir: str, **options):
     model, x = build(batch)
     with torch.no_grad():
         expected = model(x)
-    return lowerline.compile(model, x, cache_dir=cache_dir), x, expected
+    return lowerline.compile(model, x, cache_dir=cache_dir, **options), x, expected
 
 
+# The bound counts each parallel loop's scratch once per thread
+# (lowerline-plan-arena): the block's and the CNN's tiles have some.
 @pytest.mark.parametrize(
     ("build", "batch"),
-    [(_mlp, 1), (_mlp, 8), (_cnn, 3), (_encoder, 1), (_encoder, 3)],
-    ids=["mlp-b1", "mlp-b8", "cnn-b3", "encoder-b1", "encoder-b3"],
+    [(_mlp, 1), (_mlp, 8), (_cnn, 3), (_block, 1), (_encoder, 1), (_encoder, 3)],
+    ids=["mlp-b1", "mlp-b8", "cnn-b3", "block-b1", "encoder-b1", "encoder-b3"],
 )
 def test_the_arena_is_within_a_quarter_of_the_lower_bound(build, batch, cache_dir):
     compiled, x, expected = _compiled(build, batch, cache_dir)
@@ -79,13 +106,33 @@ def _mlp_whole_tiles(batch: int) -> tuple[nn.Module, torch.Tensor]:
     return model.eval(), torch.randn(batch, 64)
 
 
-# Buffers inside parallel tiles are not planned (lowerline-plan-arena): the
-# partial last tile of an odd width (65 in _mlp) gets a dynamically shaped
-# scratch buffer per tile. These models have none.
+# The scratch of parallel tiles (convolution rows, pooling windows, the
+# partial last tile of an odd width) lives in per-thread slots of the arena:
+# nothing is left to malloc, whatever the model.
 @pytest.mark.parametrize(
     ("build", "batch"),
-    [(_mlp_whole_tiles, 1), (_mlp_whole_tiles, 8), (_encoder, 3)],
-    ids=["mlp-b1", "mlp-b8", "encoder-b3"],
+    [
+        (_mlp_whole_tiles, 1),
+        (_mlp_whole_tiles, 8),
+        (_mlp, 1),
+        (_mlp, 8),
+        (_cnn, 1),
+        (_cnn, 3),
+        (_block, 1),
+        (_block, 3),
+        (_encoder, 3),
+    ],
+    ids=[
+        "mlp-whole-b1",
+        "mlp-whole-b8",
+        "mlp-odd-b1",
+        "mlp-odd-b8",
+        "cnn-b1",
+        "cnn-b3",
+        "block-b1",
+        "block-b3",
+        "encoder-b3",
+    ],
 )
 def test_a_steady_state_call_allocates_nothing(build, batch, cache_dir):
     compiled, x, expected = _compiled(build, batch, cache_dir)
@@ -94,6 +141,40 @@ def test_a_steady_state_call_allocates_nothing(build, batch, cache_dir):
     stats = compiled.memory()
     assert stats.allocations == 0 and stats.peak_bytes == 0, stats
     assert stats.arena_bytes > 0, stats
+
+
+# More threads than this machine has cores (OpenMP runs the team anyway):
+# every thread number below the team size gets its own slot, and one thread
+# (scf-forall-to-for, one slot) needs none.
+@pytest.mark.parametrize("threads", [1, 3, 4])
+def test_each_thread_has_its_own_scratch_slot(threads, cache_dir):
+    compiled, x, expected = _compiled(_block, 3, cache_dir, num_threads=threads)
+    for _ in range(5):
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-5)
+        stats = compiled.memory()
+        assert stats.allocations == 0, stats
+    assert stats.lower_bound_bytes <= stats.arena_bytes <= 1.25 * stats.lower_bound_bytes, stats
+
+
+def test_the_slots_grow_with_the_thread_count(cache_dir):
+    """The arena holds a scratch slot per thread: more threads, more bytes,
+    and the lower bound grows with them (it counts every thread's scratch)."""
+    sizes = {}
+    for threads in (1, 4):
+        compiled, x, _ = _compiled(_block, 1, cache_dir, num_threads=threads)
+        compiled(x)
+        sizes[threads] = compiled.memory()
+    assert sizes[4].arena_bytes > sizes[1].arena_bytes, sizes
+    assert sizes[4].lower_bound_bytes > sizes[1].lower_bound_bytes, sizes
+
+
+def test_the_async_runtime_keeps_scratch_allocated_per_tile(cache_dir):
+    """MLIR's async workers have no thread number the code can read: their
+    tiles' scratch stays allocated (and reported), the results still right."""
+    compiled, x, expected = _compiled(_block, 1, cache_dir, num_threads=2, parallel="async")
+    compiled(x)
+    torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-5)
+    assert compiled.memory().allocations > 0
 
 
 def test_without_the_arena_every_buffer_is_allocated(cache_dir):

@@ -47,9 +47,10 @@ class CpuOptions:
     )
     arena: bool = opt(
         True,
-        "bufferized stage: the entry function's statically shaped buffers as views "
-        "of one arena argument (lowerline-plan-arena), which the caller keeps and "
-        "reuses across calls; False: each buffer is allocated and freed at every call",
+        "bufferized stage: the entry function's statically shaped buffers, and the "
+        "scratch of parallel tiles in a slot per thread, as views of one arena argument "
+        "(lowerline-plan-arena), which the caller keeps and reuses across calls; False: "
+        "each buffer is allocated and freed at every call",
     )
     winograd: bool = opt(
         True,

@@ -1,10 +1,13 @@
 """One arena per call (issue 14 item 3): the entry function's intermediate
 buffers live at offsets planned when compiling (lowerline-plan-arena), in an
-arena the compiled module keeps and reuses; concurrent calls take arenas of
-their own from a pool (lowerline.runtime.native.ArenaPool)."""
+arena the compiled module keeps and reuses, the scratch of parallel tiles in
+a slot per thread; concurrent calls take arenas of their own from a pool
+(lowerline.runtime.native.ArenaPool)."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,6 +16,9 @@ import torch
 from torch import nn
 
 import lowerline
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "zoo"))
+from test_zoo_models import BasicBlock, with_running_stats
 
 
 def _mlp(batch: int) -> tuple[nn.Module, torch.Tensor]:
@@ -47,29 +53,10 @@ def _cnn(batch: int) -> tuple[nn.Module, torch.Tensor]:
     return _PoolingCnn().eval(), torch.randn(batch, 3, 17, 17)
 
 
-class _BasicBlock(nn.Module):
-    """ResNet's basic block (conv-BN-ReLU-conv-BN, identity shortcut, ReLU):
-    tiled convolutions whose tiles use scratch buffers."""
-
-    def __init__(self, channels: int) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(channels)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(channels)
-
-    def forward(self, x):
-        y = torch.relu(self.bn1(self.conv1(x)))
-        return torch.relu(self.bn2(self.conv2(y)) + x)
-
-
 def _block(batch: int) -> tuple[nn.Module, torch.Tensor]:
+    """ResNet's basic block: tiled convolutions whose tiles use scratch buffers."""
     torch.manual_seed(0)
-    block = _BasicBlock(8)
-    for bn in (block.bn1, block.bn2):
-        bn.running_mean.uniform_(-0.5, 0.5)
-        bn.running_var.uniform_(0.5, 2.0)
-    return block.eval(), torch.randn(batch, 8, 13, 13)
+    return with_running_stats(BasicBlock(8)), torch.randn(batch, 8, 13, 13)
 
 
 def _encoder(batch: int) -> tuple[nn.Module, torch.Tensor]:

@@ -6,6 +6,8 @@
 // RUN:   --split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-plan-arena)" \
 // RUN:   --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-plan-arena{threads=3 explain})" \
+// RUN:   --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
 // threads=3 (the loops stage's OpenMP team size): the forall body's scratch
 // %a (32 bytes) and %b (20 bytes, live with %a) are planned in one 128-byte
@@ -83,9 +85,16 @@ func.func @parallel_scratch(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // -----
 
 // Not in slots, with threads=3 too: the scratch of a nested forall (each of
-// the outer loop's threads may run an inner team), a dynamically shaped
-// buffer and one that a sequential loop in the body allocates. The outer
-// body's own static scratch is planned: 3 slots of 64 bytes, 3 x 16 bytes live.
+// the outer loop's threads may run an inner team), dynamically shaped
+// buffers and one that a sequential loop in the body allocates. The outer
+// body's own static scratch is planned: 3 slots of 64 bytes, 3 x 16 bytes
+// live. With explain, each allocation left is reported, with the reason.
+// REMARK-NOT:  remark
+// REMARK:      remark: memref.alloc: {{.*}}: its type is not a static
+// REMARK:      remark: memref.alloc: left to malloc at every call: its type is not a static
+// REMARK:      remark: memref.alloc: left to malloc at every call: it is in a sequential loop or a branch
+// REMARK:      remark: memref.alloc: left to malloc at every call: it is in a nested parallel loop
+// REMARK-NOT:  remark
 // CHECK-LABEL: func.func @keeps_nested_and_dynamic_scratch(
 // CHECK-SAME:      lowerline.arena = array<i64: 192, 48>
 // CHECK:         scf.forall
@@ -94,6 +103,7 @@ func.func @parallel_scratch(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // CHECK:           memref.alloc(%{{.+}}) : memref<?xf32>
 // CHECK:           scf.for
 // CHECK-NEXT:        memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK:             memref.alloc() : memref<2xf32>
 // CHECK:           scf.forall
 // CHECK-NEXT:        memref.alloc() : memref<8xf32>
 func.func @keeps_nested_and_dynamic_scratch(%n: index) {
@@ -111,6 +121,9 @@ func.func @keeps_nested_and_dynamic_scratch(%n: index) {
       %e = memref.alloc(%j) : memref<?xf32>
       linalg.fill ins(%cst : f32) outs(%e : memref<?xf32>)
       memref.dealloc %e : memref<?xf32>
+      %s = memref.alloc() : memref<2xf32>
+      linalg.fill ins(%cst : f32) outs(%s : memref<2xf32>)
+      memref.dealloc %s : memref<2xf32>
     }
     scf.forall (%k) in (2) {
       %inner = memref.alloc() : memref<8xf32>

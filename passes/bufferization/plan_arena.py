@@ -77,7 +77,11 @@ whose ``omp.parallel num_threads(N)`` never makes a team larger, so the
 thread number ``tid`` (``omp_get_thread_num``, called with an ``llvm.call``
 in the body: nothing upstream gives a thread number at the scf level, and a
 ``func.call`` declaration would get a C wrapper from
-``llvm-request-c-wrappers``) is below it. With ``threads=1`` the loops run
+``llvm-request-c-wrappers``; ``lowerline-hoist-thread-number`` moves it to
+the top of the OpenMP region after the conversion) is below it.
+``buffer-loop-hoisting`` does not move an allocation out of an
+``scf.forall`` (an allocation scope), and rightly: its tiles run at once.
+With ``threads=1`` the loops run
 sequentially (``scf-forall-to-for``): one slot, no call. With ``threads=0``
 (a runtime without OpenMP thread numbers: MLIR's async runtime) the scratch
 stays allocated per tile. Sizing at compile time keeps the arena one fixed

@@ -475,28 +475,7 @@ class CompiledModule:
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
         key: shapes, numbers, and which tensor inputs share memory."""
-        key: list[Any] = []
-        for spec, value in zip(self._specs, flat, strict=True):
-            if spec.is_tensor:
-                if (
-                    not isinstance(value, torch.Tensor)
-                    or value.dtype != spec.dtype
-                    or not value.is_cpu
-                    or value.requires_grad
-                    or value.layout != torch.strided
-                ):
-                    raise calls.tensor_error(spec, value)
-                key.append(value.shape)
-            else:
-                if type(value) not in (bool, int, float) or (type(value) is bool) != (
-                    type(spec.value) is bool
-                ):
-                    value = calls.number_or_error(spec, value)
-                key.append(calls.number_key(value))
-        key.append(
-            calls.aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
-        )
-        return tuple(key)
+        return calls.call_key(self._specs, flat, self._tensor_positions)
 
     def _count_error(self, count: int) -> TypeError:
         names = [spec.name for spec in self._specs]

@@ -108,7 +108,7 @@ def save_module(compiled: CompiledModule, path: str, key: bytes | None = None) -
     target = cpu_target(compiled.options.target)
     blobs: list[bytes] = []
     records = [_specialization(compiled, sp, blobs) for sp in compiled.specializations]
-    libraries = _bundled(blobs, blobs)
+    libraries = _bundled(list(blobs), blobs)
     header = {
         "format": FORMAT,
         "lowerline": __version__,
@@ -218,7 +218,8 @@ def _bundled(libraries: list[bytes], blobs: list[bytes]) -> list[dict]:
     for name in needed:
         if _SYSTEM_LIBRARY.fullmatch(name):
             continue
-        source = _BUNDLED_SOURCES.get(name, lambda: None)()
+        find = _BUNDLED_SOURCES.get(name)
+        source = find() if find else None
         if source is None:
             raise LoadError(
                 f"cannot save: the compiled code needs {name}, which a saved file does not "
@@ -234,38 +235,36 @@ def _bundled(libraries: list[bytes], blobs: list[bytes]) -> list[dict]:
     return records
 
 
+_PT_LOAD, _PT_DYNAMIC, _DT_NEEDED, _DT_STRTAB = 1, 2, 1, 5
+
+
 def _needed(data: bytes) -> list[str]:
     """The ``DT_NEEDED`` names of a 64-bit little-endian ELF shared object
-    (the only kind lowerline links); [] for anything else (a buffer's bytes)."""
+    (the only kind lowerline links); [] for anything else."""
     if data[:6] != b"\x7fELF\x02\x01":
         return []
-    phoff, phentsize, phnum = (
-        _SIZE.unpack_from(data, 0x20)[0],
-        *struct.unpack_from("<HH", data, 0x36),
-    )
-    loads, dynamic = [], None
-    for index in range(phnum):
-        kind, _, offset, vaddr, _, filesz = struct.unpack_from(
-            "<IIQQQQ", data, phoff + index * phentsize
-        )
-        if kind == 1:  # PT_LOAD
-            loads.append((vaddr, offset, filesz))
-        elif kind == 2:  # PT_DYNAMIC
-            dynamic = (offset, filesz)
-    if dynamic is None:
+    (phoff,) = _SIZE.unpack_from(data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    headers = [struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize) for i in range(phnum)]
+    # (file offset, virtual address, size) of the loaded segments and the dynamic one.
+    loads = [
+        (offset, vaddr, size) for kind, _, offset, vaddr, _, size in headers if kind == _PT_LOAD
+    ]
+    dynamic = [(offset, size) for kind, _, offset, _, _, size in headers if kind == _PT_DYNAMIC]
+    if not dynamic:
         return []
-    entries = [struct.unpack_from("<qQ", data, pos) for pos in range(dynamic[0], sum(dynamic), 16)]
-    strtab = next((value for tag, value in entries if tag == 5), None)  # DT_STRTAB
-    base = next(
-        (o + strtab - v for v, o, n in loads if strtab is not None and v <= strtab < v + n), None
-    )
-    if base is None:
+    start, size = dynamic[0]
+    entries = [struct.unpack_from("<qQ", data, pos) for pos in range(start, start + size, 16)]
+    strtab = next((value for tag, value in entries if tag == _DT_STRTAB), -1)
+    # The string table is found by address: the file offset of the segment holding it.
+    bases = [o + strtab - v for o, v, n in loads if v <= strtab < v + n]
+    if not bases:
         return []
     names = []
     for tag, value in entries:
-        if tag == 1:  # DT_NEEDED
-            end = data.index(b"\0", base + value)
-            names.append(data[base + value : end].decode())
+        if tag == _DT_NEEDED:
+            first = bases[0] + value
+            names.append(data[first : data.index(b"\0", first)].decode())
     return names
 
 
@@ -441,7 +440,7 @@ class LoadedModule:
             raise TypeError(
                 f"expected inputs structured as {self._in_spec} ({names}), got {in_spec}"
             )
-        key = self._key(flat)
+        key = calls.call_key(self._specs, flat, self._tensor_positions)
         found = self._by_key.get(key)
         if found is None:
             raise RuntimeError(
@@ -450,25 +449,6 @@ class LoadedModule:
             )
         self._last = found
         return found.call(flat, self.state)
-
-    def _key(self, flat: list) -> tuple:
-        key: list[Any] = []
-        for spec, value in zip(self._specs, flat, strict=True):
-            if spec.is_tensor:
-                if (
-                    not isinstance(value, torch.Tensor)
-                    or value.dtype != spec.dtype
-                    or not value.is_cpu
-                    or value.requires_grad
-                    or value.layout != torch.strided
-                ):
-                    raise calls.tensor_error(spec, value)
-                key.append(tuple(value.shape))
-            else:
-                key.append(calls.number_key(calls.number_or_error(spec, value)))
-        positions = self._tensor_positions
-        key.append(calls.aliases(flat, positions) if len(positions) > 1 else ())
-        return tuple(key)
 
     def memory(self) -> MemoryStats:
         """What the last call allocated (as ``CompiledModule.memory``)."""

@@ -17,21 +17,12 @@ import sys
 
 import pytest
 import torch
+from test_aarch64_targets import Mlp
 
 import lowerline
 from lowerline import saved
 from lowerline.driver.cache import load_key
 from lowerline.targets import CPU_TARGETS, host_arch, host_flags
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.Linear(37, 45)
-        self.b = torch.nn.Linear(45, 10)
-
-    def forward(self, x):
-        return self.b(torch.relu(self.a(x)))
 
 
 class Counter(torch.nn.Module):
@@ -276,3 +267,16 @@ def test_a_file_that_is_no_saved_module_is_named(tmp_path):
         lowerline.load(str(path))
     with pytest.raises(lowerline.LoadError, match="cannot read"):
         lowerline.load(str(tmp_path / "missing"))
+
+
+def test_code_that_needs_the_compilers_libraries_is_not_saved():
+    """A library needing MLIR's runtime (which needs libMLIR and libLLVM)
+    cannot run without the compiler packages: save says so up front."""
+    runner_utils = os.path.join(_compiler_folders()[0], "lib", "libmlir_c_runner_utils.so")
+    with open(runner_utils, "rb") as handle:
+        library = handle.read()
+    with pytest.raises(
+        lowerline.LoadError, match=r"needs lib(LLVM|MLIR)\.so, which a saved file does not"
+    ):
+        saved._bundled([library], [])
+    assert saved._needed(b"not an ELF file") == []

@@ -125,3 +125,29 @@ def number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
     if isinstance(value, float):
         return float(value)
     raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
+
+
+def call_key(specs: list[InputSpec], flat: tuple | list, tensor_positions: list[int]) -> tuple:
+    """Check every input of a flat call against ``specs``; return the call's
+    key: shapes, numbers, and which tensor inputs (at ``tensor_positions``)
+    share memory."""
+    key: list[Any] = []
+    for spec, value in zip(specs, flat, strict=True):
+        if spec.is_tensor:
+            if (
+                not isinstance(value, torch.Tensor)
+                or value.dtype != spec.dtype
+                or not value.is_cpu
+                or value.requires_grad
+                or value.layout != torch.strided
+            ):
+                raise tensor_error(spec, value)
+            key.append(value.shape)
+        else:
+            if type(value) not in (bool, int, float) or (type(value) is bool) != (
+                type(spec.value) is bool
+            ):
+                value = number_or_error(spec, value)
+            key.append(number_key(value))
+    key.append(aliases(flat, tensor_positions) if len(tensor_positions) > 1 else ())
+    return tuple(key)

@@ -280,3 +280,18 @@ def test_code_that_needs_the_compilers_libraries_is_not_saved():
     ):
         saved._bundled([library], [])
     assert saved._needed(b"not an ELF file") == []
+
+
+def test_a_module_compiled_without_the_cache_saves_too(tmp_path):
+    """cache=False signs its private entries with a key of its own: save
+    still checks the library against that entry before signing the file."""
+    torch.manual_seed(2)
+    model = Mlp().eval()
+    x = torch.randn(5, 37)
+    compiled = lowerline.compile(model, x, cache=False, num_threads=1)
+    path = str(tmp_path / "private.lowerline")
+    compiled.save(path)
+    with torch.no_grad():
+        torch.testing.assert_close(lowerline.load(path)(x), model(x), rtol=1e-4, atol=1e-5)
+    header, _ = _parts(path)
+    assert header["libraries"] == []  # one thread: no OpenMP runtime to carry

@@ -11,11 +11,14 @@ __all__ = [
     "CompiledModule",
     "ExportError",
     "IndexCheckError",
+    "LoadError",
+    "LoadedModule",
     "NoCudaDevice",
     "RuntimeCheckError",
     "UnsupportedOpsError",
     "compile",
     "export",
+    "load",
 ]
 
 
@@ -40,6 +43,10 @@ def __getattr__(name: str):
         from lowerline import errors
 
         return getattr(errors, name)
+    if name in ("load", "LoadError", "LoadedModule"):  # saved modules, without the compiler
+        from lowerline import saved
+
+        return getattr(saved, name)
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

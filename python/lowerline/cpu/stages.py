@@ -121,17 +121,11 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
     """
     split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
     early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
-    # One thread: the parallel tiles are plain loops (as the loops stage
-    # makes them), before buffer-loop-hoisting, which lifts their scratch
-    # buffers out of them and so into the arena (lowerline.export needs
-    # every buffer there; a forall body's buffers are per thread).
-    sequential = ["func.func(scf-forall-to-for)"] if threads(o) == 1 else []
     return ",".join(
         [
             *split,
             "one-shot-bufferize{bufferize-function-boundaries "
             "function-boundary-type-conversion=identity-layout-map}",
-            *sequential,
             # buffer-results-to-out-params crashes on an allocation returned twice.
             "func.func(lowerline-copy-repeated-results)",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",

@@ -24,6 +24,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
+    "lowerline-decompose-transposed-conv": "graph.decompose_transposed_conv",
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-pack-weights": "tiling.pack_weights",

@@ -82,7 +82,8 @@ def graph(o: CpuOptions) -> str:
     its fused bias epilogue collapsed with it.
     """
     return (
-        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,convert-elementwise-to-linalg,"
+        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,lowerline-decompose-transposed-conv,"
+        "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )

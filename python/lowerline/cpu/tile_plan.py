@@ -234,11 +234,24 @@ def window_tiles(
     """
     vl = lanes(target, element_bytes)
     regs = vector_registers(target)
-    nr = min(2 * vl, -(-ow // vl) * vl)
-    vectors = nr // vl
+    nr = _window_columns(ow, vl)
+    vectors = max(1, nr // vl)
     # Accumulators plus input vectors: one row for all channels, or one per accumulator.
     shared = (regs - vectors - 2) // vectors
     limit = shared if shared_input else (regs - 2) // (2 * vectors)
     mr = largest_divisor(channels, max(1, limit)) or 1
     ohc = largest_divisor(oh, 8) or 1
     return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)
+
+
+def _window_columns(ow: int, vl: int) -> int:
+    """A window nest's register tile width: whole vectors (at most two), or
+    for a row narrower than one vector the power of two that holds it (a
+    7-wide plane: 8 lanes, a masked half vector, not 16). Every step of the
+    window is a vector op on the tile: on a CPU that splits its widest
+    vectors in two halves (Zen 4's 512-bit ops), a half-empty full vector
+    costs twice the half one. Still a power of two: LLVM splits odd widths
+    lane by lane."""
+    if ow >= vl:
+        return min(2 * vl, -(-ow // vl) * vl)
+    return 1 << (ow - 1).bit_length()

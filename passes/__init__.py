@@ -23,6 +23,8 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",
+    "lowerline-fold-qdq-conv": "graph.fold_qdq_conv",
+    "lowerline-sink-qdq-through-layout-ops": "graph.sink_qdq_through_layout_ops",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",
     "lowerline-decompose-pad": "tiling.decompose_pad",

@@ -209,13 +209,15 @@ def _integer_conv(p: ConvPlan) -> ir.Value:
     shape = ir.RankedTensorType(p.conv.results[0].type).shape
     filled = linalg.fill(arith.ConstantOp(i32, 0).result, outs=[tensor.EmptyOp(shape, i32).result])
     build = _CONVOLUTIONS[p.conv.name][0]
-    return build(
-        x,
-        w_value,
-        outs=[filled],
-        strides=p.conv.attributes["strides"],
-        dilations=p.conv.attributes["dilations"],
-    )
+    return keep_window_attributes(p.conv, build(x, w_value, outs=[filled]))
+
+
+def keep_window_attributes(original: ir.Operation, value: ir.Value) -> ir.Value:
+    """``value``'s op with ``original``'s strides and dilations, attributes
+    as they were (the Python builders would store them as tensors)."""
+    for name in ("strides", "dilations"):
+        value.owner.attributes[name] = original.attributes[name]
+    return value
 
 
 def _channel_map(rank: int, dims: tuple[int, ...]) -> ir.AffineMap:
@@ -277,7 +279,7 @@ def _rewrite(p: ConvPlan) -> None:
 @dataclass(frozen=True)
 class FoldQdqConv(Pass):
     flag = "lowerline-fold-qdq-conv"
-    summary = "Fold dequantize -> convolution (+bias, ReLU) -> quantize into an i8 x i8 -> i32 convolution"
+    summary = "Fold dequantize -> conv (+bias, ReLU) -> quantize into an i8 x i8 -> i32 conv"
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

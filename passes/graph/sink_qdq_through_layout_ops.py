@@ -50,6 +50,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from lowerline.passes.graph import qdq_ops
+from lowerline.passes.graph.fold_qdq_conv import keep_window_attributes
 from lowerline.passes.graph.fold_qdq_matmul import (
     Affine,
     Requantize,
@@ -133,12 +134,8 @@ def _integer_pool(pool: ir.Operation, source: ir.Value, stored: int, unsigned: b
     init = tensor.EmptyOp(result.shape, result.element_type).result
     filled = linalg.fill(qdq_ops.i8_constant(stored), outs=[init])
     window = tensor.EmptyOp(ir.RankedTensorType(pool.operands[1].type).shape, qdq_ops.i8_type())
-    pooled = linalg.pooling_nchw_max(
-        source,
-        window.result,
-        outs=[filled],
-        strides=pool.attributes["strides"],
-        dilations=pool.attributes["dilations"],
+    pooled = keep_window_attributes(
+        pool, linalg.pooling_nchw_max(source, window.result, outs=[filled])
     )
     return qdq_ops.flip_sign_bit(pooled) if unsigned else pooled
 

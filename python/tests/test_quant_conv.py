@@ -1,0 +1,168 @@
+"""PT2E-quantized CNNs (X86InductorQuantizer and XNNPACKQuantizer) compile
+to integer convolutions (lowerline-fold-qdq-conv) whose layout ops between
+layers run on the stored integers (lowerline-sink-qdq-through-layout-ops),
+and match the converted model run eagerly within one output step.
+
+The reference is eager torch running the converted graph (its
+``quantized_decomposed`` ops); ``QuantizedOutput`` quantizes the last ReLU
+to u8 as a quantized consumer would (see test_quant_pt2e).
+"""
+
+import re
+
+import pytest
+import torch
+from test_quant_pt2e import QuantizedOutput
+
+import lowerline
+
+pytest.importorskip("torchao")
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
+from torchao.testing.pt2e._xnnpack_quantizer import (
+    XNNPACKQuantizer,
+    get_symmetric_quantization_config,
+)
+
+
+class OneConv(torch.nn.Module):
+    """One convolution and its ReLU: the layer whose output QuantizedOutput
+    quantizes, so compiled and eager differ by one output step at most."""
+
+    def __init__(self, conv: torch.nn.Conv2d) -> None:
+        super().__init__()
+        self.conv = conv
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x))
+
+
+# name -> (the convolution, its input channels)
+KINDS = {
+    "dense_strided_padded": (lambda: torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), 3),
+    "grouped": (lambda: torch.nn.Conv2d(4, 6, 3, padding=1, groups=2), 4),
+    "depthwise_strided": (lambda: torch.nn.Conv2d(5, 5, 3, stride=2, padding=1, groups=5), 5),
+    "pointwise": (lambda: torch.nn.Conv2d(6, 7, 1), 6),
+}
+
+
+class ConvChain(torch.nn.Module):
+    """Dense strided and padded, max pooling with padding, grouped,
+    depthwise and 1x1 convolutions, each with its bias and ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dense = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        self.grouped = torch.nn.Conv2d(8, 6, 3, padding=1, groups=2)
+        self.depthwise = torch.nn.Conv2d(6, 6, 3, padding=1, groups=6)
+        self.pointwise = torch.nn.Conv2d(6, 5, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.pool(torch.relu(self.dense(x)))
+        y = torch.relu(self.grouped(y))
+        y = torch.relu(self.depthwise(y))
+        return torch.relu(self.pointwise(y))
+
+
+class PoolChain(torch.nn.Module):
+    """conv -> ReLU -> max pooling -> conv: the pooling between two
+    quantized layers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 7, 3)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.b = torch.nn.Conv2d(7, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.b(self.pool(torch.relu(self.a(x)))))
+
+
+def x86_quantizer():
+    quantizer = xiq.X86InductorQuantizer()
+    return quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+
+
+def xnnpack_quantizer():
+    return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+
+
+def quantized_model(make, quantizer, example: torch.Tensor) -> QuantizedOutput:
+    torch.manual_seed(0)
+    model = make().eval()
+    prepared = prepare_pt2e(torch.export.export(model, (example,)).module(), quantizer())
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        prepared(torch.randn(example.shape, generator=generator))
+    converted = convert_pt2e(prepared)
+    return QuantizedOutput(converted, high=converted(example * 3).max().item())
+
+
+def convolutions(ir: str) -> tuple[int, int]:
+    """(i8 x i8 convolutions, other convolutions) in a stage's IR."""
+    found = re.findall(r"linalg\.\w*conv\w* \{[^}]*\} ins\([^)]*: (tensor<[^)]*>)\)", ir)
+    integer = [c for c in found if re.fullmatch(r"tensor<\w+xi8>, tensor<\w+xi8>", c)]
+    return len(integer), len(found) - len(integer)
+
+
+def assert_within_steps(compiled, quantized: QuantizedOutput, shape: tuple, steps: int) -> None:
+    generator = torch.Generator().manual_seed(2)
+    for spread in (0.5, 1.0, 3.0):
+        x = torch.randn(shape, generator=generator) * spread
+        expected = quantized(x)
+        got = compiled(x)
+        assert got.shape == expected.shape
+        # Both are multiples of the step; they may differ at a tie.
+        assert (got - expected).abs().max().item() <= quantized.scale * (steps + 0.001)
+        assert (got != expected).float().mean().item() < 0.05
+
+
+QUANTIZERS = [x86_quantizer, xnnpack_quantizer]
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+@pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_conv_folds_and_matches_eager_within_one_step(kind, quantizer, batch):
+    make, channels = KINDS[kind]
+    shape = (batch, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert convolutions(compiled.ir("graph")) == (1, 0)
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+@pytest.mark.parametrize(("quantizer", "batch"), [(x86_quantizer, 8), (xnnpack_quantizer, 1)])
+def test_conv_chain_folds_and_matches_eager(quantizer, batch):
+    """Four layers: a one-step tie in an inner layer may move the output by
+    more than one step (the next layer multiplies it by its weights), so
+    the bound here is two steps, and almost every output is exact."""
+    shape = (batch, 3, 13, 11)
+    quantized = quantized_model(ConvChain, quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert convolutions(compiled.ir("graph")) == (4, 0)
+    assert_within_steps(compiled, quantized, shape, steps=2)
+
+
+@pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
+def test_conv_pool_conv_stays_int8(quantizer):
+    """Between the two convolutions (ReLU, pooling, quantize, dequantize,
+    pad) no f32 tensor is left: the only ones are the input and the output."""
+    shape = (2, 3, 10, 9)
+    quantized = quantized_model(PoolChain, quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    graph = compiled.ir("graph")
+    assert convolutions(graph) == (2, 0)
+    assert "linalg.pooling_nchw_max" in graph
+    floats = set(re.findall(r"tensor<([0-9x]+)xf32>", graph))
+    assert floats == {"2x3x10x9", "2x4x4x3"}, floats
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+def test_float_conv_is_not_folded():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()).eval()
+    x = torch.randn(2, 3, 7, 7)
+    compiled = lowerline.compile(model, x)
+    torch.testing.assert_close(compiled(x), model(x))
+    assert convolutions(compiled.ir("graph")) == (0, 1)

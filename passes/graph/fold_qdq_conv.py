@@ -61,14 +61,16 @@ from lowerline.passes.graph.fold_qdq_matmul import (
     _constant_array,
     _defining,
     _epilogue_body,
-    _erase_dead,
     _float_zero_fill,
     _generic,
     _is_relu,
     _only_user,
     _vector_constant,
+    epilogue_constants,
     match_dequantize,
     match_requantize,
+    outside_producers,
+    replace_ops,
 )
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
@@ -132,7 +134,9 @@ def _bias(init: ir.Value, channels: int) -> tuple[np.ndarray | None, bool]:
     if _float_zero_fill(init):
         return None, True
     broadcast = _defining(init, "linalg.broadcast")
-    bias = _constant_array(broadcast.operands[0]) if broadcast is not None else None
+    if broadcast is None:
+        return None, False
+    bias = _constant_array(broadcast.operands[0])
     if bias is None or bias.size != channels:
         return None, False
     rank = ir.RankedTensorType(init.type).rank
@@ -188,14 +192,10 @@ def plan(conv: ir.Operation) -> ConvPlan | None:
     zero_x = int(x.zero_point[0]) - (128 if x.unsigned else 0)
     correction = -zero_x * w.reshape(channels, -1).sum(axis=1)
     scale = x.scale[0] * np.broadcast_to(w_affine.scale, (channels,))
-    q, multiplier = epilogue.requantize, scale
-    if q is not None:
-        if bias is not None:
-            correction = correction + np.rint(bias.astype(np.float64) / scale)
-        multiplier, bias = scale / q.scale, None
-    if np.abs(correction).max(initial=0) >= 2**31:
+    found_constants = epilogue_constants(correction, scale, bias, epilogue.requantize)
+    if found_constants is None:
         return None
-    return ConvPlan(conv, x, w, w_attr, epilogue, collapse, correction, multiplier, bias)
+    return ConvPlan(conv, x, w, w_attr, epilogue, collapse, *found_constants)
 
 
 def _integer_conv(p: ConvPlan) -> ir.Value:
@@ -245,12 +245,7 @@ def _channel_constants(p: ConvPlan, shape: list[int], dims: tuple[int, ...]) -> 
 def _rewrite(p: ConvPlan) -> None:
     ops = p.epilogue.ops
     last = ops[0]
-    replaced = [
-        v.owner
-        for op in ops
-        for v in op.operands
-        if isinstance(v, ir.OpResult) and not any(v.owner == e for e in ops)
-    ]
+    replaced = outside_producers(ops)
     with ir.InsertionPoint(last), last.location:
         accumulator = _integer_conv(p)
         shape = ir.RankedTensorType(accumulator.type).shape
@@ -270,10 +265,7 @@ def _rewrite(p: ConvPlan) -> None:
             result = tensor.CollapseShapeOp(
                 collapsed, result, p.collapse.attributes["reassociation"]
             ).result
-    last.results[0].replace_all_uses_with(result)
-    for op in ops:
-        op.erase()
-    _erase_dead(replaced)
+    replace_ops(ops, result, replaced)
 
 
 @dataclass(frozen=True)

@@ -510,7 +510,18 @@ def plan(matmul: ir.Operation) -> Plan | None:
     zero_x = int(x.zero_point[0]) - (128 if x.unsigned else 0)
     correction = -zero_x * w.sum(axis=0)
     scale = x.scale[0] * _columns(w_affine, w.shape[1])
-    q, bias = epilogue.requantize, epilogue.bias
+    found_constants = epilogue_constants(correction, scale, epilogue.bias, epilogue.requantize)
+    if found_constants is None:
+        return None
+    return Plan(x, w, w_attr, epilogue, *found_constants)
+
+
+def epilogue_constants(
+    correction: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, q: Requantize | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """Per output channel: the i32 correction, the f32 multiplier and the
+    float bias left for a float result; None when a correction leaves i32.
+    ``scale`` is the accumulator's (``sx * sw``)."""
     multiplier = scale
     if q is not None:
         # The bias joins the i32 sum in units of the accumulator's scale.
@@ -519,20 +530,33 @@ def plan(matmul: ir.Operation) -> Plan | None:
         multiplier, bias = scale / q.scale, None
     if np.abs(correction).max(initial=0) >= 2**31:
         return None
-    return Plan(x, w, w_attr, epilogue, correction, multiplier, bias)
+    return correction, multiplier, bias
 
 
-def _rewrite(p: Plan) -> None:
-    ops = p.epilogue.ops
-    last = ops[0]
-    # Producers of the replaced ops (the dequantizes, the transpose, the fill,
-    # the inits), erased below when nothing else reads them.
-    replaced = [
+def outside_producers(ops: list[ir.Operation]) -> list[ir.Operation]:
+    """Producers of the replaced ``ops``' operands (the dequantizes, the
+    transpose, the fill, the inits), erased after the rewrite when nothing
+    else reads them."""
+    return [
         v.owner
         for op in ops
         for v in op.operands
         if isinstance(v, ir.OpResult) and not any(v.owner == e for e in ops)
     ]
+
+
+def replace_ops(ops: list[ir.Operation], result: ir.Value, producers: list) -> None:
+    """``ops`` (the last one first) replaced by ``result``; dead producers erased."""
+    ops[0].results[0].replace_all_uses_with(result)
+    for op in ops:
+        op.erase()
+    _erase_dead(producers)
+
+
+def _rewrite(p: Plan) -> None:
+    ops = p.epilogue.ops
+    last = ops[0]
+    replaced = outside_producers(ops)
     with ir.InsertionPoint(last), last.location:
         name = weights.derived_name(p.w_attr, "qdq")
         accumulator = _integer_matmul(_signed_activation(p.x), p.w, name)
@@ -552,10 +576,7 @@ def _rewrite(p: Plan) -> None:
             ir.RankedTensorType(accumulator.type).shape, final.element_type
         )
         result = _expanded(_generic(out, [accumulator, *columns], maps, body), p.epilogue.expand)
-    last.results[0].replace_all_uses_with(result)
-    for op in ops:
-        op.erase()
-    _erase_dead(replaced)
+    replace_ops(ops, result, replaced)
 
 
 def _float_zero_fill(value: ir.Value) -> bool:

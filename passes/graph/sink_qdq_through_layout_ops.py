@@ -148,9 +148,8 @@ def _integer_twin(
     source = sources[0]
     if op.name == "linalg.transpose":
         init = tensor.EmptyOp(ir.RankedTensorType(op.results[0].type).shape, qdq_ops.i8_type())
-        return linalg.transpose(
-            source, outs=[init.result], permutation=op.attributes["permutation"]
-        )
+        permutation = op.attributes["permutation"]
+        return linalg.transpose(source, outs=[init.result], permutation=permutation).results[0]
     if op.name == "tensor.collapse_shape":
         result = _like(source, op.results[0])
         return tensor.CollapseShapeOp(result, source, op.attributes["reassociation"]).result
@@ -191,7 +190,9 @@ def _replace(op: ir.Operation, value: ir.Value, producers: list[ir.Operation]) -
 def _hoist_quantize(op: ir.Operation) -> bool:
     """``quantize(L(y)) -> L'(quantize(y))``."""
     user = _only_user(op.results[0])
-    q: Requantize | None = match_requantize(user) if user is not None else None
+    if user is None:
+        return False
+    q: Requantize | None = match_requantize(user)
     if q is None or q.scale <= 0:
         return False
     with ir.InsertionPoint(user), user.location:

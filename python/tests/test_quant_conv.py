@@ -155,7 +155,8 @@ def test_conv_pool_conv_stays_int8(quantizer):
     graph = compiled.ir("graph")
     assert convolutions(graph) == (2, 0)
     assert "linalg.pooling_nchw_max" in graph
-    floats = set(re.findall(r"tensor<([0-9x]+)xf32>", graph))
+    # Activations are 4-D (the epilogues' per-channel constants are 1-D).
+    floats = set(re.findall(r"tensor<(\d+x\d+x\d+x\d+)xf32>", graph))
     assert floats == {"2x3x10x9", "2x4x4x3"}, floats
     assert_within_steps(compiled, quantized, shape, steps=1)
 

@@ -13,8 +13,10 @@ import re
 import pytest
 import torch
 from test_quant_pt2e import QuantizedOutput
+from test_quant_vnni import kernel_code, x86_host
 
 import lowerline
+from lowerline.targets import cpu_target
 
 pytest.importorskip("torchao")
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -167,3 +169,49 @@ def test_float_conv_is_not_folded():
     compiled = lowerline.compile(model, x)
     torch.testing.assert_close(compiled(x), model(x))
     assert convolutions(compiled.ir("graph")) == (0, 1)
+
+
+# Stride-1 dense convolutions whose input channels are a multiple of 4:
+# their register tiles step 4 channels deep, as vpdpbusd where the target
+# has VNNI (lowerline.passes.tiling.conv_tiles, int8_dot).
+DOT_CONVS = {
+    "3x3_padded": (lambda: torch.nn.Conv2d(8, 12, 3, padding=1), 8),
+    "1x1_wide": (lambda: torch.nn.Conv2d(16, 33, 1), 16),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DOT_CONVS))
+def test_vnni_target_conv_kernels_use_vpdpbusd(kind):
+    """Cross-compiled for sapphirerapids (not run)."""
+    make, channels = DOT_CONVS[kind]
+    shape = (1, channels, 9, 13)
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:sapphirerapids")
+    assert convolutions(compiled.ir("graph")) == (1, 0)
+    code = kernel_code(compiled)
+    assert "vpdpbusd" in code
+    assert "vpmulld" not in code  # the convolution is not left on outer products
+
+
+@x86_host
+def test_conv_without_vnni_keeps_outer_products():
+    make, channels = DOT_CONVS["3x3_padded"]
+    shape = (3, channels, 9, 13)
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:haswell")
+    code = kernel_code(compiled)
+    assert "vpdpbusd" not in code and "vpmulld" in code
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+@pytest.mark.skipif(not cpu_target("host").vnni, reason="the host has no VNNI")
+@x86_host
+@pytest.mark.parametrize("batch", [1, 8])
+@pytest.mark.parametrize("kind", sorted(DOT_CONVS))
+def test_host_vnni_conv_matches_eager(kind, batch):
+    make, channels = DOT_CONVS[kind]
+    shape = (batch, channels, 9, 13)
+    quantized = quantized_model(lambda: OneConv(make()), xnnpack_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert "vpdpbusd" in kernel_code(compiled)
+    assert_within_steps(compiled, quantized, shape, steps=1)

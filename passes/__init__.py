@@ -24,6 +24,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",
     "lowerline-fold-qdq-conv": "graph.fold_qdq_conv",
+    "lowerline-fold-qdq-batch-matmul": "graph.fold_qdq_batch_matmul",
     "lowerline-sink-qdq-through-layout-ops": "graph.sink_qdq_through_layout_ops",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",

@@ -64,9 +64,9 @@ from lowerline.passes.graph.fold_qdq_matmul import (
     _float_zero_fill,
     _generic,
     _is_relu,
-    _only_user,
     _vector_constant,
     epilogue_constants,
+    follow_epilogue,
     match_dequantize,
     match_requantize,
     outside_producers,
@@ -90,15 +90,14 @@ class ConvPlan:
     the weight ``w`` (``w - zw`` in the convolution's operand shape, from
     constant ``w_attr``) and, per output channel in order, the i32
     ``correction``, the f32 ``multiplier`` and the float ``bias`` left for
-    a float result; ``collapse`` is the grouped convolution's
-    ``collapse_shape``, applied to the epilogue's result."""
+    a float result; the grouped convolution's ``collapse_shape``
+    (``epilogue.collapse``) is applied to the epilogue's result."""
 
     conv: ir.Operation
     x: Affine
     w: np.ndarray
     w_attr: ir.Attribute
     epilogue: Epilogue
-    collapse: ir.Operation | None
     correction: np.ndarray
     multiplier: np.ndarray
     bias: np.ndarray | None
@@ -154,25 +153,13 @@ def _collapse(op: ir.Operation) -> ir.Operation | None:
     return op if merged == [[0], [1, 2], [3], [4]] else None
 
 
-def match_epilogue(conv: ir.Operation, grouped: bool) -> tuple[Epilogue, ir.Operation | None]:
+def match_epilogue(conv: ir.Operation, grouped: bool) -> Epilogue:
     """The collapse (grouped), ReLU and quantize after ``conv``, each
     optional, each the only user of the one before."""
-    epilogue = Epilogue([conv], None, False, None)
-    collapse = None
     steps: list[tuple[str, Callable]] = [("relu", _is_relu), ("requantize", match_requantize)]
     if grouped:
         steps.insert(0, ("collapse", _collapse))
-    for field, matcher in steps:
-        user = _only_user(epilogue.ops[0].results[0])
-        found = matcher(user) if user is not None else None
-        if found is None or found is False:
-            continue
-        if field == "collapse":
-            collapse = found
-        else:
-            setattr(epilogue, field, found)
-        epilogue.ops.insert(0, user)
-    return epilogue, collapse
+    return follow_epilogue(conv, steps)
 
 
 def plan(conv: ir.Operation) -> ConvPlan | None:
@@ -187,7 +174,7 @@ def plan(conv: ir.Operation) -> ConvPlan | None:
     bias, known_init = _bias(conv.operands[2], channels)
     if not known_init:
         return None
-    epilogue, collapse = match_epilogue(conv, grouped=w.ndim == 5)
+    epilogue = match_epilogue(conv, grouped=w.ndim == 5)
     # The activation's stored value minus its zero point, after the u8 -> s8 shift.
     zero_x = int(x.zero_point[0]) - (128 if x.unsigned else 0)
     correction = -zero_x * w.reshape(channels, -1).sum(axis=1)
@@ -195,7 +182,7 @@ def plan(conv: ir.Operation) -> ConvPlan | None:
     found_constants = epilogue_constants(correction, scale, bias, epilogue.requantize)
     if found_constants is None:
         return None
-    return ConvPlan(conv, x, w, w_attr, epilogue, collapse, *found_constants)
+    return ConvPlan(conv, x, w, w_attr, epilogue, *found_constants)
 
 
 def _integer_conv(p: ConvPlan) -> ir.Value:
@@ -258,12 +245,12 @@ def _rewrite(p: ConvPlan) -> None:
         result = _generic(
             out, [accumulator, *columns], maps, _epilogue_body(p.epilogue, p.bias is not None)
         )
-        if p.collapse is not None:
+        if p.epilogue.collapse is not None:
             collapsed = ir.RankedTensorType.get(
-                ir.RankedTensorType(p.collapse.results[0].type).shape, element
+                ir.RankedTensorType(p.epilogue.collapse.results[0].type).shape, element
             )
             result = tensor.CollapseShapeOp(
-                collapsed, result, p.collapse.attributes["reassociation"]
+                collapsed, result, p.epilogue.collapse.attributes["reassociation"]
             ).result
     replace_ops(ops, result, replaced)
 

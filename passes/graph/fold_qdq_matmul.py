@@ -103,6 +103,8 @@ class Epilogue:
     # The tensor.expand_shape after the bias add (a Linear on (B, S, K)
     # inputs), applied to the epilogue's result.
     expand: ir.Operation | None = None
+    # A grouped convolution's tensor.collapse_shape (lowerline-fold-qdq-conv).
+    collapse: ir.Operation | None = None
 
 
 # Body values -----------------------------------------------------------------
@@ -335,13 +337,19 @@ def _only_user(value: ir.Value) -> ir.Operation | None:
 def match_epilogue(matmul: ir.Operation) -> Epilogue:
     """The bias add, ReLU and quantize that follow ``matmul``, each optional,
     in that order, each the only user of the one before."""
-    epilogue = Epilogue([matmul], None, False, None)
     steps: list[tuple[str, Callable]] = [
         ("bias", _bias),
         ("expand", _expand),
         ("relu", _is_relu),
         ("requantize", match_requantize),
     ]
+    return follow_epilogue(matmul, steps)
+
+
+def follow_epilogue(root: ir.Operation, steps: list[tuple[str, Callable]]) -> Epilogue:
+    """The ops after ``root`` that ``steps`` (Epilogue field, matcher) accept,
+    each optional, in that order, each the only user of the one before."""
+    epilogue = Epilogue([root], None, False, None)
     for field, matcher in steps:
         user = _only_user(epilogue.ops[0].results[0])
         found = matcher(user) if user is not None else None
@@ -457,23 +465,30 @@ def _integer_matmul(x: ir.Value, w: np.ndarray, name: str) -> ir.Value:
 
 def _epilogue_body(epilogue: Epilogue, has_bias: bool) -> Callable:
     """The epilogue's scalar code: args are (acc, c[n], m[n], [bias[n]], out)."""
-    q = epilogue.requantize
 
     def body(args: list[ir.Value]) -> ir.Value:
         corrected = arith.addi(args[0], args[1])
         real = arith.mulf(arith.sitofp(ir.F32Type.get(), corrected), args[2])
         if has_bias:
             real = arith.addf(real, args[3])
-        if epilogue.relu:
-            real = arith.maximumf(real, _f32(0.0))
-        if q is None:
-            return real
-        stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
-        stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
-        i8 = ir.IntegerType.get_signless(8)
-        return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
+        return activation_and_requantize(epilogue, real)
 
     return body
+
+
+def activation_and_requantize(epilogue: Epilogue, real: ir.Value) -> ir.Value:
+    """The tail of an epilogue on the real (scaled) value: ReLU, then the
+    stored integer (round half to even, zero point, clamp) when it ends in a
+    quantize, else the real value."""
+    q = epilogue.requantize
+    if epilogue.relu:
+        real = arith.maximumf(real, _f32(0.0))
+    if q is None:
+        return real
+    stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
+    stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
+    i8 = ir.IntegerType.get_signless(8)
+    return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
 
 
 def _columns(affine: Affine, n: int) -> np.ndarray:

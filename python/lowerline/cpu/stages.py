@@ -74,9 +74,10 @@ def graph(o: CpuOptions) -> str:
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
     (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
-    linear layers and convolutions (dequantize -> matmul/conv -> quantize)
-    become integer kernels before anything fuses their dequantizes away
-    (``lowerline-fold-qdq-matmul``, ``lowerline-fold-qdq-conv``), after the
+    linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
+    -> quantize) become integer kernels before anything fuses their
+    dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
+    ``-batch-matmul``), after the
     layout ops between quantized layers (reshapes, transposes, pads, max
     pooling, concat) moved onto the integers
     (``lowerline-sink-qdq-through-layout-ops``).
@@ -86,7 +87,8 @@ def graph(o: CpuOptions) -> str:
     """
     return (
         "lowerline-lower-tm-tensor,func.func(lowerline-sink-qdq-through-layout-ops,"
-        "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,convert-elementwise-to-linalg,"
+        "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
+        "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )

@@ -127,7 +127,12 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
 def _parameter(generic: ir.Operation, value: ir.Value) -> tuple[np.ndarray, int | None] | None:
     """A quantization parameter used in ``generic``'s body: a scalar constant
     from outside (axis None) or an element of a constant 1-D input read along
-    one loop (axis = that loop)."""
+    one loop (axis = that loop). A Python float scale reaches the body as
+    ``arith.truncf`` of an f64 constant: its f32 value."""
+    truncate = _defining(value, "arith.truncf")
+    if truncate is not None and str(value.type) == "f32":
+        found = _parameter(generic, truncate.operands[0])
+        return (found[0].astype(np.float32).astype(np.float64), None) if found else None
     if isinstance(value, ir.OpResult):
         op = _defining(value, "arith.constant")
         if op is None:

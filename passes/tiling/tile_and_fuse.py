@@ -380,8 +380,11 @@ def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
     target with an int8 dot product (lowerline-vectorize turns the 4-deep
     contraction into ``vpdpbusd``), else 1 (outer products). A convolution's
     k (its input channels, ``k``) must be a multiple of 4: its tiles become
-    matmuls only with whole steps."""
+    matmuls only with whole steps. A batch matmul's tiles keep their batch
+    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take."""
     if not _is_integer_contraction(op) or not int8_dot_lanes(target):
+        return 1
+    if op.name == "linalg.batch_matmul":
         return 1
     return INT8_DOT_K if k is None or k % INT8_DOT_K == 0 else 1
 

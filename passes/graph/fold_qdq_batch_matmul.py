@@ -49,13 +49,14 @@ from lowerline.passes.graph.fold_qdq_matmul import (
     _generic,
     _is_relu,
     activation_and_requantize,
+    fold_each,
     follow_epilogue,
     match_dequantize,
     match_requantize,
     outside_producers,
     replace_ops,
 )
-from lowerline.pipeline.pass_api import Pass, ops_matching
+from lowerline.pipeline.pass_api import Pass
 
 _PARALLEL = "#linalg.iterator_type<parallel>"
 _REDUCTION = "#linalg.iterator_type<reduction>"
@@ -67,6 +68,7 @@ class BatchPlan:
     (B x M x K) and ``y`` (B x K x N), their zero points after the s8 shift,
     and the f32 multiplier of the corrected accumulator."""
 
+    bmm: ir.Operation
     x: Affine
     y: Affine
     zero_x: int
@@ -95,7 +97,7 @@ def plan(bmm: ir.Operation) -> BatchPlan | None:
     if epilogue.requantize is not None:
         scale /= epilogue.requantize.scale
     zx, zy = _shifted_zero_point(x), _shifted_zero_point(y)
-    return BatchPlan(x, y, zx, zy, scale, epilogue)
+    return BatchPlan(bmm, x, y, zx, zy, scale, epilogue)
 
 
 def _signed(a: Affine) -> ir.Value:
@@ -160,14 +162,14 @@ def _epilogue(
     return _generic(out, inputs, [*maps, identity], body)
 
 
-def _rewrite(bmm: ir.Operation, p: BatchPlan) -> None:
+def _rewrite(p: BatchPlan) -> None:
     ops = p.epilogue.ops
     last = ops[0]
     replaced = outside_producers(ops)
     with ir.InsertionPoint(last), last.location:
         x, y = _signed(p.x), _signed(p.y)
         i32 = ir.IntegerType.get_signless(32)
-        shape = ir.RankedTensorType(bmm.results[0].type).shape
+        shape = ir.RankedTensorType(p.bmm.results[0].type).shape
         zero = arith.ConstantOp(i32, 0).result
         init = linalg.fill(zero, outs=[tensor.EmptyOp(shape, i32).result])
         acc = linalg.batch_matmul(x, y, outs=[init])
@@ -185,7 +187,4 @@ class FoldQdqBatchMatmul(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        for bmm in ops_matching(op, lambda c: c.name == "linalg.batch_matmul"):
-            found = plan(bmm)
-            if found is not None:
-                _rewrite(bmm, found)
+        fold_each(op, ("linalg.batch_matmul",), plan, _rewrite)

@@ -58,6 +58,7 @@ from lowerline.passes.graph import qdq_ops
 from lowerline.passes.graph.fold_qdq_matmul import (
     Affine,
     Epilogue,
+    Plan,
     _constant_array,
     _defining,
     _epilogue_body,
@@ -66,13 +67,14 @@ from lowerline.passes.graph.fold_qdq_matmul import (
     _is_relu,
     _vector_constant,
     epilogue_constants,
+    fold_each,
     follow_epilogue,
     match_dequantize,
     match_requantize,
     outside_producers,
     replace_ops,
 )
-from lowerline.pipeline.pass_api import Pass, ops_matching
+from lowerline.pipeline.pass_api import Pass
 
 # Named convolution -> (its Python builder, the output dims its output
 # channels span: a grouped convolution's are (g, f)).
@@ -85,22 +87,14 @@ _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 @dataclass
-class ConvPlan:
-    """The integer convolution replacing ``epilogue.ops``: activation ``x``,
-    the weight ``w`` (``w - zw`` in the convolution's operand shape, from
-    constant ``w_attr``) and, per output channel in order, the i32
-    ``correction``, the f32 ``multiplier`` and the float ``bias`` left for
-    a float result; the grouped convolution's ``collapse_shape``
-    (``epilogue.collapse``) is applied to the epilogue's result."""
+class ConvPlan(Plan):
+    """A matmul fold's plan for convolution ``conv``: the weight ``w`` is
+    ``w - zw`` in the convolution's operand shape, the per-column constants
+    run along the output channels in order, and the grouped convolution's
+    ``collapse_shape`` (``epilogue.collapse``) is applied to the epilogue's
+    result."""
 
     conv: ir.Operation
-    x: Affine
-    w: np.ndarray
-    w_attr: ir.Attribute
-    epilogue: Epilogue
-    correction: np.ndarray
-    multiplier: np.ndarray
-    bias: np.ndarray | None
 
 
 def _through_reshape(value: ir.Value) -> ir.Value:
@@ -182,7 +176,7 @@ def plan(conv: ir.Operation) -> ConvPlan | None:
     found_constants = epilogue_constants(correction, scale, bias, epilogue.requantize)
     if found_constants is None:
         return None
-    return ConvPlan(conv, x, w, w_attr, epilogue, *found_constants)
+    return ConvPlan(x, w, w_attr, epilogue, *found_constants, conv=conv)
 
 
 def _integer_conv(p: ConvPlan) -> ir.Value:
@@ -262,7 +256,4 @@ class FoldQdqConv(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        for conv in ops_matching(op, lambda c: c.name in _CONVOLUTIONS):
-            found = plan(conv)
-            if found is not None:
-                _rewrite(found)
+        fold_each(op, tuple(_CONVOLUTIONS), plan, _rewrite)

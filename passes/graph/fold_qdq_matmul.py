@@ -640,7 +640,14 @@ class FoldQdqMatmul(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        for matmul in ops_matching(op, lambda c: c.name == "linalg.matmul"):
-            found = plan(matmul)
-            if found is not None:
-                _rewrite(found)
+        fold_each(op, ("linalg.matmul",), plan, _rewrite)
+
+
+def fold_each(
+    root: ir.Operation, names: tuple[str, ...], planner: Callable, rewrite: Callable
+) -> None:
+    """``rewrite(planner(op))`` for each op named in ``names`` that plans."""
+    for op in ops_matching(root, lambda c: c.name in names):
+        found = planner(op)
+        if found is not None:
+            rewrite(found)

@@ -1,6 +1,7 @@
 """Quantize and dequantize steps rebuilt at another place of the graph, and
 the integer values of float constants, for the QDQ passes
-(lowerline-sink-qdq-through-layout-ops, lowerline-fold-qdq-conv).
+(lowerline-sink-qdq-through-layout-ops, lowerline-fold-qdq-conv,
+lowerline-fold-qdq-batch-matmul).
 
 The steps are rebuilt with torch's numerics, as torch-mlir lowers
 ``quantized_decomposed``: quantize is ``divf``, ``roundeven``, the zero

@@ -81,6 +81,21 @@ class PoolChain(torch.nn.Module):
         return torch.relu(self.b(self.pool(torch.relu(self.a(x)))))
 
 
+class CatChain(torch.nn.Module):
+    """Two convolution branches concatenated along the channels, then a
+    third convolution."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.b = torch.nn.Conv2d(3, 5, 1)
+        self.c = torch.nn.Conv2d(9, 6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.cat([torch.relu(self.a(x)), torch.relu(self.b(x))], dim=1)
+        return torch.relu(self.c(y))
+
+
 def x86_quantizer():
     quantizer = xiq.X86InductorQuantizer()
     return quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
@@ -157,10 +172,29 @@ def test_conv_pool_conv_stays_int8(quantizer):
     graph = compiled.ir("graph")
     assert convolutions(graph) == (2, 0)
     assert "linalg.pooling_nchw_max" in graph
-    # Activations are 4-D (the epilogues' per-channel constants are 1-D).
-    floats = set(re.findall(r"tensor<(\d+x\d+x\d+x\d+)xf32>", graph))
-    assert floats == {"2x3x10x9", "2x4x4x3"}, floats
+    assert activations_in_float(graph) == {"2x3x10x9", "2x4x4x3"}
     assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+@pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
+def test_concat_of_convs_stays_int8(quantizer):
+    """Two branches concatenated into a third convolution: the concat runs
+    on the integers (X86InductorQuantizer quantizes after it, XNNPACK
+    before and after with shared parameters)."""
+    shape = (1, 3, 9, 7)
+    quantized = quantized_model(CatChain, quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    graph = compiled.ir("graph")
+    assert convolutions(graph) == (3, 0)
+    assert "tensor.concat" in graph
+    assert activations_in_float(graph) == {"1x3x9x7", "1x6x7x5"}
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+def activations_in_float(graph: str) -> set[str]:
+    """The shapes of the 4-D f32 tensors (activations; the epilogues'
+    per-channel constants are 1-D)."""
+    return set(re.findall(r"tensor<(\d+x\d+x\d+x\d+)xf32>", graph))
 
 
 def test_float_conv_is_not_folded():

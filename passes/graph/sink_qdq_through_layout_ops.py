@@ -171,10 +171,9 @@ def _integer_twin(
 
 
 def _movable(op: ir.Operation) -> bool:
-    """Static shapes and only the operands the integer twin rebuilds."""
-    if op.name == "tensor.pad":
-        return not op.attributes["static_low"] or len(op.operands) == 1
-    if op.name == "tensor.expand_shape":
+    """Static shapes: a pad or expand_shape with no operand but its source
+    (dynamic pad sizes or output sizes are operands the twin does not take)."""
+    if op.name in ("tensor.pad", "tensor.expand_shape"):
         return len(op.operands) == 1
     return True
 

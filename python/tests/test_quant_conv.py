@@ -49,14 +49,14 @@ KINDS = {
 
 
 class ConvChain(torch.nn.Module):
-    """Dense strided and padded, max pooling with padding, grouped,
-    depthwise and 1x1 convolutions, each with its bias and ReLU."""
+    """Dense strided and padded, max pooling with padding, grouped and
+    dilated, depthwise and 1x1 convolutions, each with its bias and ReLU."""
 
     def __init__(self) -> None:
         super().__init__()
         self.dense = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
         self.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
-        self.grouped = torch.nn.Conv2d(8, 6, 3, padding=1, groups=2)
+        self.grouped = torch.nn.Conv2d(8, 6, 3, padding=2, dilation=2, groups=2)
         self.depthwise = torch.nn.Conv2d(6, 6, 3, padding=1, groups=6)
         self.pointwise = torch.nn.Conv2d(6, 5, 1)
 

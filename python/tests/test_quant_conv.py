@@ -162,32 +162,33 @@ def test_conv_chain_folds_and_matches_eager(quantizer, batch):
     assert_within_steps(compiled, quantized, shape, steps=2)
 
 
-@pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
-def test_conv_pool_conv_stays_int8(quantizer):
-    """Between the two convolutions (ReLU, pooling, quantize, dequantize,
-    pad) no f32 tensor is left: the only ones are the input and the output."""
-    shape = (2, 3, 10, 9)
-    quantized = quantized_model(PoolChain, quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    graph = compiled.ir("graph")
-    assert convolutions(graph) == (2, 0)
-    assert "linalg.pooling_nchw_max" in graph
-    assert activations_in_float(graph) == {"2x3x10x9", "2x4x4x3"}
-    assert_within_steps(compiled, quantized, shape, steps=1)
+# (model, input shape, convolutions, the layout op between them, the only
+# 4-D f32 tensors: the input and the output)
+CHAINS = {
+    # Between the two convolutions: ReLU, pooling, quantize, dequantize, pad.
+    "conv_pool_conv": (
+        PoolChain,
+        (2, 3, 10, 9),
+        2,
+        "linalg.pooling_nchw_max",
+        {"2x3x10x9", "2x4x4x3"},
+    ),
+    # X86InductorQuantizer quantizes after the concat, XNNPACK before and
+    # after it with shared parameters.
+    "concat_of_convs": (CatChain, (1, 3, 9, 7), 3, "tensor.concat", {"1x3x9x7", "1x6x7x5"}),
+}
 
 
 @pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
-def test_concat_of_convs_stays_int8(quantizer):
-    """Two branches concatenated into a third convolution: the concat runs
-    on the integers (X86InductorQuantizer quantizes after it, XNNPACK
-    before and after with shared parameters)."""
-    shape = (1, 3, 9, 7)
-    quantized = quantized_model(CatChain, quantizer, torch.randn(shape))
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_quantized_chain_stays_int8(chain, quantizer):
+    make, shape, convs, layout_op, floats = CHAINS[chain]
+    quantized = quantized_model(make, quantizer, torch.randn(shape))
     compiled = lowerline.compile(quantized, torch.randn(shape))
     graph = compiled.ir("graph")
-    assert convolutions(graph) == (3, 0)
-    assert "tensor.concat" in graph
-    assert activations_in_float(graph) == {"1x3x9x7", "1x6x7x5"}
+    assert convolutions(graph) == (convs, 0)
+    assert layout_op in graph
+    assert activations_in_float(graph) == floats
     assert_within_steps(compiled, quantized, shape, steps=1)
 
 

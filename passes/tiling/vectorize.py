@@ -29,7 +29,10 @@ from mlir import ir
 from lowerline.cpu.tile_plan import int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
-from lowerline.passes.tiling.int8_dot import int8_dot_products
+from lowerline.passes.tiling.int8_dot import (
+    int8_dot_products,
+    widen_batched_integer_contractions,
+)
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
 from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
@@ -176,6 +179,7 @@ class Vectorize(Pass):
         deinterleave_strided_reads(op)
         if self.target and int8_dot_lanes(cpu_target(self.target)):
             int8_dot_products(op)
+        widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")

@@ -75,14 +75,21 @@ def graph(o: CpuOptions) -> str:
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
     (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
-    linear layers (dequantize -> matmul -> quantize) become integer matmuls
-    before anything fuses their dequantizes away (``lowerline-fold-qdq-matmul``).
+    linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
+    -> quantize) become integer kernels before anything fuses their
+    dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
+    ``-batch-matmul``), after the
+    layout ops between quantized layers (reshapes, transposes, pads, max
+    pooling, concat) moved onto the integers
+    (``lowerline-sink-qdq-through-layout-ops``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it.
     """
     return (
-        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,lowerline-decompose-transposed-conv,"
+        "lowerline-lower-tm-tensor,func.func(lowerline-sink-qdq-through-layout-ops,"
+        "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
+        "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"

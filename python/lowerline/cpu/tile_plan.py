@@ -172,14 +172,16 @@ class ConvTiles:
     # The partial column tile as whole power-of-two vectors (24 -> 16 + 8):
     # unmasked, no select per FMA. Empty: one masked tile.
     tail: tuple[int, ...] = ()
+    kr: int = 1  # input channels per step (INT8_DOT_K for int8 dot products)
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
         if self.tail:
             mask = f", partial tile as {' + '.join(map(str, self.tail))} columns"
+        steps = "1" if self.kr == 1 else f"{self.kr}, 1, 1"
         return (
             f"parallel {self.fc} channels x {self.ohc} rows, registers "
-            f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of 1"
+            f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of {steps}"
         )
 
 

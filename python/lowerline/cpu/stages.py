@@ -81,7 +81,9 @@ def graph(o: CpuOptions) -> str:
     ``-batch-matmul``), after the
     layout ops between quantized layers (reshapes, transposes, pads, max
     pooling, concat) moved onto the integers
-    (``lowerline-sink-qdq-through-layout-ops``).
+    (``lowerline-sink-qdq-through-layout-ops``). A transposed convolution
+    (a stride-1 conv over the input spread out with zeros) becomes one
+    sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it.

@@ -445,6 +445,41 @@ class CompiledModule:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
         return self._last_called.function.memory()
 
+    def explore(self, path: str, *example_inputs: Any) -> str:
+        """Write the pass explorer's page to ``path`` (one HTML file; see
+        ``lowerline.explore``): the IR after every pass of a fresh compile of
+        the first specialization (not cached: it prints the module after each
+        pass), with timings, diffs, remarks and the arena plan, and the outputs
+        against eager on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes). Returns ``path``."""
+        from lowerline.explore.numerics import compare
+        from lowerline.explore.report import ExploreData, write_report
+
+        if not self.specializations:
+            raise RuntimeError("explore() shows a compiled specialization: call the module first")
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        trace = self._traced_compile(export_program(self._module, args))
+        data = ExploreData(f"{type(self._module).__name__} for {self.target}", trace.pop("remarks"))
+        with torch.inference_mode():
+            expected = self._module(*args)
+        data.numerics = compare(expected, self(*args))
+        return write_report(path, trace, data)
+
+    def _traced_compile(self, program: Program) -> dict:
+        """``trace.json`` of an uncached compile of ``program`` (the compile
+        worker's ``trace`` job flag); its failures keep their reproducers in
+        the cache's ``failures`` folder, as a normal compile's do."""
+        workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
+        try:
+            failures = os.path.join(self._cache.root, "failures")
+            _compile_artifact(
+                program, self.options, workspace, failures, self._compile_memory, trace=True
+            )
+            with open(os.path.join(workspace, "trace.json"), encoding="utf-8") as handle:
+                return json.load(handle)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
@@ -772,6 +807,21 @@ def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
     raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
 
 
+def _random_inputs(specs: list[InputSpec], in_spec: pytree.TreeSpec | None) -> tuple:
+    """Inputs of the shapes and dtypes of ``specs``: floats random, integers
+    and bools zero (an index or a mask that is always valid); numbers as
+    they were baked in."""
+    flat: list[Any] = []
+    for spec in specs:
+        if not spec.is_tensor:
+            flat.append(spec.value)
+        elif spec.dtype is not None and spec.dtype.is_floating_point:
+            flat.append(torch.randn(spec.shape or ()).to(spec.dtype))
+        else:
+            flat.append(torch.zeros(spec.shape or (), dtype=spec.dtype))
+    return tuple(pytree.tree_unflatten(flat, in_spec)) if in_spec is not None else tuple(flat)
+
+
 def _stage_file(folder: str, stage: str) -> str:
     if stage == "torch":
         return os.path.join(folder, "torch.mlir")
@@ -785,9 +835,11 @@ def _compile_artifact(
     workspace: str,
     failures: str,
     memory: int | None = None,
+    trace: bool = False,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
-    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
+    ``memory`` bytes (None: the default bound); returns the entry's metadata.
+    ``trace``: the compile worker also writes ``trace.json`` (the explorer)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -801,7 +853,7 @@ def _compile_artifact(
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
-        json.dump(request, handle)
+        json.dump({**request, "trace": True} if trace else request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
     # The library's arguments: user inputs by flat index, mutated buffers by name.

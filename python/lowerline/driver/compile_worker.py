@@ -9,6 +9,9 @@ job). It reads what the import worker wrote (``linalg.mlir``,
 * ``progress.log``: one line before every stage and every pass, so that an
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
+* ``trace.json`` when the job asks for a ``trace`` (the explorer): the IR
+  after every pass with its stage and wall time, and every remark the passes
+  published (``pipeline.trace``, ``pipeline.remarks``);
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
   @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
@@ -23,11 +26,13 @@ built zero-copy from memory-mapped files, so passes can fold and pack them
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -43,7 +48,7 @@ from lowerline.driver.seed import bind_seed
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
-from lowerline.pipeline import protocol
+from lowerline.pipeline import protocol, remarks
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.scheduler import Instrumentation
 from lowerline.pipeline.stage_runner import (
@@ -54,6 +59,7 @@ from lowerline.pipeline.stage_runner import (
     StageStart,
     stages_of,
 )
+from lowerline.pipeline.trace import PassTrace
 from lowerline.processes import die_with_parent
 from lowerline.targets import cpu_target, gpu_target, host_cpu
 
@@ -191,7 +197,23 @@ def _hog_memory(stage: str, spec: str) -> list[bytes]:
     return held
 
 
-def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
+@contextlib.contextmanager
+def _tracing(job: str, request: dict) -> Iterator[PassTrace | None]:
+    """With the job's ``trace`` flag (the explorer), a trace for the stage
+    runner and every remark published meanwhile, written to ``trace.json``
+    once the stages ran; without it, None and nothing recorded."""
+    if not request.get("trace"):
+        yield None
+        return
+    trace = PassTrace()
+    with remarks.collecting() as found:
+        yield trace
+    trace.write(os.path.join(job, "trace.json"), remarks=[r.to_json() for r in found])
+
+
+def _stage_runner(
+    job: str, lowerer: Lowerer, after=None, trace: PassTrace | None = None
+) -> StageRunner:
     """A runner that dumps every stage to ``ir/`` and, before each stage and
     each pass, says what runs on what (``progress.log``,
     ``current-stage.json``): the parent's account of a worker that died."""
@@ -210,7 +232,9 @@ def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
             _hog_memory(first_pass.pop(), hog)
 
     inst = Instrumentation(before=before)
-    return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)
+    return StageRunner(
+        lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after, trace=trace
+    )
 
 
 def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dict) -> StagesResult:
@@ -267,8 +291,8 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module, seeded = _parse_input(job, request, lowerer, seconds)
-    with Watch(tiled=options.tile) as watch:
-        runner = _stage_runner(job, lowerer, watch.after_stage)
+    with Watch(tiled=options.tile) as watch, _tracing(job, request) as trace:
+        runner = _stage_runner(job, lowerer, watch.after_stage, trace)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
     with lowerer.context:
@@ -299,8 +323,8 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
-    runner = _stage_runner(job, lowerer, after)
-    with Watch(tiled=None) as watch:
+    with Watch(tiled=None) as watch, _tracing(job, request) as trace:
+        runner = _stage_runner(job, lowerer, after, trace)
         lowered = _lower(runner, module, GPU_STAGES, options, seconds)
     start = time.perf_counter()
     try:
@@ -326,7 +350,7 @@ def _emulate_on_cpu(
     stage = Stage("cpu-emulation", cpu_emulation)
     assert runner.dumps is not None  # the worker's runner always dumps (_stage_runner)
     after_gpu = dataclasses.replace(runner.dumps, first=len(GPU_STAGES) + 1)
-    emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None)
+    emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None, trace=None)
     result = emulation.run(mapped, (stage,), options, lowered.dumps["bufferized"])
     seconds.update(result.seconds)
     return result.require_last_dump()

@@ -17,6 +17,10 @@ What works so far:
                               library, compare with eager PyTorch, print latencies
   lowerline run FILE.mlir     lower a function on tensors to LLVM, JIT it, call it
                               on seeded random inputs and print its results
+  lowerline explore FILE.py -o REPORT.html
+                              compile the model of a Python file and write one HTML
+                              page: every pass's IR with diffs, timings, remarks,
+                              the memory plan and the outputs against eager
   lowerline pipeline          print the textual pass pipeline of every CPU stage
   lowerline object FILE.mlir  generate an object file (and --shared library) from
                               LLVM-dialect IR for a --target CPU, as the compile
@@ -60,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         help="'cpu' (default), 'cpu:NAME', or 'cuda:sm_80' / 'cuda:sm_90': PTX, cubin and "
         "fatbin are built and checked with ptxas, the GPU-mapped IR runs on this CPU",
     )
+    comp.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+    _add_explore_parser(sub)
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -76,6 +82,33 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir", help="the cache folder (default: $LOWERLINE_CACHE_DIR or ~/.cache/lowerline)"
     )
     return parser
+
+
+def _add_explore_parser(sub) -> None:
+    explore = sub.add_parser(
+        "explore", help="compile a model file and write the pass explorer's HTML page"
+    )
+    explore.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    explore.add_argument(
+        "-o", dest="output", help="the page to write (default: <file name>-explore.html)"
+    )
+    explore.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
+    explore.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    explore.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+
+
+def _explore(args: argparse.Namespace) -> int:
+    import os
+
+    from lowerline.driver import progress
+    from lowerline.explore.model import explore_file
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    output = args.output or f"{stem}-explore.html"
+    with progress.shown(quiet=args.quiet):
+        explore_file(args.file, output, args.target, cache=not args.no_cache)
+    print(f"wrote {output}: open it in a browser (one file, no network)")
+    return 0
 
 
 def _print_array(label: str, array) -> None:
@@ -116,15 +149,18 @@ def _pipeline() -> int:
 def _compile(args: argparse.Namespace) -> int:
     import os
 
+    from lowerline.driver import progress
     from lowerline.driver.compile_cli import compile_file
 
     stem = os.path.splitext(os.path.basename(args.file))[0]
     out_dir = args.out or os.path.join("lowerline-out", stem)
     if args.target.startswith("cuda:"):
-        return _compile_gpu(args, out_dir)
-    report = compile_file(
-        args.file, out_dir, runs=args.runs, cache=not args.no_cache, target=args.target
-    )
+        with progress.shown(quiet=args.quiet):
+            return _compile_gpu(args, out_dir)
+    with progress.shown(quiet=args.quiet):
+        report = compile_file(
+            args.file, out_dir, runs=args.runs, cache=not args.no_cache, target=args.target
+        )
     origin = "from the cache" if report.cache_hit else "compiled"
     print(f"{args.file}: {origin}; stage IR and lib.so in {report.out_dir}/")
     for stage, seconds in report.stage_seconds.items():
@@ -239,6 +275,8 @@ def _main(argv: list[str]) -> int:
         return _pipeline()
     if args.command == "compile":
         return _compile(args)
+    if args.command == "explore":
+        return _explore(args)
     if args.command == "cache":
         return _cache(args)
     if args.command == "object":

@@ -445,21 +445,20 @@ class CompiledModule:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
         return self._last_called.function.memory()
 
-    def explore(self, path: str, *example_inputs: Any) -> str:
+    def explore(self, path: str, *example_inputs: Any, title: str | None = None) -> str:
         """Write the pass explorer's page to ``path`` (one HTML file; see
         ``lowerline.explore``): the IR after every pass of a fresh compile of
         the first specialization (not cached: it prints the module after each
         pass), with timings, diffs, remarks and the arena plan, and the outputs
         against eager on ``example_inputs`` (default: random inputs of the first
-        specialization's shapes). Returns ``path``."""
+        specialization's shapes); ``title`` heads the page. Returns ``path``."""
         from lowerline.explore.numerics import compare
         from lowerline.explore.report import ExploreData, write_report
 
-        if not self.specializations:
-            raise RuntimeError("explore() shows a compiled specialization: call the module first")
         args = example_inputs or _random_inputs(self._specs, self._in_spec)
         trace = self._traced_compile(export_program(self._module, args))
-        data = ExploreData(f"{type(self._module).__name__} for {self.target}", trace.pop("remarks"))
+        title = title or f"{type(self._module).__name__} for {self.target}"
+        data = ExploreData(title, trace.pop("remarks"))
         with torch.inference_mode():
             expected = self._module(*args)
         data.numerics = compare(expected, self(*args))

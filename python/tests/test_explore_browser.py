@@ -16,10 +16,8 @@ import shutil
 
 import pytest
 
+from lowerline.explore import browser, report
 from lowerline.tools import opt
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 ADD_RELU = """\
 func.func @add_relu(%a: tensor<5x7xf32>, %b: tensor<5x7xf32>) -> tensor<5x7xf32> {
@@ -33,42 +31,16 @@ func.func @add_relu(%a: tensor<5x7xf32>, %b: tensor<5x7xf32>) -> tensor<5x7xf32>
 """
 
 
-def _missing(what: str) -> None:
-    message = f"{what}: tools/dev.sh installs it (tools/apt-packages.txt, the test extras)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not os.path.exists(path):
-            _missing(f"no {path}")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing("selenium is not installed")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1400,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
+def driver(tmp_path_factory):
+    reason = browser.missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    chromium = browser.headless(str(tmp_path_factory.mktemp("chromium-profile")))
+    yield chromium
+    chromium.quit()
 
 
 def _page_data(path: str) -> dict:
@@ -79,6 +51,18 @@ def _page_data(path: str) -> dict:
     )
     assert found, "the page holds no data element"
     return json.loads(found[1])
+
+
+def _text_lines(data: dict, k: int) -> list[str]:
+    """Text ``k`` of the page, rebuilt from its edits as the page does."""
+    before = _text_lines(data, k - 1) if k > 0 else []
+    lines: list[str] = []
+    for edit in data["texts"][k]:
+        if edit[0] == 0:
+            lines += before[edit[1] : edit[2]]
+        elif edit[0] == 2:
+            lines.append(edit[1])
+    return lines
 
 
 def _explore_mlir(tmp_path, pipeline: str) -> str:
@@ -93,13 +77,8 @@ def _explore_mlir(tmp_path, pipeline: str) -> str:
 
 
 def _open(driver, path: str) -> None:
-    driver.get_log("browser")  # drop what earlier pages logged
-    driver.get("file://" + path)
-    assert driver.execute_script("return document.body.dataset.ready") == "1"
-
-
-def _console_errors(driver) -> list[str]:
-    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    browser.console_errors(driver)  # drop what earlier pages logged
+    browser.open_page(driver, path)
 
 
 def _screenshot(driver, tmp_path, name: str) -> None:
@@ -122,75 +101,117 @@ def _ir_lines(driver, kind: str = "") -> list[str]:
     return [r.get_attribute("textContent") for r in rows]
 
 
-def test_cpu_pipeline_page_loads_lists_every_pass_and_moves_between_them(browser, tmp_path):
+def test_cpu_pipeline_page_loads_lists_every_pass_and_moves_between_them(driver, tmp_path):
     report = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
     data = _page_data(report)
-    _open(browser, report)
-    assert _console_errors(browser) == []
+    _open(driver, report)
+    assert browser.console_errors(driver) == []
     # The timeline lists every pass, in order.
-    assert _timeline_labels(browser) == [p["label"] for p in data["passes"]]
+    assert _timeline_labels(driver) == [p["label"] for p in data["passes"]]
     assert len(data["passes"]) > 20
     # Moving to the next pass shows that pass's IR.
     for step in range(1, 4):
-        browser.find_element("id", "next").click()
-        title = browser.find_element("id", "ir-title").text
+        driver.find_element("id", "next").click()
+        title = driver.find_element("id", "ir-title").text
         assert title.startswith(f"#{step} ")
         assert data["passes"][step]["label"] in title
-        expected = data["texts"][data["passes"][step]["text"]]["lines"]
-        assert _ir_lines(browser, ":not(.del)") == expected
+        expected = _text_lines(data, data["passes"][step]["text"])
+        assert _ir_lines(driver, ":not(.del)") == expected
     # Clicking the last pass's row shows the LLVM dialect.
-    rows = browser.find_elements("css selector", "#timeline .pass-row")
+    rows = driver.find_elements("css selector", "#timeline .pass-row")
     rows[-1].click()
-    assert any("llvm.func" in line for line in _ir_lines(browser))
-    assert not any("linalg.add" in line for line in _ir_lines(browser, ":not(.del)"))
+    assert any("llvm.func" in line for line in _ir_lines(driver))
+    assert not any("linalg.add" in line for line in _ir_lines(driver, ":not(.del)"))
     # The arena plan is drawn: one rectangle per planned buffer.
-    buffers = browser.find_elements("css selector", "#memory svg rect.buffer")
+    buffers = driver.find_elements("css selector", "#memory svg rect.buffer")
     assert len(buffers) == len(data["memory"]["buffers"]) > 0
-    assert _console_errors(browser) == []
-    _screenshot(browser, tmp_path, "cpu-pipeline")
+    assert browser.console_errors(driver) == []
+    _screenshot(driver, tmp_path, "cpu-pipeline")
 
 
-def test_diff_marks_the_lines_a_known_pass_changed(browser, tmp_path):
+def test_diff_marks_the_lines_a_known_pass_changed(driver, tmp_path):
     pipeline = "builtin.module(func.func(linalg-generalize-named-ops),canonicalize)"
     report = _explore_mlir(tmp_path, pipeline)
-    _open(browser, report)
-    labels = _timeline_labels(browser)
+    _open(driver, report)
+    labels = _timeline_labels(driver)
     assert labels == ["(input)", "func.func(linalg-generalize-named-ops)", "canonicalize"]
-    browser.find_elements("css selector", "#timeline .pass-row")[1].click()
-    added, removed = _ir_lines(browser, ".add"), _ir_lines(browser, ".del")
+    driver.find_elements("css selector", "#timeline .pass-row")[1].click()
+    added, removed = _ir_lines(driver, ".add"), _ir_lines(driver, ".del")
     # The named ops are gone and linalg.generic stands in their place ...
     assert sum("linalg.add" in line for line in removed) == 1
     assert sum("linalg.max" in line for line in removed) == 1
     assert sum("linalg.generic" in line for line in added) == 3  # add, fill, max
     # ... and the lines the pass left alone are not marked.
-    unmarked = _ir_lines(browser, ":not(.add):not(.del)")
+    unmarked = _ir_lines(driver, ":not(.add):not(.del)")
     assert any(line.strip().startswith("func.func @add_relu") for line in unmarked)
     assert not any("linalg.generic" in line for line in unmarked)
     # Hiding removed lines leaves the pass's output only.
-    browser.find_element("id", "show-removed").click()
-    assert _ir_lines(browser, ".del") == []
-    assert _console_errors(browser) == []
+    driver.find_element("id", "show-removed").click()
+    assert _ir_lines(driver, ".del") == []
+    assert browser.console_errors(driver) == []
 
 
-def test_search_fold_and_source_link(browser, tmp_path):
+def test_search_fold_and_source_link(driver, tmp_path):
     report = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
-    _open(browser, report)
-    search = browser.find_element("id", "search")
+    _open(driver, report)
+    search = driver.find_element("id", "search")
     search.send_keys("linalg.max")
-    hits = browser.find_elements("css selector", "#timeline .pass-row.hit")
+    hits = driver.find_elements("css selector", "#timeline .pass-row.hit")
     assert hits, "the passes whose IR holds linalg.max are marked"
-    assert browser.find_elements("css selector", "#ir .line.match")
+    assert driver.find_elements("css selector", "#ir .line.match")
     # Folding the function hides its body.
-    before = len(browser.find_elements("css selector", "#ir .line:not(.hidden)"))
-    browser.find_element("css selector", "#ir .fold[data-fold='1']").click()
-    after = len(browser.find_elements("css selector", "#ir .line:not(.hidden)"))
+    before = len(driver.find_elements("css selector", "#ir .line:not(.hidden)"))
+    driver.find_element("css selector", "#ir .fold[data-fold='1']").click()
+    after = len(driver.find_elements("css selector", "#ir .line:not(.hidden)"))
     assert after < before
     # An op's source link shows its line of the input file.
-    browser.find_element("css selector", "#ir .fold[data-fold='1']").click()  # unfold
-    link = browser.find_elements("css selector", "#ir .line .src")[-1]
+    driver.find_element("css selector", "#ir .fold[data-fold='1']").click()  # unfold
+    link = driver.find_elements("css selector", "#ir .line .src")[-1]
     where = link.get_attribute("data-where")
     line = int(where.rsplit(":", 1)[1])
     link.click()
-    target = browser.find_element("css selector", "#source .target").get_attribute("textContent")
+    target = driver.find_element("css selector", "#source .target").get_attribute("textContent")
     assert target.endswith(ADD_RELU.split("\n")[line - 1])
-    assert _console_errors(browser) == []
+    assert browser.console_errors(driver) == []
+
+
+def test_numerics_and_remarks_tables(driver, tmp_path):
+    trace = {
+        "passes": [
+            {"stage": "input", "label": "(input)", "seconds": 0.0, "ir": "module {\n}"},
+            {"stage": "graph", "label": "cse", "seconds": 0.001, "ir": None},
+        ]
+    }
+    rows = [
+        {
+            "stage": "library",
+            "output": "#0 float32[3, 5]",
+            "max_abs_diff": 2e-7,
+            "tolerance": "rtol=0.0001, atol=1e-05",
+            "ok": True,
+        },
+        {
+            "stage": "library",
+            "output": "#1 float32[3]",
+            "max_abs_diff": "nan",
+            "tolerance": "rtol=0.0001, atol=1e-05",
+            "ok": False,
+        },
+    ]
+    remark = {
+        "pass_flag": "lowerline-vectorize",
+        "op": "linalg.generic",
+        "message": "left as loops: a gather",
+        "kind": "fallback",
+        "frames": ["/m.py:3:0"],
+    }
+    page = report.write_report(
+        str(tmp_path / "n.html"), trace, report.ExploreData("t", [remark], rows)
+    )
+    _open(driver, page)
+    assert browser.console_errors(driver) == []
+    cells = [c.text for c in driver.find_elements("css selector", "#numerics td")]
+    assert cells[-1] == "outside" and "ok" in cells
+    fallback = driver.find_element("css selector", "#remarks td.kind-fallback")
+    assert fallback.text == "fallback"
+    assert driver.find_element("css selector", "#ir-title").text.startswith("#0 input")

@@ -146,6 +146,7 @@ SOURCES_TOP = {
     "runtime",
     "frontend",
     "examples",
+    "explore",
 }
 
 
@@ -187,6 +188,16 @@ SOURCES_TOP = {
                 "lowerline.cpu",
                 "lowerline.gpu",
             ),
+            (),
+        ),
+        # The explorer's page is written in the user's process, which never loads MLIR.
+        (
+            (
+                "lowerline.explore.report",
+                "lowerline.explore.memory_plan",
+                "lowerline.explore.numerics",
+            ),
+            ("mlir", "lowerline.pipeline.scheduler", "lowerline.pipeline.trace"),
             (),
         ),
         # Stage modules are data the registry reads: never the other way round.

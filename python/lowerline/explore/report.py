@@ -14,7 +14,8 @@ The work done here rather than in the browser, so the page opens fast:
   renumbered ``#loc`` alias does not show as a change;
 * large ``dense<...>`` payloads are shortened (the trace elides resource
   blobs already; a literal in a ``.mlir`` input may still be megabytes);
-* each pass's line diff against the previous text (``difflib``);
+* each distinct text as a line diff against the one before (``difflib``):
+  the page rebuilds the texts from it and marks what each pass changed;
 * op counts per stage, and the arena plan read from the IR after
   ``lowerline-plan-arena``.
 
@@ -42,6 +43,8 @@ SOURCE_LIMIT = 1 << 20
 _LOC_ALIAS = re.compile(r"^#(loc\d*) = loc\((.*)\)$")
 _LOC_SUFFIX = re.compile(r" loc\((#loc\d*|.*)\)$")
 _LOC_REF = re.compile(r"#loc\d*")
+# A location printed inline, as block arguments have them.
+_INLINE_LOC = re.compile(r' loc\((?:#loc\d*|"(?:[^"\\]|\\.)*":\d+:\d+|unknown)\)')
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 _OP_NAME = re.compile(r'^\s*(?:%[^=]*= )?"?([a-z_][\w$]*\.[\w.$]+)"?(?:\s|\(|<|\{|$)')
 
@@ -96,16 +99,29 @@ def _closing_angle(line: str, start: int) -> int:
     return len(line)
 
 
-def _source_of(body: str, aliases: dict[str, str], depth: int = 0) -> str | None:
-    """The outermost ``file:line`` of a location's text: ``#loc`` aliases
-    expanded; for a call site, the caller's line (the model's)."""
-    frames = [f"{m[1]}:{m[2]}" for m in _FILE_LOC.finditer(body) if m[2] != "0"]
-    found = frames[-1] if frames else None
-    if depth < 16:
+class _Locations:
+    """Resolves location text to the outermost ``file:line``: ``#loc``
+    aliases expanded (each once), a call site's caller preferred (for a
+    torch model, the line of its ``forward``)."""
+
+    def __init__(self, aliases: dict[str, str]):
+        self.aliases = aliases
+        self.resolved: dict[str, str | None] = {}
+
+    def source(self, body: str, depth: int = 0) -> str | None:
+        frames = [f"{m[1]}:{m[2]}" for m in _FILE_LOC.finditer(body) if m[2] != "0"]
+        found = frames[-1] if frames else None
         for ref in _LOC_REF.findall(body):
-            inner = _source_of(aliases.get(ref[1:], ""), aliases, depth + 1)
-            found = inner or found
-    return found
+            found = self._alias(ref[1:], depth) or found
+        return found
+
+    def _alias(self, name: str, depth: int) -> str | None:
+        if name not in self.resolved:
+            deep = depth >= 32  # aliases do not nest this deep; never loop
+            self.resolved[name] = (
+                None if deep else self.source(self.aliases.get(name, ""), depth + 1)
+            )
+        return self.resolved[name]
 
 
 @dataclass
@@ -118,6 +134,8 @@ def clean_ir(text: str) -> CleanText:
     """Cut locations from ``text`` (keeping each op line's source line) and
     shorten large constants."""
     raw = text.rstrip("\n").split("\n")
+    if "{-#" in raw:  # the resource section: elided blobs, nothing to read
+        raw = raw[: raw.index("{-#")]
     aliases: dict[str, str] = {}
     body = []
     for line in raw:
@@ -127,14 +145,15 @@ def clean_ir(text: str) -> CleanText:
         else:
             body.append(line)
     lines, sources = [], {}
+    locations = _Locations(aliases)
     for index, line in enumerate(body):
         match = _LOC_SUFFIX.search(line)
         if match:
-            where = _source_of(match[1], aliases)
+            where = locations.source(match[1])
             if where:
                 sources[index] = where
             line = line[: match.start()]
-        lines.append(shorten_dense(line))
+        lines.append(shorten_dense(_INLINE_LOC.sub("", line)))
     return CleanText(lines, sources)
 
 
@@ -144,50 +163,59 @@ def op_counts(lines: list[str]) -> dict[str, int]:
     return dict(counts.most_common())
 
 
-def line_diff(before: list[str], after: list[str]) -> dict[str, Any]:
-    """Lines of ``after`` that are new, and lines of ``before`` that are gone
-    (each with the index in ``after`` it stood before)."""
-    added: list[int] = []
-    removed: list[list[Any]] = []
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+def delta(before: list[str], after: list[str], sources: list[int]) -> list[list[Any]]:
+    """``after`` as edits of ``before``, which is also the diff the page
+    marks: ``[0, i, j]`` keeps lines ``i:j`` of ``before``, ``[1, i, j]``
+    drops them (shown as removed), ``[2, line, source]`` adds a line (its
+    source an index in the page's ``locs``, or -1). A pass changes a few
+    lines of a large module: the page holds each distinct line once."""
+    edits: list[list[Any]] = []
+    matcher = difflib.SequenceMatcher(None, before, after)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert"):
-            added.extend(range(j1, j2))
-        if tag in ("replace", "delete"):
-            removed.extend([j1, line] for line in before[i1:i2])
-    return {"added": added, "removed": removed}
+        if tag == "equal":
+            edits.append([0, i1, i2])
+            continue
+        if i2 > i1:
+            edits.append([1, i1, i2])
+        edits.extend([2, after[j], sources[j]] for j in range(j1, j2))
+    return edits
 
 
 def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
     """The JSON the page reads, from a trace (``PassTrace.to_json``)."""
-    texts: list[dict[str, Any]] = []
-    passes = []
-    current: CleanText | None = None
+    texts: list[list[str]] = []  # the distinct texts, in full (op counts, memory plan)
+    encoded: list[list[list[Any]]] = []
+    locs: dict[str, int] = {}
+    passes: list[dict[str, Any]] = []
     for record in trace["passes"]:
         entry = {k: record[k] for k in ("stage", "label", "seconds")}
         if record["ir"] is not None:
             cleaned = clean_ir(record["ir"])
-            if current is None or cleaned.lines != current.lines:
-                entry["diff"] = line_diff(current.lines if current else [], cleaned.lines)
-                texts.append({"lines": cleaned.lines, "sources": cleaned.sources})
-            current = cleaned
+            if not texts or cleaned.lines != texts[-1]:
+                sources = [-1] * len(cleaned.lines)
+                for index, where in cleaned.sources.items():
+                    sources[index] = locs.setdefault(where, len(locs))
+                encoded.append(delta(texts[-1] if texts else [], cleaned.lines, sources))
+                texts.append(cleaned.lines)
+                entry["changed"] = len(passes) > 0
         entry["text"] = len(texts) - 1
-        entry["changed"] = "diff" in entry and len(passes) > 0
+        entry.setdefault("changed", False)
         passes.append(entry)
     return {
         "title": data.title,
         "passes": passes,
-        "texts": texts,
+        "texts": encoded,
+        "locs": list(locs),
         "stages": _stages(passes, texts),
         "remarks": data.remarks,
         "memory": _memory(passes, texts),
         "numerics": data.numerics,
         "notes": data.notes,
-        "sources": _sources(texts),
+        "sources": _sources(list(locs)),
     }
 
 
-def _stages(passes: list[dict[str, Any]], texts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _stages(passes: list[dict[str, Any]], texts: list[list[str]]) -> list[dict[str, Any]]:
     """Per stage: wall seconds, pass count and op counts after its last pass."""
     stages: dict[str, dict[str, Any]] = {}
     for entry in passes:
@@ -196,20 +224,21 @@ def _stages(passes: list[dict[str, Any]], texts: list[dict[str, Any]]) -> list[d
         stage["passes"] = stage.get("passes", 0) + 1
         stage["text"] = entry["text"]
     for stage in stages.values():
-        stage["ops"] = op_counts(texts[stage.pop("text")]["lines"]) if texts else {}
+        text = stage.pop("text")
+        stage["ops"] = op_counts(texts[text]) if text >= 0 else {}
     return list(stages.values())
 
 
-def _memory(passes: list[dict[str, Any]], texts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _memory(passes: list[dict[str, Any]], texts: list[list[str]]) -> dict[str, Any] | None:
     for entry in passes:
         if memory_plan.PASS in entry["label"] and entry["text"] >= 0:
-            return memory_plan.read_plan(texts[entry["text"]]["lines"])
+            return memory_plan.read_plan(texts[entry["text"]])
     return None
 
 
-def _sources(texts: list[dict[str, Any]]) -> dict[str, list[str]]:
+def _sources(locs: list[str]) -> dict[str, list[str]]:
     """The lines of every readable source file the IR's locations name."""
-    files = {where.rsplit(":", 1)[0] for t in texts for where in t["sources"].values()}
+    files = {where.rsplit(":", 1)[0] for where in locs}
     found = {}
     for path in sorted(files):
         if os.path.isfile(path) and os.path.getsize(path) <= SOURCE_LIMIT:

@@ -1,0 +1,20 @@
+"""``lowerline explore FILE.py``: a model file compiled, then explored."""
+
+from __future__ import annotations
+
+import os
+
+from lowerline.driver.compile_cli import load_model_file
+
+
+def explore_file(path: str, report: str, target: str = "cpu", cache: bool = True) -> str:
+    """Compile the ``model`` of ``path`` for its ``example_inputs`` (from the
+    cache when it can), then write the explorer's page for it to ``report``
+    (``CompiledModule.explore``: a traced compile, outputs against eager on
+    the file's inputs). Returns ``report``."""
+    import lowerline
+
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, target=target, cache=cache)
+    title = f"{os.path.basename(path)} for {target}"
+    return compiled.explore(report, *inputs, title=title)

@@ -5,9 +5,7 @@ browser: test_explore_browser.py."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
 import torch
 
@@ -25,27 +23,6 @@ func.func @add_relu(%a: tensor<3x5xf32>, %b: tensor<3x5xf32>) -> tensor<3x5xf32>
   return %1 : tensor<3x5xf32>
 }
 """
-
-
-def _data(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    found = re.search(
-        r'<script id="lowerline-data" type="application/json">(.*?)</script>', text, re.S
-    )
-    assert found
-    return json.loads(found[1])
-
-
-def _rebuild(data: dict, k: int) -> list[str]:
-    before = _rebuild(data, k - 1) if k > 0 else []
-    lines: list[str] = []
-    for edit in data["texts"][k]:
-        if edit[0] == 0:
-            lines += before[edit[1] : edit[2]]
-        elif edit[0] == 2:
-            lines.append(edit[1])
-    return lines
 
 
 def _explore(tmp_path, pipeline: str, source: str = ADD_RELU, *extra: str) -> tuple[int, str]:
@@ -147,12 +124,12 @@ def test_opt_explore_records_every_pass_with_diffs(tmp_path):
     pipeline = "builtin.module(func.func(linalg-generalize-named-ops),canonicalize,cse)"
     code, page = _explore(tmp_path, pipeline)
     assert code == 0
-    data = _data(page)
+    data = report.read_page(page)
     labels = [p["label"] for p in data["passes"]]
     assert labels == ["(input)", "func.func(linalg-generalize-named-ops)", "canonicalize", "cse"]
     generalized = data["passes"][1]
     assert generalized["changed"]
-    after = _rebuild(data, generalized["text"])
+    after = report.page_text(data, generalized["text"])
     assert sum("linalg.generic" in line for line in after) == 3
     assert not any("linalg.add" in line for line in after)
     removed = [e for e in data["texts"][generalized["text"]] if e[0] == 1]
@@ -170,7 +147,7 @@ def test_opt_explore_keeps_the_passes_before_a_failure(tmp_path):
     )
     code, page = _explore(tmp_path, pipeline)
     assert code == 1
-    labels = [p["label"] for p in _data(page)["passes"]]
+    labels = [p["label"] for p in report.read_page(page)["passes"]]
     assert labels == ["(input)", "func.func(linalg-generalize-named-ops)"]
 
 
@@ -216,7 +193,7 @@ def test_compiled_explore_on_odd_shapes(tmp_path):
     x = torch.randn(3, 7)
     compiled = lowerline.compile(model, x, cache_dir=str(tmp_path / "cache"))
     page = compiled.explore(str(tmp_path / "page.html"))
-    data = _data(page)
+    data = report.read_page(page)
     stages = [s["name"] for s in data["stages"]]
     assert stages == ["input", "graph", "tiled", "bufferized", "loops", "llvm"]
     assert data["numerics"] and all(row["ok"] for row in data["numerics"])

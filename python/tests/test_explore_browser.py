@@ -9,26 +9,14 @@ kept in ``$LOWERLINE_TEST_ARTIFACTS`` when that is set.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 
 import pytest
+from test_explore import ADD_RELU
 
 from lowerline.explore import browser, report
 from lowerline.tools import opt
-
-ADD_RELU = """\
-func.func @add_relu(%a: tensor<5x7xf32>, %b: tensor<5x7xf32>) -> tensor<5x7xf32> {
-  %e = tensor.empty() : tensor<5x7xf32>
-  %0 = linalg.add ins(%a, %b : tensor<5x7xf32>, tensor<5x7xf32>) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
-  %c = arith.constant 0.0 : f32
-  %z = linalg.fill ins(%c : f32) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
-  %1 = linalg.max ins(%0, %z : tensor<5x7xf32>, tensor<5x7xf32>) outs(%e : tensor<5x7xf32>) -> tensor<5x7xf32>
-  return %1 : tensor<5x7xf32>
-}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -41,28 +29,6 @@ def driver(tmp_path_factory):
     chromium = browser.headless(str(tmp_path_factory.mktemp("chromium-profile")))
     yield chromium
     chromium.quit()
-
-
-def _page_data(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    found = re.search(
-        r'<script id="lowerline-data" type="application/json">(.*?)</script>', text, re.S
-    )
-    assert found, "the page holds no data element"
-    return json.loads(found[1])
-
-
-def _text_lines(data: dict, k: int) -> list[str]:
-    """Text ``k`` of the page, rebuilt from its edits as the page does."""
-    before = _text_lines(data, k - 1) if k > 0 else []
-    lines: list[str] = []
-    for edit in data["texts"][k]:
-        if edit[0] == 0:
-            lines += before[edit[1] : edit[2]]
-        elif edit[0] == 2:
-            lines.append(edit[1])
-    return lines
 
 
 def _explore_mlir(tmp_path, pipeline: str) -> str:
@@ -102,9 +68,9 @@ def _ir_lines(driver, kind: str = "") -> list[str]:
 
 
 def test_cpu_pipeline_page_loads_lists_every_pass_and_moves_between_them(driver, tmp_path):
-    report = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
-    data = _page_data(report)
-    _open(driver, report)
+    page = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
+    data = report.read_page(page)
+    _open(driver, page)
     assert browser.console_errors(driver) == []
     # The timeline lists every pass, in order.
     assert _timeline_labels(driver) == [p["label"] for p in data["passes"]]
@@ -115,7 +81,7 @@ def test_cpu_pipeline_page_loads_lists_every_pass_and_moves_between_them(driver,
         title = driver.find_element("id", "ir-title").text
         assert title.startswith(f"#{step} ")
         assert data["passes"][step]["label"] in title
-        expected = _text_lines(data, data["passes"][step]["text"])
+        expected = report.page_text(data, data["passes"][step]["text"])
         assert _ir_lines(driver, ":not(.del)") == expected
     # Clicking the last pass's row shows the LLVM dialect.
     rows = driver.find_elements("css selector", "#timeline .pass-row")
@@ -131,8 +97,8 @@ def test_cpu_pipeline_page_loads_lists_every_pass_and_moves_between_them(driver,
 
 def test_diff_marks_the_lines_a_known_pass_changed(driver, tmp_path):
     pipeline = "builtin.module(func.func(linalg-generalize-named-ops),canonicalize)"
-    report = _explore_mlir(tmp_path, pipeline)
-    _open(driver, report)
+    page = _explore_mlir(tmp_path, pipeline)
+    _open(driver, page)
     labels = _timeline_labels(driver)
     assert labels == ["(input)", "func.func(linalg-generalize-named-ops)", "canonicalize"]
     driver.find_elements("css selector", "#timeline .pass-row")[1].click()
@@ -152,8 +118,8 @@ def test_diff_marks_the_lines_a_known_pass_changed(driver, tmp_path):
 
 
 def test_search_fold_and_source_link(driver, tmp_path):
-    report = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
-    _open(driver, report)
+    page = _explore_mlir(tmp_path, "builtin.module(lowerline-cpu-pipeline)")
+    _open(driver, page)
     search = driver.find_element("id", "search")
     search.send_keys("linalg.max")
     hits = driver.find_elements("css selector", "#timeline .pass-row.hit")

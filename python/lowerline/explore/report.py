@@ -37,14 +37,14 @@ from lowerline.explore import memory_plan
 
 # Text between the brackets of ``dense<...>`` longer than this is shortened.
 DENSE_LIMIT = 96
+# The element of the template that holds the data.
+_DATA_OPEN = '<script id="lowerline-data" type="application/json">'
 # A model source file larger than this is not inlined.
 SOURCE_LIMIT = 1 << 20
 
 _LOC_ALIAS = re.compile(r"^#(loc\d*) = loc\((.*)\)$")
 _LOC_SUFFIX = re.compile(r" loc\((#loc\d*|.*)\)$")
 _LOC_REF = re.compile(r"#loc\d*")
-# A location printed inline, as block arguments have them.
-_INLINE_LOC = re.compile(r' loc\((?:#loc\d*|"(?:[^"\\]|\\.)*":\d+:\d+|unknown)\)')
 _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 _OP_NAME = re.compile(r'^\s*(?:%[^=]*= )?"?([a-z_][\w$]*\.[\w.$]+)"?(?:\s|\(|<|\{|$)')
 
@@ -76,9 +76,24 @@ def shorten_dense(line: str, limit: int = DENSE_LIMIT) -> str:
     return "".join(out)
 
 
+def strip_inline_locs(line: str) -> str:
+    """``line`` without the locations printed inside it (block arguments,
+    a function's arguments): ``%in: f32 loc(callsite(#loc1 at #loc9))``."""
+    out, start = [], 0
+    while (at := line.find(" loc(", start)) >= 0:
+        out.append(line[start:at])
+        start = _closing(line, at + len(" loc("), "(", ")") + 1
+    out.append(line[start:])
+    return "".join(out)
+
+
 def _closing_angle(line: str, start: int) -> int:
-    """The index of the ``>`` that closes the ``<`` before ``start`` (the
-    line's end if none), skipping quoted text."""
+    return _closing(line, start, "<", ">")
+
+
+def _closing(line: str, start: int, opening: str, closing: str) -> int:
+    """The index of the ``closing`` bracket that closes the ``opening`` one
+    before ``start`` (the line's end if none), skipping quoted text."""
     depth, quoted, i = 1, False, start
     while i < len(line):
         c = line[i]
@@ -89,9 +104,9 @@ def _closing_angle(line: str, start: int) -> int:
                 quoted = False
         elif c == '"':
             quoted = True
-        elif c == "<":
+        elif c == opening:
             depth += 1
-        elif c == ">":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return i
@@ -153,7 +168,7 @@ def clean_ir(text: str) -> CleanText:
             if where:
                 sources[index] = where
             line = line[: match.start()]
-        lines.append(shorten_dense(_INLINE_LOC.sub("", line)))
+        lines.append(shorten_dense(strip_inline_locs(line)))
     return CleanText(lines, sources)
 
 
@@ -254,6 +269,27 @@ def render(trace: dict[str, Any], data: ExploreData) -> str:
     payload = json.dumps(page_data(trace, data), separators=(",", ":"))
     payload = payload.replace("</", "<\\/").replace("<!--", "<\\!--")
     return template.replace("/*LOWERLINE_DATA*/null", payload, 1)
+
+
+def read_page(path: str) -> dict[str, Any]:
+    """The data inlined in a page ``render`` wrote (tools and tests)."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    start = text.index(_DATA_OPEN) + len(_DATA_OPEN)
+    return json.loads(text[start : text.index("</script>", start)])
+
+
+def page_text(data: dict[str, Any], k: int) -> list[str]:
+    """Text ``k`` of a page's data, rebuilt from its edits as the page does."""
+    lines: list[str] = []
+    for t in range(k + 1):
+        before, lines = lines, []
+        for edit in data["texts"][t]:
+            if edit[0] == 0:
+                lines += before[edit[1] : edit[2]]
+            elif edit[0] == 2:
+                lines.append(edit[1])
+    return lines
 
 
 def write_report(path: str, trace: dict[str, Any], data: ExploreData) -> str:

@@ -203,7 +203,7 @@ def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
     locs: dict[str, int] = {}
     passes: list[dict[str, Any]] = []
     for record in trace["passes"]:
-        entry = {k: record[k] for k in ("stage", "label", "seconds")}
+        changed = False
         if record["ir"] is not None:
             cleaned = clean_ir(record["ir"])
             if not texts or cleaned.lines != texts[-1]:
@@ -212,10 +212,9 @@ def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
                     sources[index] = locs.setdefault(where, len(locs))
                 encoded.append(delta(texts[-1] if texts else [], cleaned.lines, sources))
                 texts.append(cleaned.lines)
-                entry["changed"] = len(passes) > 0
-        entry["text"] = len(texts) - 1
-        entry.setdefault("changed", False)
-        passes.append(entry)
+                changed = len(passes) > 0  # the first text is the input, not a change
+        entry = {k: record[k] for k in ("stage", "label", "seconds")}
+        passes.append({**entry, "text": len(texts) - 1, "changed": changed})
     return {
         "title": data.title,
         "passes": passes,

@@ -65,6 +65,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
+from lowerline.explore.numerics import write_probe_inputs
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -452,30 +453,36 @@ class CompiledModule:
         pass), with timings, diffs, remarks and the arena plan, and the outputs
         against eager on ``example_inputs`` (default: random inputs of the first
         specialization's shapes); ``title`` heads the page. Returns ``path``."""
-        from lowerline.explore.numerics import compare
+        from lowerline.explore.numerics import compare, stage_rows
         from lowerline.explore.report import ExploreData, write_report
 
         args = example_inputs or _random_inputs(self._specs, self._in_spec)
-        trace = self._traced_compile(export_program(self._module, args))
+        trace = self._traced_compile(export_program(self._module, args), args)
         title = title or f"{type(self._module).__name__} for {self.target}"
         data = ExploreData(title, trace.pop("remarks"))
         with torch.inference_mode():
             expected = self._module(*args)
-        data.numerics = compare(expected, self(*args))
+        data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
+        data.numerics += compare(expected, self(*args))
         return write_report(path, trace, data)
 
-    def _traced_compile(self, program: Program) -> dict:
+    def _traced_compile(self, program: Program, args: tuple) -> dict:
         """``trace.json`` of an uncached compile of ``program`` (the compile
-        worker's ``trace`` job flag); its failures keep their reproducers in
-        the cache's ``failures`` folder, as a normal compile's do."""
+        worker's ``trace`` job flag), with each stage's outputs on ``args``
+        (``probe``); its failures keep their reproducers in the cache's
+        ``failures`` folder, as a normal compile's do."""
+        from lowerline.explore.numerics import load_probe
+
         workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
         try:
             failures = os.path.join(self._cache.root, "failures")
+            flat = pytree.tree_leaves(args)
             _compile_artifact(
-                program, self.options, workspace, failures, self._compile_memory, trace=True
+                program, self.options, workspace, failures, self._compile_memory, trace=flat
             )
             with open(os.path.join(workspace, "trace.json"), encoding="utf-8") as handle:
-                return json.load(handle)
+                trace = json.load(handle)
+            return {**trace, "probe": load_probe(trace.get("probe"))}
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
@@ -834,11 +841,12 @@ def _compile_artifact(
     workspace: str,
     failures: str,
     memory: int | None = None,
-    trace: bool = False,
+    trace: list | None = None,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
     ``memory`` bytes (None: the default bound); returns the entry's metadata.
-    ``trace``: the compile worker also writes ``trace.json`` (the explorer)."""
+    ``trace``: the flat inputs of the explorer's numerics; the compile worker
+    also writes ``trace.json``."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -852,7 +860,10 @@ def _compile_artifact(
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
-        json.dump({**request, "trace": True} if trace else request, handle)
+        if trace is not None:
+            probe = os.path.join(workspace, "probe")
+            request |= {"trace": True, "probe": write_probe_inputs(probe, reply["args"], trace)}
+        json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
     # The library's arguments: user inputs by flat index, mutated buffers by name.

@@ -45,6 +45,7 @@ from lowerline.cpu.stages import CPU_STAGES, CpuOptions
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.driver.seed import bind_seed
+from lowerline.driver.stage_numerics import StageProbe, clone_module
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
@@ -164,20 +165,6 @@ def _dumps(job: str) -> DumpPolicy:
     return DumpPolicy(os.path.join(job, "ir"), debug_info=True, elide_above=64)
 
 
-def _clone(module: ir.Module) -> ir.Module:
-    """A copy of ``module`` (the mapped GPU IR, lowered again for the CPU):
-    each top-level op cloned into a new module. (Moving the ops out of a
-    detached ``Operation.clone()`` corrupted the heap in the next pass, and
-    bytecode does not parse back with the weights' resource blobs.)"""
-    copy = ir.Module.create(module.operation.location)
-    with ir.InsertionPoint(copy.body):
-        for op in module.body.operations:
-            op.operation.clone()
-    for attr in module.operation.attributes:
-        copy.operation.attributes[attr.name] = attr.attr
-    return copy
-
-
 HOG_ENV = "LOWERLINE_TEST_HOG_MEMORY"
 
 
@@ -198,17 +185,43 @@ def _hog_memory(stage: str, spec: str) -> list[bytes]:
 
 
 @contextlib.contextmanager
-def _tracing(job: str, request: dict) -> Iterator[PassTrace | None]:
+def _tracing(
+    job: str, request: dict, probe: StageProbe | None = None
+) -> Iterator[PassTrace | None]:
     """With the job's ``trace`` flag (the explorer), a trace for the stage
     runner and every remark published meanwhile, written to ``trace.json``
-    once the stages ran; without it, None and nothing recorded."""
+    once the stages ran, with the ``probe``'s outputs of each stage; without
+    it, None and nothing recorded."""
     if not request.get("trace"):
         yield None
         return
     trace = PassTrace()
     with remarks.collecting() as found:
         yield trace
-    trace.write(os.path.join(job, "trace.json"), remarks=[r.to_json() for r in found])
+    probed = probe.results if probe is not None else None
+    trace.write(os.path.join(job, "trace.json"), remarks=[r.to_json() for r in found], probe=probed)
+
+
+def _probe(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> StageProbe | None:
+    """With the job's ``probe`` inputs (``probe/input-<n>.npy``, the
+    explorer's numerics), a probe that runs every CPU stage's IR on them;
+    not for a ``@main`` that takes a seed (random ops draw per call)."""
+    if not request.get("probe") or seeded:
+        return None
+    options = CpuOptions(**request["options"])
+    folder = os.path.join(job, "probe")
+    return StageProbe(lowerer, module, stages_of(CPU_STAGES), options, folder)
+
+
+def _after_both(*hooks):
+    """One ``after_stage`` hook calling each of ``hooks`` that is not None."""
+
+    def after(stage: str, module: ir.Module) -> None:
+        for hook in hooks:
+            if hook is not None:
+                hook(stage, module)
+
+    return after
 
 
 def _stage_runner(
@@ -291,8 +304,10 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module, seeded = _parse_input(job, request, lowerer, seconds)
-    with Watch(tiled=options.tile) as watch, _tracing(job, request) as trace:
-        runner = _stage_runner(job, lowerer, watch.after_stage, trace)
+    probe = _probe(job, request, lowerer, module, seeded)
+    with Watch(tiled=options.tile) as watch, _tracing(job, request, probe) as trace:
+        after = _after_both(watch.after_stage, probe and probe.after_stage)
+        runner = _stage_runner(job, lowerer, after, trace)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
     _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
     with lowerer.context:
@@ -319,7 +334,7 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
 
     def after(stage: str, current: ir.Module) -> None:
         if stage == "bufferized" and options.cpu_emulation:
-            kept["mapped"] = _clone(current)
+            kept["mapped"] = clone_module(current)
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 

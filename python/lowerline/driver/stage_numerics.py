@@ -7,6 +7,12 @@ returns on the inputs: ``probe/<stage>-<n>.npy``. The caller compares each
 stage's outputs with eager. The IR of a stage is run as it is, with the
 weights it holds (the dumps elide them, so they cannot be run).
 
+The rest of the way is the plain path (``reference``): no tiling (every op
+as naive loops) and no arena, so that the rows tell the decisions apart: a
+tiling or vectorization error shows from the ``tiled`` row on (``graph``
+is right), an arena error from ``bufferized`` on. The later stages are the
+same for every row: an error there shows in all of them.
+
 A stage whose copy does not lower or run is recorded with its error, not
 raised: the compile itself goes on. The copies' remarks are muted: the
 trace and ``fallbacks`` show the real compile's. Not for a ``@main`` that
@@ -16,6 +22,7 @@ probe then (``explore.numerics.write_probe_inputs``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +30,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
+from lowerline.cpu.stages import CpuOptions
 from lowerline.driver.jit import JitFunction, signature_of
 from lowerline.pipeline import remarks
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
@@ -43,15 +51,25 @@ def clone_module(module: ir.Module) -> ir.Module:
     return copy
 
 
+def reference(options: CpuOptions) -> CpuOptions:
+    """The plain path's options: ``options`` without tiling or arena."""
+    return dataclasses.replace(options, tile=False, arena=False)
+
+
 class StageProbe:
     """Runs each stage's IR on the inputs in ``paths`` (``.npy`` files)."""
 
     def __init__(
-        self, lowerer: Lowerer, module: ir.Module, stages: Sequence[Stage], options, folder: str
+        self,
+        lowerer: Lowerer,
+        module: ir.Module,
+        stages: Sequence[Stage],
+        options: CpuOptions,
+        folder: str,
     ):
         self.lowerer = lowerer
         self.stages = list(stages)
-        self.options = options
+        self.reference = reference(options)
         self.folder = folder
         with lowerer.context:
             self.signature = signature_of(module, "main")
@@ -77,6 +95,6 @@ class StageProbe:
         self.results[stage] = {"outputs": paths}
 
     def _run(self, copy: ir.Module, rest: Sequence[Stage]) -> list[np.ndarray]:
-        StageRunner(self.lowerer).run(copy, rest, self.options)
+        StageRunner(self.lowerer).run(copy, rest, self.reference)
         with self.lowerer.context:
             return JitFunction(copy, self.signature)(*self.inputs())

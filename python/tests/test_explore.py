@@ -211,3 +211,18 @@ def test_compiled_explore_on_odd_shapes(tmp_path):
         "hidden = torch.relu(self.first(x))",
         "return self.second(hidden)",
     }
+
+
+def test_bad_paths_are_named(tmp_path, capsys):
+    source = tmp_path / "in.mlir"
+    source.write_text(ADD_RELU)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    page = str(blocked / "page.html")  # a folder inside a file
+    code = opt.main([str(source), "--pass-pipeline=builtin.module(cse)", "--explore", page])
+    assert code == 1
+    assert f"cannot write the explorer's page '{page}'" in capsys.readouterr().err
+    from lowerline.tools import cli
+
+    assert cli.main(["explore", str(source), "-o", str(tmp_path / "x.html")]) == 1
+    assert "lowerline explore takes a model's .py file" in capsys.readouterr().err

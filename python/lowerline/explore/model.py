@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from lowerline.driver.compile_cli import load_model_file
+from lowerline.errors import UsageError
 
 
 def explore_file(path: str, report: str, target: str = "cpu", cache: bool = True) -> str:
@@ -14,6 +15,11 @@ def explore_file(path: str, report: str, target: str = "cpu", cache: bool = True
     the file's inputs). Returns ``report``."""
     import lowerline
 
+    if path.endswith(".mlir"):
+        raise UsageError(
+            f"{path}: lowerline explore takes a model's .py file; for a .mlir file: "
+            "lowerline-opt FILE.mlir --pass-pipeline=... --explore REPORT.html"
+        )
     model, inputs = load_model_file(path)
     compiled = lowerline.compile(model, *inputs, target=target, cache=cache)
     title = f"{os.path.basename(path)} for {target}"

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from lowerline.errors import UsageError
 from lowerline.explore import memory_plan
 
 # Text between the brackets of ``dense<...>`` longer than this is shortened.
@@ -292,9 +293,13 @@ def page_text(data: dict[str, Any], k: int) -> list[str]:
 
 
 def write_report(path: str, trace: dict[str, Any], data: ExploreData) -> str:
-    """Write the page to ``path``; returns the path."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(render(trace, data))
+    """Write the page to ``path``; returns the path. A path that cannot be
+    written is a ``UsageError`` naming it."""
+    page = render(trace, data)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(page)
+    except OSError as err:
+        raise UsageError(f"cannot write the explorer's page '{path}': {err.strerror}") from None
     return path

@@ -463,7 +463,10 @@ class CompiledModule:
         with torch.inference_mode():
             expected = self._module(*args)
         data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
-        data.numerics += compare(expected, self(*args))
+        if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
+            data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
+        else:
+            data.numerics += compare(expected, self(*args))
         return write_report(path, trace, data)
 
     def _traced_compile(self, program: Program, args: tuple) -> dict:

@@ -21,6 +21,9 @@ What works so far:
                               compile the model of a Python file and write one HTML
                               page: every pass's IR with diffs, timings, remarks,
                               the memory plan and the outputs against eager
+  lowerline bisect FILE.py    find the first pass whose output differs from eager:
+                              its stage, op, IR before and after, and the
+                              lowerline-opt command that replays it
   lowerline pipeline          print the textual pass pipeline of every CPU stage
   lowerline object FILE.mlir  generate an object file (and --shared library) from
                               LLVM-dialect IR for a --target CPU, as the compile
@@ -66,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
     _add_explore_parser(sub)
+    _add_bisect_parser(sub)
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -109,6 +113,40 @@ def _explore(args: argparse.Namespace) -> int:
         explore_file(args.file, output, args.target, cache=not args.no_cache)
     print(f"wrote {output}: open it in a browser (one file, no network)")
     return 0
+
+
+def _add_bisect_parser(sub) -> None:
+    bisect = sub.add_parser(
+        "bisect", help="find the first pass whose output differs from eager beyond the tolerance"
+    )
+    bisect.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    bisect.add_argument(
+        "-o", dest="output", help="folder for the IR before and after it (default: <file>-bisect)"
+    )
+    bisect.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
+    bisect.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    """Exit status 1 when a pass diverges, 0 when every pass is right."""
+    import os
+
+    from lowerline.driver import progress
+    from lowerline.explore.model import bisect_file
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    with progress.shown(quiet=args.quiet):
+        found = bisect_file(args.file, args.output or f"{stem}-bisect", args.target)
+    if found is None:
+        print(f"{args.file}: every pass's output is within the tolerance of eager")
+        return 0
+    print(f"first divergent pass: {found['label']} (stage {found['stage']})")
+    print(f"  op: {found['op']}")
+    print(f"  {found['mismatch']}")
+    print(f"  IR before: {found['before']}")
+    print(f"  IR after:  {found['after']}")
+    print(f"  reproduce: {found['command']}")
+    return 1
 
 
 def _print_array(label: str, array) -> None:
@@ -277,6 +315,8 @@ def _main(argv: list[str]) -> int:
         return _compile(args)
     if args.command == "explore":
         return _explore(args)
+    if args.command == "bisect":
+        return _bisect(args)
     if args.command == "cache":
         return _cache(args)
     if args.command == "object":

@@ -65,7 +65,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
-from lowerline.explore.numerics import write_probe_inputs
+from lowerline.explore.numerics import write_expected, write_probe_inputs
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -469,11 +469,34 @@ class CompiledModule:
             data.numerics += compare(expected, self(*args))
         return write_report(path, trace, data)
 
-    def _traced_compile(self, program: Program, args: tuple) -> dict:
+    def bisect(self, folder: str, *example_inputs: Any) -> dict | None:
+        """Find the first pass whose output differs from eager beyond the
+        tolerance, on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes), in a fresh compile of the first
+        specialization (``lowerline.driver.bisect``). Returns the divergence
+        (``stage``, ``label``, ``op``, ``mismatch``, the IR ``before`` and
+        ``after`` it, written to ``folder``, and the ``command`` that replays
+        it), or None when every pass is right. CPU targets."""
+        if isinstance(self.options, GpuOptions):
+            raise ValueError(f"bisect runs the CPU stages; '{self.target}' is a GPU target")
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        with torch.inference_mode():
+            expected = self._module(*args)
+        leaves = [t for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+        program = export_program(self._module, args)
+        found = self._traced_compile(program, args, leaves, folder)["bisect"]
+        if "error" in found:
+            raise CompileError("bisect", found["error"])
+        return found["divergence"]
+
+    def _traced_compile(
+        self, program: Program, args: tuple, expected: list | None = None, keep: str = ""
+    ) -> dict:
         """``trace.json`` of an uncached compile of ``program`` (the compile
         worker's ``trace`` job flag), with each stage's outputs on ``args``
-        (``probe``); its failures keep their reproducers in the cache's
-        ``failures`` folder, as a normal compile's do."""
+        (``probe``) and, given ``expected`` outputs, ``bisect.json`` (its IR
+        files moved to ``keep``); its failures keep their reproducers in the
+        cache's ``failures`` folder, as a normal compile's do."""
         from lowerline.explore.numerics import load_probe
 
         workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
@@ -481,11 +504,14 @@ class CompiledModule:
             failures = os.path.join(self._cache.root, "failures")
             flat = pytree.tree_leaves(args)
             _compile_artifact(
-                program, self.options, workspace, failures, self._compile_memory, trace=flat
+                program, self.options, workspace, failures, self._compile_memory, flat, expected
             )
             with open(os.path.join(workspace, "trace.json"), encoding="utf-8") as handle:
                 trace = json.load(handle)
-            return {**trace, "probe": load_probe(trace.get("probe"))}
+            trace["probe"] = load_probe(trace.get("probe"))
+            if expected is not None:
+                trace["bisect"] = _kept_bisection(workspace, keep)
+            return trace
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
@@ -816,6 +842,21 @@ def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
     raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
 
 
+def _kept_bisection(workspace: str, keep: str) -> dict:
+    """``bisect.json`` of ``workspace``, its IR files moved to ``keep`` and
+    the paths it names changed to match."""
+    with open(os.path.join(workspace, "bisect.json"), encoding="utf-8") as handle:
+        found = json.load(handle)
+    if not found.get("divergence"):
+        return found
+    os.makedirs(keep, exist_ok=True)
+    moved = os.path.join(workspace, "bisect")
+    for name in os.listdir(moved):
+        shutil.move(os.path.join(moved, name), os.path.join(keep, name))
+    divergence = {k: v.replace(moved, keep) for k, v in found["divergence"].items()}
+    return {"divergence": divergence}
+
+
 def _random_inputs(specs: list[InputSpec], in_spec: pytree.TreeSpec | None) -> tuple:
     """Inputs of the shapes and dtypes of ``specs``: floats random, integers
     and bools zero (an index or a mask that is always valid); numbers as
@@ -845,11 +886,13 @@ def _compile_artifact(
     failures: str,
     memory: int | None = None,
     trace: list | None = None,
+    expected: list | None = None,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
     ``memory`` bytes (None: the default bound); returns the entry's metadata.
     ``trace``: the flat inputs of the explorer's numerics; the compile worker
-    also writes ``trace.json``."""
+    also writes ``trace.json``; ``expected``: with ``trace``, eager's outputs
+    to bisect against (``bisect.json``)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -866,6 +909,9 @@ def _compile_artifact(
         if trace is not None:
             probe = os.path.join(workspace, "probe")
             request |= {"trace": True, "probe": write_probe_inputs(probe, reply["args"], trace)}
+            if expected is not None:
+                write_expected(probe, expected)
+                request["bisect"] = True
         json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])

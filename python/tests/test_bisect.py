@@ -117,3 +117,17 @@ def test_a_wrong_input_is_reported_as_such(tmp_path):
             [expected[0] + 1],
             str(tmp_path),
         )
+
+
+def test_bisect_command_on_a_model_whose_passes_are_all_right(tmp_path, capsys, monkeypatch):
+    from test_progress import TINY_MODEL
+
+    from lowerline.tools import cli
+
+    monkeypatch.setenv("LOWERLINE_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "tiny.py"
+    model.write_text(TINY_MODEL)
+    assert cli.main(["bisect", str(model), "-o", str(tmp_path / "out")]) == 0
+    assert "every pass's output is within the tolerance of eager" in capsys.readouterr().out
+    assert cli.main(["bisect", str(tmp_path / "in.mlir")]) == 1
+    assert "lowerline bisect takes a model's .py file" in capsys.readouterr().err

@@ -71,18 +71,6 @@ class Divergence:
     after: str
     command: str  # replays the pass on ``before``
 
-    def describe(self) -> str:
-        return "\n".join(
-            [
-                f"first divergent pass: {self.label} (stage {self.stage})",
-                f"  op: {self.op}",
-                f"  {self.mismatch}",
-                f"  IR before: {self.before}",
-                f"  IR after:  {self.after}",
-                f"  reproduce: {self.command}",
-            ]
-        )
-
 
 class Bisector:
     """Finds the first divergent pass of ``stages`` on ``module``."""

@@ -12,6 +12,9 @@ job). It reads what the import worker wrote (``linalg.mlir``,
 * ``trace.json`` when the job asks for a ``trace`` (the explorer): the IR
   after every pass with its stage and wall time, and every remark the passes
   published (``pipeline.trace``, ``pipeline.remarks``);
+* ``bisect.json`` when the job asks to ``bisect`` (``lowerline bisect``):
+  the first pass whose output leaves the tolerance of ``probe/expected-<n>.npy``
+  on ``probe/input-<n>.npy`` (``driver.bisect``), before the compile itself;
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
   @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
@@ -42,6 +45,7 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver import bisect
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.driver.seed import bind_seed
@@ -213,6 +217,46 @@ def _probe(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> S
     return StageProbe(lowerer, module, stages_of(CPU_STAGES), options, folder)
 
 
+def _bisect(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> None:
+    """With the job's ``bisect`` flag, bisect a copy of ``module`` on the
+    probe's inputs against its expected outputs into ``bisect.json``
+    (``{"divergence": ...}``, null when every pass is right, or ``{"error": ...}``)."""
+    if not request.get("bisect"):
+        return
+    result: dict[str, Any]
+    if seeded:
+        result = {"error": "the model draws random numbers at every call: nothing to compare"}
+    else:
+        folder = os.path.join(job, "probe")
+        inputs, expected = (_arrays(folder, kind) for kind in ("input", "expected"))
+        options = CpuOptions(**request["options"])
+        stages = stages_of(CPU_STAGES)
+        try:
+            found = bisect.bisect(
+                lowerer,
+                clone_module(module),
+                stages,
+                options,
+                inputs,
+                expected,
+                os.path.join(job, "bisect"),
+                entry="main",
+            )
+            result = {"divergence": dataclasses.asdict(found) if found else None}
+        except LoweringError as err:
+            result = {"error": str(err)}
+    with open(os.path.join(job, "bisect.json"), "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def _arrays(folder: str, kind: str) -> list[np.ndarray]:
+    """``folder/<kind>-0.npy``, ``-1``, ... in order."""
+    arrays: list[np.ndarray] = []
+    while os.path.exists(path := os.path.join(folder, f"{kind}-{len(arrays)}.npy")):
+        arrays.append(np.load(path))
+    return arrays
+
+
 def _after_both(*hooks):
     """One ``after_stage`` hook calling each of ``hooks`` that is not None."""
 
@@ -304,6 +348,7 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module, seeded = _parse_input(job, request, lowerer, seconds)
+    _bisect(job, request, lowerer, module, seeded)
     probe = _probe(job, request, lowerer, module, seeded)
     with Watch(tiled=options.tile) as watch, _tracing(job, request, probe) as trace:
         after = _after_both(watch.after_stage, probe and probe.after_stage)

@@ -1,4 +1,5 @@
-"""``lowerline explore FILE.py``: a model file compiled, then explored."""
+"""``lowerline explore FILE.py`` and ``lowerline bisect FILE.py``: a model
+file compiled, then explored or bisected."""
 
 from __future__ import annotations
 
@@ -15,12 +16,28 @@ def explore_file(path: str, report: str, target: str = "cpu", cache: bool = True
     the file's inputs). Returns ``report``."""
     import lowerline
 
-    if path.endswith(".mlir"):
-        raise UsageError(
-            f"{path}: lowerline explore takes a model's .py file; for a .mlir file: "
-            "lowerline-opt FILE.mlir --pass-pipeline=... --explore REPORT.html"
-        )
+    _check_model_file(path, "explore")
     model, inputs = load_model_file(path)
     compiled = lowerline.compile(model, *inputs, target=target, cache=cache)
     title = f"{os.path.basename(path)} for {target}"
     return compiled.explore(report, *inputs, title=title)
+
+
+def bisect_file(path: str, folder: str, target: str = "cpu") -> dict | None:
+    """The first pass whose output differs from eager for the ``model`` and
+    ``example_inputs`` of ``path`` (``CompiledModule.bisect``); its IR goes
+    to ``folder``. None when every pass is right."""
+    import lowerline
+
+    _check_model_file(path, "bisect")
+    model, inputs = load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, target=target)
+    return compiled.bisect(folder, *inputs)
+
+
+def _check_model_file(path: str, command: str) -> None:
+    if path.endswith(".mlir"):
+        raise UsageError(
+            f"{path}: lowerline {command} takes a model's .py file; for a .mlir file: "
+            "lowerline-opt FILE.mlir --pass-pipeline=... --explore REPORT.html"
+        )

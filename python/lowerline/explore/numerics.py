@@ -52,6 +52,15 @@ def write_probe_inputs(folder: str, args: list[dict[str, Any]], flat: Sequence[A
     return True
 
 
+def write_expected(folder: str, expected: Sequence[Any]) -> None:
+    """Eager's tensor outputs, flattened, as ``folder/expected-<n>.npy``
+    (what ``lowerline bisect`` compares each pass's output with)."""
+    os.makedirs(folder, exist_ok=True)
+    for index, tensor in enumerate(expected):
+        array = np.ascontiguousarray(tensor.detach().cpu().numpy())
+        np.save(os.path.join(folder, f"expected-{index}.npy"), array)
+
+
 def load_probe(probe: dict[str, Any] | None) -> dict[str, Any]:
     """Each stage's outputs (arrays, read now: the files go with the
     compile's workspace) or its error."""

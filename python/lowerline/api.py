@@ -845,7 +845,10 @@ def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
 def _kept_bisection(workspace: str, keep: str) -> dict:
     """``bisect.json`` of ``workspace``, its IR files moved to ``keep`` and
     the paths it names changed to match."""
-    with open(os.path.join(workspace, "bisect.json"), encoding="utf-8") as handle:
+    path = os.path.join(workspace, "bisect.json")
+    if not os.path.exists(path):  # write_probe_inputs refused
+        return {"error": "the model writes its buffers: its outputs depend on their state"}
+    with open(path, encoding="utf-8") as handle:
         found = json.load(handle)
     if not found.get("divergence"):
         return found
@@ -909,7 +912,7 @@ def _compile_artifact(
         if trace is not None:
             probe = os.path.join(workspace, "probe")
             request |= {"trace": True, "probe": write_probe_inputs(probe, reply["args"], trace)}
-            if expected is not None:
+            if expected is not None and request["probe"]:
                 write_expected(probe, expected)
                 request["bisect"] = True
         json.dump(request, handle)

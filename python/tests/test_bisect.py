@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import torch
 from mlir import ir
 from test_explore import ADD_RELU
 
@@ -131,3 +132,25 @@ def test_bisect_command_on_a_model_whose_passes_are_all_right(tmp_path, capsys, 
     assert "every pass's output is within the tolerance of eager" in capsys.readouterr().out
     assert cli.main(["bisect", str(tmp_path / "in.mlir")]) == 1
     assert "lowerline bisect takes a model's .py file" in capsys.readouterr().err
+
+
+class _Counter(torch.nn.Module):
+    """Writes its buffer: the outputs depend on the module's state."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(3))
+
+    def forward(self, x):
+        self.count += 1
+        return x * self.count
+
+
+def test_a_model_that_writes_its_buffers_is_refused_by_name(tmp_path):
+    import lowerline
+    from lowerline.driver.workers import CompileError
+
+    x = torch.randn(2, 3)
+    compiled = lowerline.compile(_Counter(), x, cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(CompileError, match="the model writes its buffers"):
+        compiled.bisect(str(tmp_path / "out"), x)

@@ -50,6 +50,7 @@ from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.driver.seed import bind_seed
 from lowerline.driver.stage_numerics import StageProbe, clone_module
+from lowerline.errors import LowerlineError
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
@@ -243,7 +244,7 @@ def _bisect(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> 
                 entry="main",
             )
             result = {"divergence": dataclasses.asdict(found) if found else None}
-        except LoweringError as err:
+        except LowerlineError as err:  # a stage or the JIT failed on a copy
             result = {"error": str(err)}
     with open(os.path.join(job, "bisect.json"), "w", encoding="utf-8") as handle:
         json.dump(result, handle)

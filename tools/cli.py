@@ -88,17 +88,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _model_command(sub, name: str, summary: str, output: str) -> argparse.ArgumentParser:
+    """A subcommand on a model file: the file, ``-o``, ``--target``, ``--quiet``."""
+    command = sub.add_parser(name, help=summary)
+    command.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    command.add_argument("-o", dest="output", help=output)
+    command.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
+    command.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+    return command
+
+
 def _add_explore_parser(sub) -> None:
-    explore = sub.add_parser(
-        "explore", help="compile a model file and write the pass explorer's HTML page"
+    explore = _model_command(
+        sub,
+        "explore",
+        "compile a model file and write the pass explorer's HTML page",
+        "the page to write (default: <file name>-explore.html)",
     )
-    explore.add_argument("file", help="a .py file defining `model` and `example_inputs`")
-    explore.add_argument(
-        "-o", dest="output", help="the page to write (default: <file name>-explore.html)"
-    )
-    explore.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
     explore.add_argument("--no-cache", action="store_true", help="compile without the cache")
-    explore.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -116,15 +123,12 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _add_bisect_parser(sub) -> None:
-    bisect = sub.add_parser(
-        "bisect", help="find the first pass whose output differs from eager beyond the tolerance"
+    _model_command(
+        sub,
+        "bisect",
+        "find the first pass whose output differs from eager beyond the tolerance",
+        "folder for the IR before and after it (default: <file name>-bisect)",
     )
-    bisect.add_argument("file", help="a .py file defining `model` and `example_inputs`")
-    bisect.add_argument(
-        "-o", dest="output", help="folder for the IR before and after it (default: <file>-bisect)"
-    )
-    bisect.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
-    bisect.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
 
 
 def _bisect(args: argparse.Namespace) -> int:

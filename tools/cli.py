@@ -106,6 +106,12 @@ def _add_explore_parser(sub) -> None:
         "the page to write (default: <file name>-explore.html)",
     )
     explore.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    explore.add_argument(
+        "--bisect",
+        metavar="FOLDER",
+        help="also find the first pass whose output differs from eager (lowerline bisect), "
+        "mark it on the page and write its IR before and after to FOLDER",
+    )
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -117,7 +123,7 @@ def _explore(args: argparse.Namespace) -> int:
     stem = os.path.splitext(os.path.basename(args.file))[0]
     output = args.output or f"{stem}-explore.html"
     with progress.shown(quiet=args.quiet):
-        explore_file(args.file, output, args.target, cache=not args.no_cache)
+        explore_file(args.file, output, args.target, not args.no_cache, args.bisect)
     print(f"wrote {output}: open it in a browser (one file, no network)")
     return 0
 

@@ -446,22 +446,32 @@ class CompiledModule:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
         return self._last_called.function.memory()
 
-    def explore(self, path: str, *example_inputs: Any, title: str | None = None) -> str:
+    def explore(
+        self,
+        path: str,
+        *example_inputs: Any,
+        title: str | None = None,
+        bisect: str | None = None,
+    ) -> str:
         """Write the pass explorer's page to ``path`` (one HTML file; see
         ``lowerline.explore``): the IR after every pass of a fresh compile of
         the first specialization (not cached: it prints the module after each
         pass), with timings, diffs, remarks and the arena plan, and the outputs
         against eager on ``example_inputs`` (default: random inputs of the first
-        specialization's shapes); ``title`` heads the page. Returns ``path``."""
+        specialization's shapes); ``title`` heads the page; ``bisect``: also
+        find the first divergent pass (``bisect()``), its IR in that folder,
+        and mark it on the page. Returns ``path``."""
         from lowerline.explore.numerics import compare, stage_rows
         from lowerline.explore.report import ExploreData, write_report
 
         args = example_inputs or _random_inputs(self._specs, self._in_spec)
-        trace = self._traced_compile(export_program(self._module, args), args)
-        title = title or f"{type(self._module).__name__} for {self.target}"
-        data = ExploreData(title, trace.pop("remarks"))
         with torch.inference_mode():
             expected = self._module(*args)
+        against = _tensor_leaves(expected) if bisect is not None else None
+        program = export_program(self._module, args)
+        trace = self._traced_compile(program, args, against, bisect or "")
+        title = title or f"{type(self._module).__name__} for {self.target}"
+        data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
         data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
         if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
             data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
@@ -482,9 +492,8 @@ class CompiledModule:
         args = example_inputs or _random_inputs(self._specs, self._in_spec)
         with torch.inference_mode():
             expected = self._module(*args)
-        leaves = [t for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
         program = export_program(self._module, args)
-        found = self._traced_compile(program, args, leaves, folder)["bisect"]
+        found = self._traced_compile(program, args, _tensor_leaves(expected), folder)["bisect"]
         if "error" in found:
             raise CompileError("bisect", found["error"])
         return found["divergence"]
@@ -840,6 +849,10 @@ def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
     if isinstance(value, float):
         return float(value)
     raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
+
+
+def _tensor_leaves(tree: Any) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
 
 def _kept_bisection(workspace: str, keep: str) -> dict:

@@ -192,7 +192,7 @@ def test_compiled_explore_on_odd_shapes(tmp_path):
     model = _TwoLayers().eval()
     x = torch.randn(3, 7)
     compiled = lowerline.compile(model, x, cache_dir=str(tmp_path / "cache"))
-    page = compiled.explore(str(tmp_path / "page.html"))
+    page = compiled.explore(str(tmp_path / "page.html"), bisect=str(tmp_path / "bisect"))
     data = report.read_page(page)
     stages = [s["name"] for s in data["stages"]]
     assert stages == ["input", "graph", "tiled", "bufferized", "loops", "llvm"]
@@ -201,6 +201,7 @@ def test_compiled_explore_on_odd_shapes(tmp_path):
     assert [row["stage"] for row in data["numerics"]] == [*stages[1:], "library"]
     assert all(row["ok"] for row in data["numerics"]), data["numerics"]
     assert data["notes"] == []
+    assert data["bisection"] == {"divergence": None}  # every pass right
     assert data["memory"] is not None and data["memory"]["function"] == "main"
     assert any(r["kind"] == "decision" for r in data["remarks"])
     # Ops point at the lines of forward above, whose source the page holds.

@@ -181,3 +181,39 @@ def test_numerics_and_remarks_tables(driver, tmp_path):
     fallback = driver.find_element("css selector", "#remarks td.kind-fallback")
     assert fallback.text == "fallback"
     assert driver.find_element("css selector", "#ir-title").text.startswith("#0 input")
+
+
+def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
+    module = "module {\n  func.func @f() {\n    return\n  }\n}"
+    trace = {
+        "passes": [
+            {"stage": "input", "label": "(input)", "seconds": 0.0, "ir": module},
+            {"stage": "graph", "label": "canonicalize", "seconds": 0.001, "ir": None},
+            {
+                "stage": "graph",
+                "label": "test-break",
+                "seconds": 0.002,
+                "ir": module.replace("return", "func.return"),
+            },
+            {"stage": "tiled", "label": "cse", "seconds": 0.001, "ir": None},
+        ]
+    }
+    divergence = {
+        "stage": "graph",
+        "label": "test-break",
+        "op": "func.return",
+        "mismatch": "output #0: 1.0 where eager torch gives 0.0",
+        "before": "b.mlir",
+        "after": "a.mlir",
+        "command": "lowerline-opt b.mlir --pass-pipeline='builtin.module(test-break)'",
+    }
+    data = report.ExploreData("t", bisection={"divergence": divergence})
+    page = report.write_report(str(tmp_path / "b.html"), trace, data)
+    _open(driver, page)
+    assert browser.console_errors(driver) == []
+    diverged = driver.find_elements("css selector", "#timeline .pass-row.diverged")
+    assert [row.get_attribute("data-index") for row in diverged] == ["2"]
+    assert driver.find_element("id", "ir-title").text.startswith("#2 graph / test-break")
+    banner = driver.find_element("id", "bisection").text
+    assert "first divergent pass: test-break (stage graph)" in banner
+    assert "reproduce: lowerline-opt b.mlir" in banner

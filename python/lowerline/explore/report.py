@@ -58,6 +58,8 @@ class ExploreData:
     remarks: list[dict[str, Any]] = field(default_factory=list)
     numerics: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # ``bisect.json``: {"divergence": {stage, label, op, ...} or None} or {"error": ...}
+    bisection: dict[str, Any] | None = None
 
 
 def shorten_dense(line: str, limit: int = DENSE_LIMIT) -> str:
@@ -226,6 +228,7 @@ def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
         "memory": _memory(passes, texts),
         "numerics": data.numerics,
         "notes": data.notes,
+        "bisection": data.bisection,
         "sources": _sources(list(locs)),
     }
 

@@ -224,6 +224,7 @@ def _bisect(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> 
     (``{"divergence": ...}``, null when every pass is right, or ``{"error": ...}``)."""
     if not request.get("bisect"):
         return
+    Progress(os.path.join(job, "progress.log")).log("stage", "bisect")
     result: dict[str, Any]
     if seeded:
         result = {"error": "the model draws random numbers at every call: nothing to compare"}

@@ -38,6 +38,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-approximate-math": "lowering.approximate_math",
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
+    "lowerline-hoist-thread-number": "lowering.hoist_thread_number",
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",
     "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",
     "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",

@@ -11,10 +11,13 @@ __all__ = [
     "CompiledModule",
     "ExportError",
     "IndexCheckError",
+    "LoadError",
+    "LoadedModule",
     "NoCudaDevice",
     "RuntimeCheckError",
     "UnsupportedOpsError",
     "compile",
+    "load",
 ]
 
 
@@ -35,6 +38,10 @@ def __getattr__(name: str):
         from lowerline import errors
 
         return getattr(errors, name)
+    if name in ("load", "LoadError", "LoadedModule"):  # saved modules, without the compiler
+        from lowerline import saved
+
+        return getattr(saved, name)
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

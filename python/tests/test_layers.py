@@ -209,3 +209,27 @@ def test_layer_rule(sources, forbidden, allow):
     if forbidden == ("torch_mlir",):
         allow = tuple(m for m in MODULES if _under(m, "lowerline.frontend"))
     assert _violations(sources, forbidden, allow) == []
+
+
+def _closure(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through lowerline's modules.
+    The package's own ``__init__`` is not followed: it imports its parts
+    lazily, on first use of ``lowerline.compile`` and the like."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == "lowerline":
+            continue
+        seen.add(name)
+        todo.extend(GRAPH.get(name, ()))
+    return seen
+
+
+def test_saved_modules_load_without_the_compiler():
+    """``lowerline.load`` runs where MLIR and torch-mlir are not installed:
+    nothing it imports, at any depth, imports them (test_saved_modules runs
+    it with them blocked)."""
+    reached = _closure("lowerline.saved")
+    assert "lowerline.runtime.native" in reached
+    compiler = ("mlir", "torch_mlir", "llvm", "lowerline.api", "lowerline.pipeline.context")
+    assert sorted(name for name in reached if _under(name, *compiler)) == []

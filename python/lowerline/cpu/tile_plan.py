@@ -16,8 +16,9 @@ from lowerline.targets import CpuTarget
 
 
 def vector_registers(target: CpuTarget) -> int:
-    """Architectural vector registers: 32 with AVX-512 or on AArch64, else 16."""
-    return 32 if target.vector_bits >= 512 or target.triple.startswith("aarch64") else 16
+    """Architectural vector registers, from the target's data (32 with
+    AVX-512 or on AArch64, 16 with AVX2)."""
+    return target.vector_registers
 
 
 def lanes(target: CpuTarget, element_bytes: int) -> int:

@@ -117,7 +117,16 @@ def test_memory_plan_reads_offsets_sizes_and_live_ranges():
     # %view lives until its expanded view's last use, inside the loop.
     assert (first["offset"], first["bytes"], first["start"], first["end"]) == (0, 16, 2, 7)
     assert (second["offset"], second["bytes"], second["start"], second["end"]) == (64, 24, 3, 5)
+    assert plan["per_thread"] == 0
     assert memory_plan.read_plan(["func.func @f() {", "}"]) is None
+    # A view at an offset computed from the thread number is counted, not placed.
+    threaded = [
+        *lines[:4],
+        "    %slot = memref.view %arg1[%off][] : memref<?xi8> to memref<4xf32>",
+        *lines[4:],
+    ]
+    plan = memory_plan.read_plan(threaded)
+    assert plan is not None and plan["per_thread"] == 1 and len(plan["buffers"]) == 2
 
 
 def test_opt_explore_records_every_pass_with_diffs(tmp_path):

@@ -7,6 +7,10 @@ buffer's bytes against its live range, in lines of the function: from the
 view to the last line that uses it or a view of it (a use inside a loop body
 is that body's line, close to the pass's own position of the op holding it).
 
+Per-thread scratch slots (views of the arena inside parallel loops, at an
+offset computed from the thread number) are counted, not plotted: their
+offsets are known only when the code runs.
+
 Read from text, not from the pass: the explorer also reads ``.mlir``
 pipelines run by ``lowerline-opt``, and the plan needs no record of its own.
 """
@@ -75,6 +79,7 @@ def read_plan(lines: list[str]) -> dict[str, Any] | None:
             "lower_bound": int(attr[2]),
             "lines": len(body),
             "buffers": _buffers(body, args[-1]) if args else [],
+            "per_thread": _per_thread(body, args[-1]) if args else 0,
         }
     return None
 
@@ -97,6 +102,13 @@ def _buffers(body: list[str], arena: str) -> list[dict[str, Any]]:
             }
         )
     return buffers
+
+
+def _per_thread(body: list[str], arena: str) -> int:
+    """Views of the arena at offsets that are not constants."""
+    constants = {m[1] for line in body if (m := _CONSTANT.match(line))}
+    views = [m for line in body if (m := _VIEW.match(line)) and m[2] == arena]
+    return sum(view[3] not in constants for view in views)
 
 
 def _last_use(body: list[str], start: int, name: str) -> int:

@@ -65,6 +65,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
+from lowerline.explore.numerics import write_expected, write_probe_inputs
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -427,6 +428,90 @@ class CompiledModule:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
         return self._last_called.function.memory()
 
+    def explore(
+        self,
+        path: str,
+        *example_inputs: Any,
+        title: str | None = None,
+        bisect: str | None = None,
+    ) -> str:
+        """Write the pass explorer's page to ``path`` (one HTML file; see
+        ``lowerline.explore``): the IR after every pass of a fresh compile of
+        the first specialization (not cached: it prints the module after each
+        pass), with timings, diffs, remarks and the arena plan, and the outputs
+        against eager on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes); ``title`` heads the page; ``bisect``: also
+        find the first divergent pass (``bisect()``), its IR in that folder,
+        and mark it on the page. Returns ``path``."""
+        from lowerline.explore.numerics import compare, stage_rows
+        from lowerline.explore.report import ExploreData, write_report
+
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        with torch.inference_mode():
+            expected = self._module(*args)
+        against = _tensor_leaves(expected) if bisect is not None else None
+        program = export_program(self._module, args)
+        trace = self._traced_compile(program, args, against, bisect or "")
+        title = title or f"{type(self._module).__name__} for {self.target}"
+        data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
+        data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
+        if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
+            data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
+        else:
+            data.numerics += compare(expected, self(*args))
+        return write_report(path, trace, data)
+
+    def bisect(self, folder: str, *example_inputs: Any) -> dict | None:
+        """Find the first pass whose output differs from eager beyond the
+        tolerance, on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes), in a fresh compile of the first
+        specialization (``lowerline.driver.bisect``). Returns the divergence
+        (``stage``, ``label``, ``op``, ``mismatch``, the IR ``before`` and
+        ``after`` it, written to ``folder``, and the ``command`` that replays
+        it), or None when every pass is right. CPU targets."""
+        if isinstance(self.options, GpuOptions):
+            raise ValueError(f"bisect runs the CPU stages; '{self.target}' is a GPU target")
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        with torch.inference_mode():
+            expected = self._module(*args)
+        program = export_program(self._module, args)
+        found = self._traced_compile(program, args, _tensor_leaves(expected), folder)["bisect"]
+        if "error" in found:
+            raise CompileError("bisect", found["error"])
+        return found["divergence"]
+
+    def _traced_compile(
+        self, program: Program, args: tuple, expected: list | None = None, keep: str = ""
+    ) -> dict:
+        """``trace.json`` of an uncached compile of ``program`` (the compile
+        worker's ``trace`` job flag), with each stage's outputs on ``args``
+        (``probe``) and, given ``expected`` outputs, ``bisect.json`` (its IR
+        files moved to ``keep``); its failures keep their reproducers in the
+        cache's ``failures`` folder, as a normal compile's do."""
+        from lowerline.explore.numerics import load_probe
+
+        workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
+        try:
+            failures = os.path.join(self._cache.root, "failures")
+            flat = pytree.tree_leaves(args)
+            _compile_artifact(
+                program,
+                self.options,
+                workspace,
+                failures,
+                self._compile_memory,
+                trace=flat,
+                expected=expected,
+            )
+            with open(os.path.join(workspace, "trace.json"), encoding="utf-8") as handle:
+                trace = json.load(handle)
+            trace["probe"] = load_probe(trace.get("probe"))
+            if expected is not None:
+                trace["bisect"] = _kept_bisection(workspace, keep)
+            return trace
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
@@ -658,6 +743,43 @@ def _check_aliased_writes(program: Program, aliases: tuple) -> None:
             )
 
 
+def _tensor_leaves(tree: Any) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves(tree) if isinstance(t, torch.Tensor)]
+
+
+def _kept_bisection(workspace: str, keep: str) -> dict:
+    """``bisect.json`` of ``workspace``, its IR files moved to ``keep`` and
+    the paths it names changed to match."""
+    path = os.path.join(workspace, "bisect.json")
+    if not os.path.exists(path):  # write_probe_inputs refused
+        return {"error": "the model writes its buffers: its outputs depend on their state"}
+    with open(path, encoding="utf-8") as handle:
+        found = json.load(handle)
+    if not found.get("divergence"):
+        return found
+    os.makedirs(keep, exist_ok=True)
+    moved = os.path.join(workspace, "bisect")
+    for name in os.listdir(moved):
+        shutil.move(os.path.join(moved, name), os.path.join(keep, name))
+    divergence = {k: v.replace(moved, keep) for k, v in found["divergence"].items()}
+    return {"divergence": divergence}
+
+
+def _random_inputs(specs: list[InputSpec], in_spec: pytree.TreeSpec | None) -> tuple:
+    """Inputs of the shapes and dtypes of ``specs``: floats random, integers
+    and bools zero (an index or a mask that is always valid); numbers as
+    they were baked in."""
+    flat: list[Any] = []
+    for spec in specs:
+        if not spec.is_tensor:
+            flat.append(spec.value)
+        elif spec.dtype is not None and spec.dtype.is_floating_point:
+            flat.append(torch.randn(spec.shape or ()).to(spec.dtype))
+        else:
+            flat.append(torch.zeros(spec.shape or (), dtype=spec.dtype))
+    return tuple(pytree.tree_unflatten(flat, in_spec)) if in_spec is not None else tuple(flat)
+
+
 def _stage_file(folder: str, stage: str) -> str:
     if stage == "torch":
         return os.path.join(folder, "torch.mlir")
@@ -672,11 +794,16 @@ def _compile_artifact(
     failures: str,
     memory: int | None = None,
     export: bool = False,
+    trace: list | None = None,
+    expected: list | None = None,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
     ``memory`` bytes (None: the default bound); returns the entry's metadata.
     With ``export`` (``lowerline.export``): objects instead of ``lib.so``
-    (the compile worker's ``export`` job), and ``standalone_problems``."""
+    (the compile worker's ``export`` job), and ``standalone_problems``.
+    ``trace``: the flat inputs of the explorer's numerics; the compile worker
+    also writes ``trace.json``; ``expected``: with ``trace``, eager's outputs
+    to bisect against (``bisect.json``)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -695,6 +822,12 @@ def _compile_artifact(
             "options": asdict(options),
             "export": export,
         }
+        if trace is not None:
+            probe = os.path.join(workspace, "probe")
+            request |= {"trace": True, "probe": write_probe_inputs(probe, reply["args"], trace)}
+            if expected is not None and request["probe"]:
+                write_expected(probe, expected)
+                request["bisect"] = True
         json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])

@@ -147,6 +147,7 @@ SOURCES_TOP = {
     "frontend",
     "examples",
     "aot",
+    "explore",
 }
 
 
@@ -202,6 +203,16 @@ SOURCES_TOP = {
                 "lowerline.frontend",
             ),
             ("lowerline.aot",),
+            (),
+        ),
+        # The explorer's page is written in the user's process, which never loads MLIR.
+        (
+            (
+                "lowerline.explore.report",
+                "lowerline.explore.memory_plan",
+                "lowerline.explore.numerics",
+            ),
+            ("mlir", "lowerline.pipeline.scheduler", "lowerline.pipeline.trace"),
             (),
         ),
         # Stage modules are data the registry reads: never the other way round.

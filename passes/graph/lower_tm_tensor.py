@@ -36,12 +36,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as dataclass_replace
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, scf, tensor, vector
 
 from lowerline.dialects import TM_SCAN, TM_SCATTER, TM_SORT
+from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
+from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
 
 STAND_INS = (TM_SCAN, TM_SCATTER, TM_SORT)
 
@@ -169,6 +172,19 @@ def _as_index(value: ir.Value) -> ir.Value:
     return arith.index_cast(ir.IndexType.get(), value)
 
 
+def _from_end(where: ir.Value, extent: ir.Value) -> ir.Value:
+    """torch's index_put counts a negative index from the end, and torch-mlir
+    passes its indices through as they are (the indices of a valid scatter
+    are never negative)."""
+    negative = arith.cmpi(arith.CmpIPredicate.slt, where, _index(0))
+    return arith.select(negative, arith.addi(where, extent), where)
+
+
+def _destination(indices: ir.Value, n: ir.Value, column: int, extent: ir.Value) -> ir.Value:
+    """Update ``n``'s index in ``column``, as an index counted from the start."""
+    return _from_end(_as_index(tensor.extract(indices, [n, _index(column)])), extent)
+
+
 def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
     updates, indices, original = op.operands
     dimension_map = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
@@ -176,13 +192,6 @@ def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
     rank = ir.RankedTensorType(original.type).rank
     extents = [_dim(original, d) for d in range(rank)]
     zero = _index(0)
-
-    def from_end(where: ir.Value, d: int) -> ir.Value:
-        # torch's index_put counts a negative index from the end, and
-        # torch-mlir passes its indices through as they are (the indices of
-        # a valid scatter are never negative).
-        negative = arith.cmpi(arith.CmpIPredicate.slt, where, zero)
-        return arith.select(negative, arith.addi(where, extents[d]), where)
 
     def apply(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
         (out,) = carried
@@ -193,7 +202,7 @@ def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
         for k, iv in enumerate(ivs[1:]):
             starts[offset + k] = iv
         for column, d in enumerate(dimension_map):
-            where = from_end(_as_index(tensor.extract(indices, [ivs[0], _index(column)])), d)
+            where = _destination(indices, ivs[0], column, extents[d])
             current = starts[d]
             starts[d] = where if current is None else arith.addi(where, current)
         at = [zero if s is None else s for s in starts]
@@ -204,6 +213,253 @@ def _lower_scatter(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
 
     uppers = [_dim(updates, d) for d in range(update_rank)]
     return _loop_nest(uppers, [original], apply)
+
+
+# Combiner ops that apply to vectors lane by lane: arith and math ops are
+# elementwise-mappable; an arith.constant becomes a splat.
+_LANEWISE_DIALECTS = ("arith", "math")
+
+# The least of a row each thread of a threaded row scatter owns, in bytes:
+# four 64-byte cache lines, so that threads rarely share a line and each
+# thread's vector loop runs several steps per update.
+_BYTES_PER_THREAD = 256
+
+
+def _is_scalar(value_type: ir.Type) -> bool:
+    return isinstance(value_type, ir.FloatType | ir.IntegerType | ir.IndexType)
+
+
+def _not_lanewise(combiner: ir.Operation) -> str:
+    """Why the combiner cannot run on vectors lane by lane; empty when it can."""
+    for child in list(combiner.regions[0].blocks[0].operations)[:-1]:
+        inner = child.operation
+        if inner.name.split(".")[0] not in _LANEWISE_DIALECTS:
+            return f"its combiner holds '{inner.name}', not an elementwise arith/math op"
+        if not all(_is_scalar(r.type) for r in inner.results):
+            return f"its combiner's '{inner.name}' does not make a scalar"
+    return ""
+
+
+def _not_row_scatter(op: ir.Operation) -> str:
+    """Why the scatter does not combine whole rows of the output at leading
+    indices (``index_add``, ``index_put`` of rows); empty when it does."""
+    updates, _, original = op.operands
+    update_type = ir.RankedTensorType(updates.type)
+    out_type = ir.RankedTensorType(original.type)
+    dimension_map = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
+    leading = len(dimension_map)
+    if dimension_map != list(range(leading)):
+        return f"its indices address dimensions {dimension_map}, not the leading ones"
+    overlap = _overlap(op)
+    rows = list(update_type.shape[1 + max(overlap, 0) :])
+    if overlap < 0 or not rows or rows != list(out_type.shape[leading:]):
+        return "each update is one element, not a whole row of the output"
+    # Update dimensions over indexed ones (torch-mlir's index_put writes an
+    # update as [n, 1, row]) must have one coordinate: the index alone.
+    if any(size != 1 for size in update_type.shape[1 : 1 + overlap]):
+        return "its updates span several rows along an indexed dimension"
+    if ir.ShapedType.get_dynamic_size() in rows:
+        return "its rows have a dynamic size"
+    element = out_type.element_type
+    if not isinstance(element, ir.FloatType | ir.IntegerType):
+        return f"its elements ({element}) are not numbers"
+    if isinstance(element, ir.IntegerType) and element.width < 8:
+        return f"its elements ({element}) are narrower than a byte"
+    return ""
+
+
+def _overlap(op: ir.Operation) -> int:
+    """How many of the update's trailing dimensions lie over indexed ones:
+    its coordinates address the output's last dimensions (negative: the
+    update leaves unindexed dimensions at 0)."""
+    updates, _, original = op.operands
+    leading = len(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
+    rank = ir.RankedTensorType(original.type).rank
+    return leading - (rank - (ir.RankedTensorType(updates.type).rank - 1))
+
+
+def _element_bits(value: ir.Value) -> int:
+    element = ir.RankedTensorType(value.type).element_type
+    assert isinstance(element, ir.FloatType | ir.IntegerType)  # _not_row_scatter checked
+    return element.width
+
+
+def _inline_on_vectors(combiner: ir.Operation, args: Sequence[ir.Value], lanes: int) -> ir.Value:
+    """The combiner's body on vectors of ``lanes`` at the insertion point
+    (checked by ``_not_lanewise``): each op made again with vector types."""
+    block = combiner.regions[0].blocks[0]
+    mapping = dict(zip(block.arguments, args, strict=True))
+    ops = [child.operation for child in block.operations]
+    for inner in ops[:-1]:
+        types = [ir.VectorType.get([lanes], r.type) for r in inner.results]
+        if inner.name == "arith.constant":
+            splat = ir.DenseElementsAttr.get_splat(types[0], inner.attributes["value"])
+            mapping[inner.results[0]] = arith.constant(types[0], splat)
+            continue
+        made = ir.Operation.create(
+            inner.name,
+            results=types,
+            operands=[mapping[v] for v in inner.operands],
+            attributes={name: inner.attributes[name] for name in inner.attributes},
+        )
+        mapping.update(zip(inner.results, made.results, strict=True))
+    return mapping[ops[-1].operands[0]]
+
+
+def _row_vector(source: ir.Value, at: list[ir.Value], lanes: int) -> ir.Value:
+    """``lanes`` elements of ``source`` along its last dimension from ``at``."""
+    element = ir.RankedTensorType(source.type).element_type
+    zero = 0.0 if isinstance(element, ir.FloatType) else 0
+    return vector.transfer_read(
+        ir.VectorType.get([lanes], element),
+        source,
+        at,
+        ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(len(at), 1)),
+        arith.constant(element, zero),  # never read: the row holds the lanes
+        ir.ArrayAttr.get([ir.BoolAttr.get(True)]),
+    )
+
+
+def _store_row_vector(value: ir.Value, dest: ir.Value, at: list[ir.Value]) -> ir.Value:
+    return vector.transfer_write(
+        dest.type,
+        value,
+        dest,
+        at,
+        ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(len(at), 1)),
+        ir.ArrayAttr.get([ir.BoolAttr.get(True)]),
+    )
+
+
+# Columns [start, stop) of a row, and where they start in the updates when
+# the output is a thread's slice (None: the same columns).
+Columns = tuple[int, int, "ir.Value | None"]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A row scatter's operands and how its rows are combined: the update
+    at ``[n, m...]`` (a row) onto ``out[indices[n]..., m...]``."""
+
+    updates: ir.Value
+    indices: ir.Value
+    combiner: ir.Operation
+    extents: list[ir.Value]  # the output's leading (indexed) dimensions
+    overlap: int  # update dimensions over indexed ones (each of size 1)
+    lanes: int
+
+    def combine(
+        self, out: ir.Value, row: list[ir.Value], at: list[ir.Value], columns: Columns
+    ) -> ir.Value:
+        """``out`` with the columns ``[start, stop)`` of the update row at
+        ``row`` combined into its row at ``at``: vectors of ``lanes``, then a
+        shorter one for the rest."""
+        start, stop, shift = columns
+        full = (stop - start) // self.lanes * self.lanes
+        if full:
+            loop = scf.ForOp(_index(start), _index(start + full), _index(self.lanes), [out])
+            with ir.InsertionPoint(loop.body):
+                step = self._vector(loop.inner_iter_args[0], row, at, loop.induction_variable, shift)
+                scf.YieldOp([step])
+            out = loop.results[0]
+        if start + full < stop:
+            tail = dataclass_replace(self, lanes=stop - start - full)
+            out = tail._vector(out, row, at, _index(start + full), shift)
+        return out
+
+    def _vector(
+        self,
+        out: ir.Value,
+        row: list[ir.Value],
+        at: list[ir.Value],
+        column: ir.Value,
+        shift: ir.Value | None,
+    ) -> ir.Value:
+        # A thread's slice of the output starts at column ``shift`` of the updates.
+        update_column = column if shift is None else arith.addi(column, shift)
+        update = _row_vector(self.updates, [*row, update_column], self.lanes)
+        old = _row_vector(out, [*at, column], self.lanes)
+        value = _inline_on_vectors(self.combiner, [update, old], self.lanes)
+        return _store_row_vector(value, out, [*at, column])
+
+    def loops(self, out: ir.Value, columns: Columns) -> ir.Value:
+        """``out`` with the columns ``columns`` of every update row combined,
+        in order; a row at an index outside ``out`` is dropped."""
+        update_rank = ir.RankedTensorType(self.updates.type).rank
+        uppers = [_dim(self.updates, d) for d in range(update_rank - 1)]
+
+        def apply(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+            (current,) = carried
+            lead = [
+                _destination(self.indices, ivs[0], column, extent)
+                for column, extent in enumerate(self.extents)
+            ]
+            branch = scf.IfOp(_in_bounds(lead, self.extents), [current.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                at = [*lead, *ivs[1 + self.overlap :]]
+                scf.YieldOp([self.combine(current, ivs, at, columns)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([current])
+            return [branch.results[0]]
+
+        return _loop_nest(uppers, [out], apply)[0]
+
+
+def _lower_row_scatter(
+    op: ir.Operation, combiner: ir.Operation, lanes: int, threads: int
+) -> list[ir.Value]:
+    """A row scatter as loops over the updates whose body combines a whole
+    row with vectors; with ``threads > 1``, the row's columns split among
+    threads first (each thread applies every update, in order, to its own
+    columns), the columns left over after them in one more loop."""
+    updates, indices, original = op.operands
+    leading = len(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
+    extents = [_dim(original, d) for d in range(leading)]
+    rows = _Rows(updates, indices, combiner, extents, _overlap(op), lanes)
+    width = ir.RankedTensorType(original.type).shape[-1]
+    per_thread = width // threads // lanes * lanes
+    out, start = original, 0
+    if threads > 1:
+        out, start = _threaded_rows(rows, original, threads, per_thread), threads * per_thread
+    if start < width:
+        out = rows.loops(out, (start, width, None))
+    return [out]
+
+
+def _row_threads(op: ir.Operation, lanes: int, threads: int) -> int:
+    """How many threads share a row scatter's columns: as many as get at
+    least ``_BYTES_PER_THREAD`` of a row in whole vectors, at most ``threads``."""
+    _, _, original = op.operands
+    width = ir.RankedTensorType(original.type).shape[-1]
+    least = max(lanes, _BYTES_PER_THREAD * 8 // _element_bits(original))
+    return max(1, min(threads, width // least))
+
+
+def _threaded_rows(rows: _Rows, original: ir.Value, threads: int, per_thread: int) -> ir.Value:
+    """``scf.forall`` over ``threads``: thread ``t`` combines the columns
+    ``[t * per_thread, (t + 1) * per_thread)`` of every row, in update order,
+    in its slice of the output."""
+    out_type = ir.RankedTensorType(original.type)
+    rank = out_type.rank
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes = [*out_type.shape[:-1], per_thread]
+    dynamic_sizes = [tensor.dim(original, _index(d)) for d in range(rank) if sizes[d] == dynamic]
+    slice_type = ir.RankedTensorType.get(sizes, out_type.element_type)
+    offsets = [0] * (rank - 1) + [dynamic]
+    forall = scf.ForallOp([0], [threads], [1], shared_outs=[original])
+    with ir.InsertionPoint(forall.body):
+        (thread,) = forall.induction_variables
+        (shared,) = forall.inner_iter_args
+        first = arith.muli(thread, _index(per_thread))
+        piece = tensor.extract_slice(
+            slice_type, shared, [first], dynamic_sizes, [], offsets, sizes, [1] * rank
+        )
+        done = rows.loops(piece, (0, per_thread, first))
+        with ir.InsertionPoint(forall.terminator().block):
+            tensor.parallel_insert_slice(
+                done, shared, [first], dynamic_sizes, [], offsets, sizes, [1] * rank
+            )
+    return forall.results[0]
 
 
 def _update_in_bounds(
@@ -389,6 +645,16 @@ class LowerTmTensor(Pass):
     summary = "Lower torch-mlir's TMTensor ops (sort, scatter, scan stand-ins) to scf loops"
     anchor = "builtin.module"
 
+    vector_bits: int = opt(
+        0,
+        "vector width in bits for scatters of whole rows (index_add, index_put of rows): "
+        "each row combined with vectors; 0: every scatter as scalar loops",
+    )
+    threads: int = opt(
+        1, "threads that may share the columns of a row scatter's rows (wide rows only)"
+    )
+    explain: bool = opt(False, "list the scatters left as scalar loops (and why) on stderr")
+
     def run(self, op: ir.Operation) -> None:
         stand_ins = ops_matching(op, lambda o: o.name in STAND_INS)
         if not stand_ins:
@@ -397,9 +663,10 @@ class LowerTmTensor(Pass):
         pairs = [(stand_in, _combiner(stand_in, symbols)) for stand_in in stand_ins]
         for stand_in, combiner in pairs:
             _check_combiner(stand_in, combiner)
+        remarks: list[Remark] = []
         for stand_in, combiner in pairs:
             with ir.InsertionPoint(stand_in), stand_in.location:
-                results = _LOWERINGS[stand_in.name](stand_in, combiner)
+                results = self._lower(stand_in, combiner, remarks)
             for old, new in zip(stand_in.results, results, strict=True):
                 old.replace_all_uses_with(new)
             stand_in.erase()
@@ -407,3 +674,20 @@ class LowerTmTensor(Pass):
         names = {ir.StringAttr(c.attributes["sym_name"]).value: c for _, c in pairs}
         for combiner in names.values():
             combiner.erase()
+        publish(remarks, self.explain)
+
+    def _lower(
+        self, op: ir.Operation, combiner: ir.Operation, remarks: list[Remark]
+    ) -> list[ir.Value]:
+        if op.name != TM_SCATTER or not self.vector_bits:
+            return _LOWERINGS[op.name](op, combiner)
+        why = _not_row_scatter(op) or _not_lanewise(combiner)
+        if why:
+            message = f"left as scalar loops: not vectorized: {why}"
+            remarks.append(about(op, self.flag, message, FALLBACK))
+            return _lower_scatter(op, combiner)
+        lanes = max(1, self.vector_bits // _element_bits(op.operands[2]))
+        threads = _row_threads(op, lanes, self.threads)
+        message = f"rows combined as vectors of {lanes}, columns split among {threads} thread(s)"
+        remarks.append(about(op, self.flag, message))
+        return _lower_row_scatter(op, combiner, lanes, threads)

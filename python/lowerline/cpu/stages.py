@@ -65,7 +65,7 @@ class CpuOptions:
     )
 
 
-def graph(o: CpuOptions) -> str:
+def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     """linalg on tensors -> graph: fuse elementwise chains, fold, dedupe.
 
     ``convert-elementwise-to-linalg`` first: arith/math ops on whole tensors
@@ -74,7 +74,10 @@ def graph(o: CpuOptions) -> str:
     reads are dropped before (``lowerline-drop-dead-results``: the unused
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
-    (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
+    (``lowerline-lower-tm-tensor``): nothing after it knows them; with
+    ``vector_rows``, scatters of whole rows (index_add, embedding bags)
+    combine rows with the target's vectors, wide rows split among the
+    threads by columns (the GPU path keeps scalar loops). Quantized
     linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
     -> quantize) become integer kernels before anything fuses their
     dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
@@ -88,8 +91,10 @@ def graph(o: CpuOptions) -> str:
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it.
     """
+    rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
     return (
-        "lowerline-lower-tm-tensor,func.func(lowerline-sink-qdq-through-layout-ops,"
+        f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
+        "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"

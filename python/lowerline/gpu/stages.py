@@ -51,7 +51,7 @@ class GpuOptions:
 
 
 def graph(o: GpuOptions) -> str:
-    return cpu_graph(CpuOptions())
+    return cpu_graph(CpuOptions(), vector_rows=False)
 
 
 def tiled(o: GpuOptions) -> str:

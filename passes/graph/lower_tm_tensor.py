@@ -24,6 +24,31 @@ combiners::
         tensor.insert %v into %out[%i, ...]
       } else { %out }
 
+With ``vector-bits`` (the CPU stages pass the target's), a scatter of whole
+rows (``index_add``, ``index_put`` of rows, the sums of an embedding bag:
+indices into the leading dimensions, each update a whole row of the rest,
+a combiner of arith/math ops only) combines a row per update with vectors;
+the index is checked once per row, the updates still applied in order::
+
+    scf.for %n ... iter_args(%out = %original) {
+      %i = <the row index of update %n, from the end when negative>
+      scf.if (%i in bounds) {
+        scf.for %c = 0 to <whole vectors> step <lanes> {         // then one shorter
+          %u = vector.transfer_read %updates[%n, %c]
+          %o = vector.transfer_read %out[%i, %c]
+          vector.transfer_write <the combiner on vectors>(%u, %o), %out[%i, %c]
+
+Updates may repeat an index, so they cannot be split among threads; the
+columns can: with ``threads`` and rows wide enough (256 bytes a thread), an
+``scf.forall`` gives each thread a slice of columns of every row, to which
+it applies every update in order, so each element is combined in the same
+order as on one thread; the columns left over follow in one more loop. Any
+other scatter (one element per update: ``scatter_add``, ``scatter_reduce``;
+a combiner with a call) stays scalar loops, with a remark saying why
+(``explain`` prints it). Upstream has no scatter on tensors to lower to
+(``tensor.scatter`` has no lowering), and the vectorizer only vectorizes
+linalg ops, which a scatter with repeated indices is not.
+
 A scan carries its output through a loop nest in row-major order, so
 ``output[i-1]`` is written before ``output[i]``. A sort is a stable bottom-up
 merge sort per row (``ceil(log2 n)`` passes, each into a new tensor) with
@@ -359,7 +384,9 @@ class _Rows:
         if full:
             loop = scf.ForOp(_index(start), _index(start + full), _index(self.lanes), [out])
             with ir.InsertionPoint(loop.body):
-                step = self._vector(loop.inner_iter_args[0], row, at, loop.induction_variable, shift)
+                step = self._vector(
+                    loop.inner_iter_args[0], row, at, loop.induction_variable, shift
+                )
                 scf.YieldOp([step])
             out = loop.results[0]
         if start + full < stop:

@@ -142,3 +142,45 @@ func.func private @combine_call(%a: f32, %b: f32) -> f32 {
   %s = func.call @helper(%a, %b) : (f32, f32) -> f32
   return %s : f32
 }
+
+// -----
+
+// torch-mlir's index_put of rows: each update [n, 1, row], its dimension of
+// one over the indexed one; the row lands at the index alone.
+// CHECK-LABEL: func.func @index_put_rows_with_unit_dim(
+// CHECK-SAME:      %[[U:[a-z0-9]+]]: tensor<4x1x9xf32>
+// CHECK:         scf.for %[[N:.+]] = {{.+}} iter_args
+// CHECK:           scf.for %[[K:.+]] = {{.+}} iter_args
+// CHECK:             %[[ROW:.+]] = arith.select
+// CHECK:             scf.if
+// CHECK:               vector.transfer_read %[[U]][%[[N]], %[[K]], %{{.+}}]
+// CHECK:               vector.transfer_read %{{.+}}[%[[ROW]], %{{.+}}]{{.+}} : tensor<6x9xf32>, vector<8xf32>
+// CHECK:               arith.addf {{.+}} : vector<1xf32>
+// CHECK-NOT:     tensor.insert
+func.func @index_put_rows_with_unit_dim(%u: tensor<4x1x9xf32>, %i: tensor<4x1xi64>, %o: tensor<6x9xf32>) -> tensor<6x9xf32> {
+  %r = "lowerline.tm_scatter"(%u, %i, %o) {combiner = @combine_add, dimension_map = array<i64: 0>, unique_indices = false}
+      : (tensor<4x1x9xf32>, tensor<4x1xi64>, tensor<6x9xf32>) -> tensor<6x9xf32>
+  return %r : tensor<6x9xf32>
+}
+func.func private @combine_add(%a: f32, %b: f32) -> f32 {
+  %s = arith.addf %a, %b : f32
+  return %s : f32
+}
+
+// -----
+
+// An update spanning two rows along the indexed dimension is not one row:
+// scalar loops.
+// EXPLAIN: lowerline-lower-tm-tensor-rows.mlir:[[@LINE+5]]:{{[0-9]+}}: remark: lowerline.tm_scatter: left as scalar loops: not vectorized: its updates span several rows along an indexed dimension [lowerline-lower-tm-tensor]
+// CHECK-LABEL: func.func @update_of_two_rows_stays_scalar(
+// CHECK-NOT:     vector.
+// CHECK:         tensor.insert
+func.func @update_of_two_rows_stays_scalar(%u: tensor<4x2x9xf32>, %i: tensor<4x1xi64>, %o: tensor<6x9xf32>) -> tensor<6x9xf32> {
+  %r = "lowerline.tm_scatter"(%u, %i, %o) {combiner = @combine_add, dimension_map = array<i64: 0>, unique_indices = false}
+      : (tensor<4x2x9xf32>, tensor<4x1xi64>, tensor<6x9xf32>) -> tensor<6x9xf32>
+  return %r : tensor<6x9xf32>
+}
+func.func private @combine_add(%a: f32, %b: f32) -> f32 {
+  %s = arith.addf %a, %b : f32
+  return %s : f32
+}

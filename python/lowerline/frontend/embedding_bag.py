@@ -76,10 +76,13 @@ def embedding_bag(
     if mode in (SUM, MEAN):
         if per_sample_weights is not None:  # sum mode only (ATen checks)
             rows = rows * per_sample_weights.unsqueeze(1)
-        zero = torch.zeros((), dtype=weight.dtype)
-        sums = torch.zeros(bags, weight.shape[1], dtype=weight.dtype).index_add(
-            0, bag, torch.where(keep.unsqueeze(1), rows, zero)
-        )
+        if padded:
+            rows = torch.where(keep.unsqueeze(1), rows, torch.zeros((), dtype=weight.dtype))
+        # The bags' sums as an index_add of whole rows, which lowerline
+        # combines with vectors (lowerline-lower-tm-tensor). Not a segment sum
+        # from a cumsum's differences: that rounds differently from ATen and
+        # loses small bags next to large sums.
+        sums = torch.zeros(bags, weight.shape[1], dtype=weight.dtype).index_add(0, bag, rows)
         if mode == SUM:
             return sums, bag, counts, counts
         out = sums / counts.clamp(min=1).unsqueeze(1).to(weight.dtype)

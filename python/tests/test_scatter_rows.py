@@ -74,9 +74,10 @@ def test_row_scatter_is_vectorized_and_element_scatter_is_not():
     assert "tensor.insert" in graph
 
 
-def test_wide_rows_are_split_among_threads():
+@pytest.mark.parametrize("parallel", ["openmp", "async"])
+def test_wide_rows_are_split_among_threads(parallel):
     model = Scatters().eval()
-    compiled = lowerline.compile(model, *_inputs(257, 8), num_threads=2)
+    compiled = lowerline.compile(model, *_inputs(257, 8), num_threads=2, parallel=parallel)
     assert "scf.forall" in compiled.ir("graph")
     single = lowerline.compile(model, *_inputs(257, 8), num_threads=1)
     assert "scf.forall" not in single.ir("graph")

@@ -35,6 +35,10 @@ def __getattr__(name: str):
         from lowerline import errors
 
         return getattr(errors, name)
+    if name == "quant":  # lowerline.quant.Int8 for compile(..., quantize=)
+        import lowerline.quant
+
+        return lowerline.quant
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

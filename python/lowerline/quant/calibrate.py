@@ -30,9 +30,8 @@ from typing import Any
 import torch
 from torch import fx
 
-from lowerline.frontend.quantized import register_ops
 from lowerline.quant.config import Int8
-from lowerline.quant.observers import Observer, QParams, weight_qparams
+from lowerline.quant.observers import Observer, QParams, quantized_ops, weight_qparams
 
 aten = torch.ops.aten
 # Op -> its kind (Int8.skip's names); every one takes (input, weight, bias, ...)
@@ -45,13 +44,6 @@ LAYER_OPS = {
 }
 # An activation after a layer that its integer kernel computes (the fold's epilogue).
 FUSED_ACTIVATIONS = (aten.relu.default, aten.relu_.default)
-
-
-def _qd() -> Any:
-    """torch's ``quantized_decomposed`` ops, defined on first use (importing
-    their library at lowerline's import would slow every ``import lowerline.api``)."""
-    register_ops()
-    return torch.ops.quantized_decomposed
 
 
 @dataclass
@@ -234,7 +226,7 @@ def _insert_pair(graph: fx.Graph, value: fx.Node, params: QParams) -> fx.Node:
     """A quantize/dequantize pair after ``value``; every op and output that read it
     reads the dequantize (torch.export's input guards, a ``call_module``, still
     see the input)."""
-    ops = _qd()
+    ops = quantized_ops()
     with graph.inserting_after(value):
         quantize = graph.call_function(ops.quantize_per_tensor.default, (value, *params.args))
     with graph.inserting_after(quantize):
@@ -264,7 +256,7 @@ def _quantize_weight(graph: fx.GraphModule, op: fx.Node, index: int) -> None:
     with graph.graph.inserting_before(op):
         attrs = [graph.graph.get_attr(name) for name in names]
         dequantize = graph.graph.call_function(
-            _qd().dequantize_per_channel.default, (*attrs, 0, -128, 127, torch.int8)
+            quantized_ops().dequantize_per_channel.default, (*attrs, 0, -128, 127, torch.int8)
         )
     op.replace_input_with(source, dequantize)
 

@@ -19,8 +19,11 @@ are symmetric s8 per output channel from their own extremes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
+
+from lowerline.frontend.quantized import register_ops
 
 SAMPLE = 1 << 16
 # Candidate clipping ranges the ``mse`` choice tries, as fractions of the full range.
@@ -60,19 +63,26 @@ def qparams(lo: float, hi: float, activations: str) -> QParams:
     return QParams(float(scale), zero_point, 0, 255, torch.uint8)
 
 
+def quantized_ops() -> Any:
+    """torch's ``quantized_decomposed`` ops, defined on first use (importing
+    their library at lowerline's import would slow every ``import lowerline.api``)."""
+    register_ops()
+    return torch.ops.quantized_decomposed
+
+
 def _f32(value: float) -> float:
     return float(torch.tensor(value, dtype=torch.float32))
 
 
 def fake_quantize(values: torch.Tensor, params: QParams) -> torch.Tensor:
     """``values`` through torch's own quantize/dequantize pair."""
-    ops = torch.ops.quantized_decomposed
+    ops = quantized_ops()
     return ops.dequantize_per_tensor(ops.quantize_per_tensor(values, *params.args), *params.args)
 
 
 def weight_qparams(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(int8 weight, f32 scales, i64 zero points) per output channel (axis 0), symmetric."""
-    ops = torch.ops.quantized_decomposed
+    ops = quantized_ops()
     flat = weight.detach().float().reshape(weight.shape[0], -1)
     extreme = flat.abs().amax(dim=1) if flat.shape[1] else torch.zeros(weight.shape[0])
     scales = torch.clamp(extreme / 127.5, min=EPS).to(torch.float32)

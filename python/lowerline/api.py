@@ -971,9 +971,19 @@ def compile(
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
     memory = None if compile_memory is None else memory_bound(compile_memory)
+    # lowerline.compile with this call's options: the quantizer's observer
+    # model and quant_report's layers compile with it.
+    compile_alike = functools.partial(
+        compile,
+        target=target,
+        cache=cache,
+        cache_dir=cache_dir,
+        compile_memory=compile_memory,
+        **options,
+    )
     quantization = None
     if quantize is not None:  # the calibrated QDQ graph compiles in the float model's place
-        quantization = quantize_model(module, example_inputs, quantize)
+        quantization = quantize_model(module, example_inputs, quantize, compile_alike)
         module = quantization.graph
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     # A private cache lives as long as this module: a key of its own, never on disk.
@@ -986,12 +996,5 @@ def compile(
     if quantization is not None:
         first.stage_seconds = {"calibrate": quantization.seconds, **first.stage_seconds}
         compiled._quantization = quantization
-        compiled._compile_layer = functools.partial(
-            compile,
-            target=target,
-            cache=cache,
-            cache_dir=cache_dir,
-            compile_memory=compile_memory,
-            **options,
-        )
+        compiled._compile_layer = compile_alike
     return compiled

@@ -1,12 +1,16 @@
-"""lowerline.quant without compiling: the observers' choices against torch's
-own observers, the QDQ graph calibration builds, what ``skip`` leaves in
-float, the per-layer modules the report compiles, and the errors of bad
-configurations."""
+"""lowerline.quant: the observers' choices against torch's own observers,
+the QDQ graph calibration builds, what ``skip`` leaves in float, the
+per-layer modules the report compiles, and the errors of bad
+configurations; all without compiling, but for calibration through the
+compiled observer model (``calibrate_on="compiled"``)."""
+
+import functools
 
 import pytest
 import torch
 from torch.ao.quantization import observer as torch_observers
 
+import lowerline
 from lowerline.quant import Int8
 from lowerline.quant.calibrate import quantize_model
 from lowerline.quant.observers import Observer, fake_quantize, qparams, weight_qparams
@@ -208,6 +212,7 @@ def test_integer_kernel_reads_the_graph_ir():
         ({"calibration": 3}, TypeError, "sequence of batches, got int"),
         ({"skip": [3]}, TypeError, "skip takes layer names"),
         ({"percentile": 20.0}, ValueError, "percentile must be in"),
+        ({"calibrate_on": "eager"}, ValueError, "calibrate_on must be 'graph' or 'compiled'"),
     ],
 )
 def test_bad_configurations_are_named(arguments, error, message):
@@ -230,3 +235,23 @@ def test_a_batch_that_does_not_fit_is_named():
 def test_quantize_takes_an_int8():
     with pytest.raises(TypeError, match=r"lowerline\.quant\.Int8"):
         quantize_model(Net().eval(), (images()[0],), {"observer": "minmax"})
+
+
+def test_calibrating_on_the_compiled_observer_model_agrees_with_the_graph():
+    """The observers see lowerline's compiled float graph (batches of two
+    sizes: two specializations) and choose what they choose on the graph run
+    in torch, up to float rounding of the observed extremes."""
+    torch.manual_seed(0)
+    model = Net().eval()
+    data = [*images(3), *images(1, batch=1)]
+    compile_model = functools.partial(lowerline.compile, cache=False)
+    config = Int8(calibration=data, calibrate_on="compiled", activations="s8")
+    on_compiled = quantize_model(model, (data[0],), config, compile_model)
+    config = Int8(calibration=data, activations="s8")
+    on_graph = quantize_model(model, (data[0],), config)
+    for ours, theirs in zip(on_compiled.layers, on_graph.layers, strict=True):
+        for a, b in ((ours.input, theirs.input), (ours.output, theirs.output)):
+            assert a.zero_point == b.zero_point == 0
+            assert a.scale == pytest.approx(b.scale, rel=1e-5)
+    with pytest.raises(ValueError, match=r"needs lowerline\.compile"):
+        quantize_model(model, (data[0],), Int8(calibration=data, calibrate_on="compiled"))

@@ -15,15 +15,19 @@ the other graph-stage folds). Each layer's output is quantized too (after its
 ReLU when one follows): every integer kernel ends in a requantize, and
 ``quant_report`` has an output scale to count errors in.
 
-Calibration runs the exported float graph (``torch.fx.Interpreter``), not a
-lowerline-compiled observer model: eager float arithmetic on the same graph
-gives the observers the same values up to float rounding, without a compile
-of its own (docs/quantization.md).
+Calibration runs, by default, the exported float graph
+(``torch.fx.Interpreter``): eager float arithmetic on the same graph gives
+the observers the same values as compiled code up to float rounding, without
+a compile of its own. ``Int8(calibrate_on="compiled")`` compiles that graph
+with lowerline instead, every observed value one of its outputs
+(``observer_module``), and runs the batches through the compiled code: one
+more compile (docs/quantization.md).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,8 +77,16 @@ class QuantizedModel:
     seconds: float  # export, calibration and the rewrite
 
 
-def quantize_model(module: torch.nn.Module, example_inputs: tuple, config: Int8) -> QuantizedModel:
-    """``module`` calibrated on ``config.calibration`` as a QDQ graph module."""
+def quantize_model(
+    module: torch.nn.Module,
+    example_inputs: tuple,
+    config: Int8,
+    compile_model: Callable[..., Any] | None = None,
+) -> QuantizedModel:
+    """``module`` calibrated on ``config.calibration`` as a QDQ graph module.
+
+    ``compile_model(module, *inputs, **options)``: lowerline.compile with the
+    caller's options, for ``config.calibrate_on == "compiled"``."""
     if not isinstance(config, Int8):
         raise TypeError(f"quantize takes a lowerline.quant.Int8, got {type(config).__name__}")
     start = time.perf_counter()
@@ -83,7 +95,12 @@ def quantize_model(module: torch.nn.Module, example_inputs: tuple, config: Int8)
     skipped = _skipped(found, config)
     layers = [layer for layer in found if layer.name not in skipped]
     observers = _observers(graph, layers, config)
-    _calibrate(graph, observers, config.calibration)
+    if config.calibrate_on == "compiled":
+        if compile_model is None:
+            raise ValueError("Int8(calibrate_on='compiled') needs lowerline.compile to run it")
+        _calibrate_compiled(graph, observers, config.calibration, compile_model)
+    else:
+        _calibrate(graph, observers, config.calibration)
     params = {node: observer.qparams() for node, observer in observers.items()}
     pairs = {node: _insert_pair(graph.graph, node, p) for node, p in params.items()}
     for index, layer in enumerate(layers):
@@ -220,6 +237,41 @@ def _calibrate(
                 raise ValueError(
                     f"Int8: calibration batch {index} does not run through the model: {err}"
                 ) from err
+
+
+def observer_module(graph: fx.GraphModule, values: list[fx.Node]) -> fx.GraphModule:
+    """The float graph with ``values`` as its outputs (nothing else computed)."""
+    new = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    new.graph_copy(graph.graph, env)
+    new.output(tuple(env[value] for value in values))
+    module = fx.GraphModule(graph, new, class_name="ObserverModel")
+    module.graph.eliminate_dead_code()  # needs the owning module (purity of its calls)
+    module.recompile()
+    return module
+
+
+def _calibrate_compiled(
+    graph: fx.GraphModule,
+    observers: dict[fx.Node, Observer],
+    batches: tuple[tuple, ...],
+    compile_model: Callable[..., Any],
+) -> None:
+    """Run the batches through lowerline's compiled float graph, every observed
+    value one of its outputs: the observers see what compiled code computes."""
+    values = list(observers)
+    module = observer_module(graph, values)
+    shapes = {tuple(getattr(v, "shape", None) for v in batch) for batch in batches}
+    compiled = compile_model(module, *batches[0], max_specializations=len(shapes) + 1)
+    for index, batch in enumerate(batches):
+        try:
+            seen = compiled(*batch)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise ValueError(
+                f"Int8: calibration batch {index} does not run through the model: {err}"
+            ) from err
+        for value, tensor in zip(values, seen, strict=True):
+            observers[value].observe(tensor)
 
 
 def _insert_pair(graph: fx.Graph, value: fx.Node, params: QParams) -> fx.Node:

@@ -10,6 +10,7 @@ import torch
 
 OBSERVERS = ("minmax", "moving_average", "percentile", "mse")
 ACTIVATIONS = ("u8", "s8")
+CALIBRATE_ON = ("graph", "compiled")
 # Op kinds ``skip`` may name, and the layers each one covers.
 OP_KINDS = ("linear", "conv")
 
@@ -32,6 +33,9 @@ class Int8:
     ``skip``: layers left in float, by the module's qualified name
     (``"features.3"``), by op kind (``"linear"``, ``"conv"``) or by module
     class (``torch.nn.Linear``).
+    ``calibrate_on``: ``"graph"`` runs the batches through the exported float
+    graph in torch (no compile); ``"compiled"`` compiles that graph with
+    lowerline, every observed value an output, and runs them through it.
     """
 
     calibration: Any
@@ -40,6 +44,7 @@ class Int8:
     skip: tuple = field(default=())
     percentile: float = 99.99
     averaging_constant: float = 0.01
+    calibrate_on: str = "graph"
 
     def __post_init__(self) -> None:
         if self.observer not in OBSERVERS:
@@ -48,6 +53,10 @@ class Int8:
             )
         if self.activations not in ACTIVATIONS:
             raise ValueError(f"Int8: activations must be 'u8' or 's8', got {self.activations!r}")
+        if self.calibrate_on not in CALIBRATE_ON:
+            raise ValueError(
+                f"Int8: calibrate_on must be 'graph' or 'compiled', got {self.calibrate_on!r}"
+            )
         if not 50.0 < self.percentile <= 100.0:
             raise ValueError(f"Int8: percentile must be in (50, 100], got {self.percentile}")
         if not 0.0 < self.averaging_constant <= 1.0:

@@ -5,8 +5,8 @@ Each observer sees every batch's values of one activation and keeps what
 its choice needs: the running extremes (``minmax``), their moving averages
 (``moving_average``, torch's MovingAverageMinMaxObserver update), or, for
 ``percentile`` and ``mse``, an evenly strided sample of the values (at most
-``SAMPLE`` per batch, so memory stays bounded on large activations) next to
-the extremes.
+``SAMPLE`` per batch, so memory stays bounded on large activations; the
+``mse`` search strides it again to ``SAMPLE`` in all) next to the extremes.
 
 The scale and zero point follow torch's ``_calculate_qparams`` (the range
 always holds 0, so zero is exact): asymmetric u8
@@ -146,6 +146,9 @@ class Observer:
         round trip has the least squared error on the sample."""
         assert self.lo is not None and self.hi is not None
         values = self._sample()
+        # Each candidate quantizes the whole sample: keep it to SAMPLE values
+        # (an evenly strided subset), or many batches make this the slow part.
+        values = values[:: max(1, values.numel() // SAMPLE)]
         best: tuple[float, QParams] | None = None
         for step in range(MSE_STEPS, 0, -1):
             fraction = step / MSE_STEPS

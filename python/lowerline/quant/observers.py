@@ -6,7 +6,7 @@ its choice needs: the running extremes (``minmax``), their moving averages
 (``moving_average``, torch's MovingAverageMinMaxObserver update), or, for
 ``percentile`` and ``mse``, an evenly strided sample of the values (at most
 ``SAMPLE`` per batch, so memory stays bounded on large activations; the
-``mse`` search strides it again to ``SAMPLE`` in all) next to the extremes.
+``mse`` search strides it again to ``MSE_SAMPLE`` in all) next to the extremes.
 
 The scale and zero point follow torch's ``_calculate_qparams`` (the range
 always holds 0, so zero is exact): asymmetric u8
@@ -26,8 +26,10 @@ import torch
 from lowerline.frontend.quantized import register_ops
 
 SAMPLE = 1 << 16
-# Candidate clipping ranges the ``mse`` choice tries, as fractions of the full range.
+# Candidate clipping ranges the ``mse`` choice tries, as fractions of the full
+# range, on at most MSE_SAMPLE of the sampled values.
 MSE_STEPS = 100
+MSE_SAMPLE = 1 << 14
 EPS = torch.finfo(torch.float32).eps
 
 
@@ -143,18 +145,18 @@ class Observer:
 
     def _least_error(self) -> QParams:
         """The range ``[f * lo, f * hi]`` (f in (0, 1]) whose quantize/dequantize
-        round trip has the least squared error on the sample."""
+        round trip has the least squared error on the sample: every candidate
+        at once, in torch's quantize arithmetic
+        (``clamp(round(x * (1 / scale)) + zero_point)``)."""
         assert self.lo is not None and self.hi is not None
         values = self._sample()
-        # Each candidate quantizes the whole sample: keep it to SAMPLE values
-        # (an evenly strided subset), or many batches make this the slow part.
-        values = values[:: max(1, values.numel() // SAMPLE)]
-        best: tuple[float, QParams] | None = None
-        for step in range(MSE_STEPS, 0, -1):
-            fraction = step / MSE_STEPS
-            params = qparams(self.lo * fraction, self.hi * fraction, self.activations)
-            error = float(((fake_quantize(values, params) - values) ** 2).mean())
-            if best is None or error < best[0]:
-                best = (error, params)
-        assert best is not None
-        return best[1]
+        # A strided subset: the choice needs the distribution, not every value.
+        values = values[:: max(1, values.numel() // MSE_SAMPLE)]
+        fractions = [step / MSE_STEPS for step in range(MSE_STEPS, 0, -1)]
+        candidates = [qparams(self.lo * f, self.hi * f, self.activations) for f in fractions]
+        scale = torch.tensor([c.scale for c in candidates]).unsqueeze(1)
+        zero_point = torch.tensor([float(c.zero_point) for c in candidates]).unsqueeze(1)
+        low, high = candidates[0].qmin, candidates[0].qmax
+        stored = torch.clamp(torch.round(values * (1.0 / scale)) + zero_point, low, high)
+        errors = (((stored - zero_point) * scale - values) ** 2).mean(dim=1)
+        return candidates[int(torch.argmin(errors))]  # the first (widest) of equal errors

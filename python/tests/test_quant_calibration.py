@@ -226,6 +226,12 @@ def test_unknown_skip_names_list_the_layers():
         quantize_model(Net().eval(), (images()[0],), config)
 
 
+def test_a_model_without_layers_is_named():
+    config = Int8(calibration=[torch.randn(2, 3)])
+    with pytest.raises(ValueError, match="no linear or convolution layer"):
+        quantize_model(torch.nn.ReLU(), (torch.randn(2, 3),), config)
+
+
 def test_a_batch_that_does_not_fit_is_named():
     config = Int8(calibration=[images(1)[0], torch.randn(4, 3, 7, 7)])
     with pytest.raises(ValueError, match="calibration batch 1 does not run"):

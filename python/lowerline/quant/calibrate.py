@@ -89,32 +89,24 @@ def quantize_model(
     caller's options, for ``config.calibrate_on == "compiled"``."""
     if not isinstance(config, Int8):
         raise TypeError(f"quantize takes a lowerline.quant.Int8, got {type(config).__name__}")
+    if config.calibrate_on == "compiled" and compile_model is None:
+        raise ValueError("Int8(calibrate_on='compiled') needs lowerline.compile to run it")
     start = time.perf_counter()
     graph = _export(module, config.calibration[0], example_inputs)
     found = _layers(graph)
+    if not found:
+        raise ValueError(
+            "Int8: the model has no linear or convolution layer on a weight attribute: "
+            "nothing to quantize"
+        )
     skipped = _skipped(found, config)
     layers = [layer for layer in found if layer.name not in skipped]
     observers = _observers(graph, layers, config)
-    if config.calibrate_on == "compiled":
-        if compile_model is None:
-            raise ValueError("Int8(calibrate_on='compiled') needs lowerline.compile to run it")
+    if compile_model is not None and config.calibrate_on == "compiled":
         _calibrate_compiled(graph, observers, config.calibration, compile_model)
     else:
         _calibrate(graph, observers, config.calibration)
-    params = {node: observer.qparams() for node, observer in observers.items()}
-    pairs = {node: _insert_pair(graph.graph, node, p) for node, p in params.items()}
-    for index, layer in enumerate(layers):
-        _quantize_weight(graph, layer.op, index)
-        layer.input = params[layer.source]
-        output = _output_value(layer.op)
-        layer.output = params[output]
-        layer.result = pairs[output]
-    graph.graph.eliminate_dead_code()
-    graph.graph.lint()
-    graph.recompile()
-    _drop_unused_attributes(graph)
-    for layer in layers:
-        layer.nodes = _layer_nodes(layer)
+    _rewrite(graph, layers, {node: obs.qparams() for node, obs in observers.items()})
     return QuantizedModel(
         graph=graph,
         float_module=module,
@@ -123,6 +115,23 @@ def quantize_model(
         skipped=sorted(skipped),
         seconds=time.perf_counter() - start,
     )
+
+
+def _rewrite(graph: fx.GraphModule, layers: list[Layer], params: dict[fx.Node, QParams]) -> None:
+    """Quantize/dequantize pairs on the observed values, int8 weights; each
+    layer learns its qparams and nodes."""
+    pairs = {node: _insert_pair(graph.graph, node, p) for node, p in params.items()}
+    for index, layer in enumerate(layers):
+        _quantize_weight(graph, layer.op, index)
+        output = _output_value(layer.op)
+        layer.input, layer.output = params[layer.source], params[output]
+        layer.result = pairs[output]
+    graph.graph.eliminate_dead_code()
+    graph.graph.lint()
+    graph.recompile()
+    _drop_unused_attributes(graph)
+    for layer in layers:
+        layer.nodes = _layer_nodes(layer)
 
 
 def _export(module: torch.nn.Module, batch: tuple, example_inputs: tuple) -> fx.GraphModule:

@@ -18,6 +18,9 @@ What works so far:
   lowerline run FILE.mlir     lower a function on tensors to LLVM, JIT it, call it
                               on seeded random inputs and print its results
   lowerline pipeline          print the textual pass pipeline of every CPU stage
+  lowerline export FILE.py    write a C header and static library (weights in it)
+                              of the file's `model` for a --target CPU, e.g.
+                              cpu:cortex-a72; prints workspace and code sizes
   lowerline object FILE.mlir  generate an object file (and --shared library) from
                               LLVM-dialect IR for a --target CPU, as the compile
                               worker does
@@ -25,6 +28,12 @@ What works so far:
   lowerline-opt               an mlir-opt style driver for upstream and lowerline
                               passes (see lowerline-opt --help, --list-passes)
 """
+
+
+_EXPORT_TARGET_HELP = (
+    "'cpu' (default: this machine) or 'cpu:NAME' (e.g. cpu:cortex-a72, built with "
+    "aarch64-linux-gnu-gcc)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,6 +69,17 @@ def _parser() -> argparse.ArgumentParser:
         help="'cpu' (default), 'cpu:NAME', or 'cuda:sm_80' / 'cuda:sm_90': PTX, cubin and "
         "fatbin are built and checked with ptxas, the GPU-mapped IR runs on this CPU",
     )
+    export = sub.add_parser(
+        "export", help="a model file to a C header and static library (lowerline.export)"
+    )
+    export.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    export.add_argument("--target", default="cpu", help=_EXPORT_TARGET_HELP)
+    export.add_argument(
+        "-o",
+        "--out",
+        help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
+    )
+    export.add_argument("--name", help="the C API's prefix (default: the file's name)")
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -233,6 +253,24 @@ def _object(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    import os
+    import re
+
+    from lowerline.aot.export import export
+    from lowerline.driver.compile_cli import load_model_file
+    from lowerline.errors import UsageError
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    name = args.name or re.sub(r"\W", "_", stem)
+    model, inputs = load_model_file(args.file)
+    try:
+        export(model, *inputs, target=args.target, out_dir=args.out, name=name)
+    except (ValueError, TypeError) as err:  # a bad --name or --target: the user's to fix
+        raise UsageError(str(err)) from None
+    return 0
+
+
 def _cache(args: argparse.Namespace) -> int:
     from lowerline.driver.cache import Cache
 
@@ -259,6 +297,8 @@ def _main(argv: list[str]) -> int:
         return _cache(args)
     if args.command == "object":
         return _object(args)
+    if args.command == "export":
+        return _export(args)
     _parser().print_help()
     return 0
 

@@ -80,6 +80,8 @@ from lowerline.pipeline.remarks import Remark
 from lowerline.quant.calibrate import QuantizedModel, quantize_model
 from lowerline.quant.config import Int8
 from lowerline.quant.report import QuantReport, quant_report
+from lowerline.runtime import calls
+from lowerline.runtime.calls import SEED_INPUT
 from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
@@ -101,18 +103,6 @@ def _target_name(target: str) -> str:
 # torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
 STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
-# In Specialization.arguments: the seed of the model's random ops.
-SEED_INPUT = -1
-
-
-def _number_key(value: bool | int | float) -> tuple:
-    """Which baked-in number a call passes. Floats by their bits: 0.0 and -0.0
-    give different results (1 / x) and NaN must find its own specialization."""
-    if isinstance(value, bool):
-        return (bool, value)
-    if isinstance(value, int):
-        return (int, int(value))
-    return (float, float(value).hex())
 
 
 @dataclass
@@ -149,7 +139,9 @@ class Specialization:
 
     @property
     def key(self) -> tuple:
-        shapes = (spec.shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs)
+        shapes = (
+            spec.shape if spec.is_tensor else calls.number_key(spec.value) for spec in self.inputs
+        )
         return (*shapes, self.aliases)
 
     def call(
@@ -157,7 +149,7 @@ class Specialization:
     ) -> Any:
         """Run ``function`` on the call's inputs and state, write back what
         ``forward`` mutated, and return the outputs."""
-        tensors = [_argument(a, flat, state) for a in self.arguments]
+        tensors = [calls.argument(a, flat, state) for a in self.arguments]
         return self.finish(function(tensors), flat, state)
 
     def finish(self, results: list[torch.Tensor], flat: Any, state: dict[str, torch.Tensor]) -> Any:
@@ -177,7 +169,7 @@ class Specialization:
         if self.tensors_only:
             return pytree.tree_unflatten(results, self.out_spec)
         tensors = iter(results)
-        flat = [_output(kind, tensors) for kind in self.outputs]
+        flat = [calls.output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
 
 
@@ -240,28 +232,8 @@ class _FastPlan:
 
 def _plan(args: tuple, specialization: Specialization) -> _FastPlan:
     contiguous = all(a.is_contiguous() for a in args)
-    extents = tuple(_span_bytes(a) for a in args) if len(args) > 1 else ()
+    extents = tuple(calls.span_bytes(a) for a in args) if len(args) > 1 else ()
     return _FastPlan(specialization, specialization.takes_inputs and contiguous, extents)
-
-
-def _argument(source: int | str, flat: Any, state: dict[str, torch.Tensor]) -> torch.Tensor:
-    """One library argument: a user input or a buffer, contiguous; or, for
-    SEED_INPUT, a seed drawn from torch's default generator as torch's own
-    random ops draw theirs, so ``torch.manual_seed(s)`` before a call makes its
-    random numbers reproducible and two calls differ."""
-    if source == SEED_INPUT:
-        return torch.randint(2**62, ())
-    value = flat[source] if isinstance(source, int) else state[source]
-    return value if value.is_contiguous() else value.contiguous()
-
-
-def _output(kind: tuple, tensors: Any) -> Any:
-    """One flat output: the next tensor, a number from the next (0-d) tensor, or a constant."""
-    if kind[0] == "tensor":
-        return next(tensors)
-    if kind[0] == "number":
-        return kind[1](next(tensors).item())  # int, float or bool, as eager's item()
-    return kind[1]
 
 
 def _options_text(options: CpuOptions | GpuOptions) -> str:
@@ -382,6 +354,16 @@ class CompiledModule:
                 "evicted or cleared (the compiled code still runs); compile with dump_dir= to "
                 "keep every stage's IR"
             ) from None
+
+    def save(self, path: str, key: bytes | None = None) -> None:
+        """Write this module (every specialization, the current values of the
+        buffers it updates) to the one file ``path``, which ``lowerline.load``
+        runs without the compiler packages. Signed with ``key`` (default: this
+        user's cache key; see ``lowerline.saved`` for moving files between
+        machines); written to a temporary file and renamed. CPU targets only."""
+        from lowerline import saved
+
+        saved.save_module(self, path, key)
 
     def quant_report(self) -> QuantReport:
         """How the int8 model compiled with ``quantize=`` meets its references:
@@ -517,28 +499,7 @@ class CompiledModule:
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
         key: shapes, numbers, and which tensor inputs share memory."""
-        key: list[Any] = []
-        for spec, value in zip(self._specs, flat, strict=True):
-            if spec.is_tensor:
-                if (
-                    not isinstance(value, torch.Tensor)
-                    or value.dtype != spec.dtype
-                    or not value.is_cpu
-                    or value.requires_grad
-                    or value.layout != torch.strided
-                ):
-                    raise _tensor_error(spec, value)
-                key.append(value.shape)
-            else:
-                if type(value) not in (bool, int, float) or (type(value) is bool) != (
-                    type(spec.value) is bool
-                ):
-                    value = _number_or_error(spec, value)
-                key.append(_number_key(value))
-        key.append(
-            _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
-        )
-        return tuple(key)
+        return calls.call_key(self._specs, flat, self._tensor_positions)
 
     def _count_error(self, count: int) -> TypeError:
         names = [spec.name for spec in self._specs]
@@ -605,7 +566,9 @@ class CompiledModule:
             if self._flat_call and len(self._tensor_positions) == len(self._specs):
                 self._plans = {}
         flat = pytree.tree_leaves(args)
-        aliases = _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        aliases = (
+            calls.aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        )
         _check_aliased_writes(program, aliases)
         if program.weights_digest != self._weights:
             raise RuntimeError(
@@ -701,49 +664,6 @@ def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
     return [(tuple(r["shape"]), getattr(torch, r["dtype"])) for r in meta["results"]]
 
 
-def _aliases(flat: tuple | list, positions: list[int]) -> tuple:
-    """Which tensor inputs share memory: ``(i, j, same)`` for each pair of flat
-    inputs whose bytes overlap, ``same`` when they are the same view (one
-    tensor passed twice). Empty when none do (the usual call).
-
-    torch.export traces a tensor passed twice as one input (the graph reads
-    the second only), so a call with other aliasing needs another specialization.
-    """
-    spans = []
-    for index in positions:
-        tensor = flat[index]
-        extent = _span_bytes(tensor)
-        if extent == 0:
-            continue
-        start = tensor.data_ptr()
-        spans.append((start, start + extent, index, tensor))
-    if len(spans) < 2:
-        return ()
-    spans.sort(key=lambda span: span[0])
-    found: list[tuple[int, int, bool]] = []
-    live: list[tuple[int, int, int, torch.Tensor]] = []
-    for span in spans:
-        live = [other for other in live if other[1] > span[0]]
-        for other in live:
-            same = other[0] == span[0] and _same_view(other[3], span[3])
-            found.append((min(other[2], span[2]), max(other[2], span[2]), same))
-        live.append(span)
-    return tuple(sorted(found))
-
-
-def _span_bytes(tensor: torch.Tensor) -> int:
-    """How many bytes from its data pointer ``tensor`` reaches; 0 when empty."""
-    if tensor.numel() == 0:
-        return 0
-    strides = zip(tensor.shape, tensor.stride(), strict=True)
-    extent = 1 + sum((size - 1) * stride for size, stride in strides)  # in elements
-    return extent * tensor.element_size()
-
-
-def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.stride() == b.stride()
-
-
 def _check_aliased_writes(program: Program, aliases: tuple) -> None:
     """Refuse a call whose inputs overlap in part where ``forward`` writes into one.
 
@@ -762,40 +682,6 @@ def _check_aliased_writes(program: Program, aliases: tuple) -> None:
             )
 
 
-def _tensor_error(spec: InputSpec, value: Any) -> Exception:
-    """Why ``value`` cannot be passed for the tensor input ``spec``."""
-    if not isinstance(value, torch.Tensor):
-        return TypeError(
-            f"{spec.name}: expected a tensor ({spec.dtype}), got {type(value).__name__}"
-        )
-    if value.dtype != spec.dtype:
-        return TypeError(f"{spec.name}: expected dtype {spec.dtype}, got {value.dtype}")
-    if value.device.type != "cpu":
-        return ValueError(f"{spec.name}: expected a tensor on cpu, got one on {value.device}")
-    if value.requires_grad:
-        return ValueError(
-            f"{spec.name}: expected a tensor that does not require grad, got one that does; "
-            "compiled modules are for inference (pass x.detach() or call under torch.no_grad())"
-        )
-    return ValueError(f"{spec.name}: expected a dense (strided) tensor, got a {value.layout} one")
-
-
-def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
-    """``value`` as a plain bool, int or float for the number input ``spec``, or TypeError.
-
-    A bool stays a bool and a number stays a number; subclasses (numpy
-    scalars) become the plain type."""
-    if isinstance(spec.value, bool):
-        if isinstance(value, bool):
-            return bool(value)
-        raise TypeError(f"{spec.name}: expected a bool, got {type(value).__name__} {value!r}")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
-
-
 def _stage_file(folder: str, stage: str) -> str:
     if stage == "torch":
         return os.path.join(folder, "torch.mlir")
@@ -809,9 +695,12 @@ def _compile_artifact(
     workspace: str,
     failures: str,
     memory: int | None = None,
+    export: bool = False,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
-    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
+    ``memory`` bytes (None: the default bound); returns the entry's metadata.
+    With ``export`` (``lowerline.export``): objects instead of ``lib.so``
+    (the compile worker's ``export`` job), and ``standalone_problems``."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -824,7 +713,12 @@ def _compile_artifact(
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
-        request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
+        request = {
+            "args": reply["args"],
+            "kind": _kind(options),
+            "options": asdict(options),
+            "export": export,
+        }
         json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
@@ -845,6 +739,8 @@ def _compile_artifact(
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
+        # lowerline.export only (never cached): what keeps the code from running without malloc.
+        **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }
 
 

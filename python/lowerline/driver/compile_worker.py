@@ -13,7 +13,10 @@ job). It reads what the import worker wrote (``linalg.mlir``,
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
   @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
   and lower bound of its trailing arena argument, ``protocol.arena_plan``),
-  ``error.json`` when
+  or, for ``lowerline.export`` (``"export": true`` in the job), the objects
+  ``export.o`` and ``export.o.weights.o`` instead of ``lib.so`` and in
+  ``result.json`` what keeps the code from running without malloc
+  (``standalone_problems``, ``lowerline.driver.standalone``); ``error.json`` when
   a pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
@@ -37,6 +40,7 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver import standalone
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.driver.seed import bind_seed
@@ -224,22 +228,32 @@ def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dic
 
 
 def _link(
-    module: ir.Module, job: str, name: str, target, seconds: dict, stage_input: str, **link
+    module: ir.Module,
+    job: str,
+    name: str,
+    target,
+    seconds: dict,
+    stage_input: str,
+    shared: bool = True,
+    **link,
 ) -> None:
     """Object and shared library ``name.so`` from ``module`` (LLVM dialect),
-    whose dump ``stage_input`` replays the step with ``lowerline object``."""
+    whose dump ``stage_input`` replays the step with ``lowerline object``.
+    Without ``shared`` (an export): the objects ``name.o`` and, for the
+    weights, ``name.o.weights.o``, kept for the caller, and no library."""
     start = time.perf_counter()
     Progress(os.path.join(job, "progress.log")).log("stage", "object")
     _record_step(job, "object", stage_input, None, target.name)
     obj = os.path.join(job, f"{name}.o")
     try:
-        emit_object(module, obj, target)
-        link_shared_library(obj, os.path.join(job, f"{name}.so"), target, **link)
+        emit_object(module, obj, target, split_weights=None if shared else True)
+        if shared:
+            link_shared_library(obj, os.path.join(job, f"{name}.so"), target, **link)
     except (ObjectError, ptx.PtxasError, ptx.CudaToolError) as err:
         raise LoweringError(str(err), []) from None
     finally:
         for leftover in (obj, obj + ".weights.o"):
-            if os.path.exists(leftover):
+            if shared and os.path.exists(leftover):
                 os.remove(leftover)
     seconds["object" if name == "lib" else f"{name}-object"] = time.perf_counter() - start
 
@@ -270,16 +284,25 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     with Watch(tiled=options.tile) as watch:
         runner = _stage_runner(job, lowerer, watch.after_stage)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
-    _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
     with lowerer.context:
         arena = protocol.arena_plan(module.operation, "main")
-    return {
+    result = {
         "entry": "main",
         "stage_seconds": seconds,
         "fallbacks": watch.json(),
         "seed": seeded,
         "arena": arena,
     }
+    target = cpu_target(options.target)
+    if not request.get("export"):
+        _link(module, job, "lib", target, seconds, lowered.require_last_dump())
+        return result
+    # lowerline.export: objects for a standalone library, or why there are none.
+    with lowerer.context:
+        result["standalone_problems"] = standalone.problems(module)
+    if not result["standalone_problems"]:
+        _link(module, job, "export", target, seconds, lowered.require_last_dump(), shared=False)
+    return result
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:

@@ -8,9 +8,8 @@ rounding step of its QDQ float reference. The default tier checks the MLP
 (min/max) and the CNN (min/max, with its report); the long tier adds the
 CNN with moving averages and the MLP with MSE ranges and s8 activations.
 
-Convolutions are quantized in the graph either way; they run as integer
-kernels once the graph stage folds QDQ convolutions (until then the report
-names them "float", and they compute on the dequantized values).
+The report also shows what each layer became: every layer of the CNN, its
+convolutions included (lowerline-fold-qdq-conv), an integer kernel.
 """
 
 import pytest
@@ -112,8 +111,8 @@ def test_int8_top1_within_half_a_point_of_float(data, make, observer, activation
 
 def test_quant_report_on_digits(data):
     """The CNN within half a point of float; every layer within one step of
-    its reference; the linear layer an integer matmul; the end-to-end error
-    that of the QDQ graph."""
+    its reference and an integer kernel; the end-to-end error that of the
+    QDQ graph."""
     train_x, train_y, test_x, test_y = data
     torch.manual_seed(0)
     model = train(Cnn(), train_x, train_y)
@@ -128,7 +127,9 @@ def test_quant_report_on_digits(data):
     assert [layer.name for layer in report.layers] == ["conv1", "conv2", "fc"]
     assert report.ok, str(report)
     assert all(layer.max_steps <= 1.0 for layer in report.layers)
-    assert report.layers[-1].kernel == "linalg.matmul i8", str(report)
+    kernels = [layer.kernel for layer in report.layers]
+    assert kernels[-1] == "linalg.matmul i8", str(report)
+    assert all(k.startswith("linalg.conv_2d") and k.endswith(" i8") for k in kernels[:2]), kernels
     with torch.no_grad():
         float_out = model(train_x[:256])
     # The quantization error is real (not zero) and bounded by the output range.

@@ -69,7 +69,7 @@ class QuantReport:
         for layer in self.layers:
             flag = "" if layer.max_steps <= 1.0 else "  OVER ONE STEP"
             lines.append(
-                f"  {layer.name:<{width}} {layer.kind:<6} {layer.kernel:<24} "
+                f"  {layer.name:<{width}} {layer.kind:<6} {layer.kernel:<28} "
                 f"{layer.max_steps:5.2f} steps (scale {layer.output_scale:.3g}){flag}"
             )
         if self.skipped:

@@ -73,6 +73,21 @@ def top1(logits: torch.Tensor, labels: torch.Tensor) -> float:
     return 100.0 * (logits.argmax(dim=1) == labels).float().mean().item()
 
 
+def trained_and_quantized(make, data, config):
+    """(``make()`` trained to at least 95% held-out top-1 in float, it compiled
+    with ``quantize=config``), the int8 top-1 within half a point of float."""
+    train_x, train_y, test_x, test_y = data
+    torch.manual_seed(0)
+    model = train(make(), train_x, train_y)
+    with torch.no_grad():
+        float_top1 = top1(model(test_x), test_y)
+    assert float_top1 >= 95.0, f"{make.__name__} trains to {float_top1:.1f}% only"
+    compiled = lowerline.compile(model, test_x, quantize=config)
+    int8_top1 = top1(compiled(test_x), test_y)
+    assert int8_top1 >= float_top1 - 0.5, (make.__name__, float_top1, int8_top1)
+    return model, compiled
+
+
 @pytest.fixture(scope="module")
 def data():
     return digits()
@@ -89,19 +104,12 @@ def data():
     ids=["mlp-minmax-u8", "cnn-moving-average-u8", "mlp-mse-s8"],
 )
 def test_int8_top1_within_half_a_point_of_float(data, make, observer, activations):
-    train_x, train_y, test_x, test_y = data
-    torch.manual_seed(0)
-    model = train(make(), train_x, train_y)
-    with torch.no_grad():
-        float_top1 = top1(model(test_x), test_y)
-    assert float_top1 >= 95.0, f"{make.__name__} trains to {float_top1:.1f}% only"
-    calibration = list(train_x[:512].split(64))
+    test_x = data[2]
+    calibration = list(data[0][:512].split(64))
     config = lowerline.quant.Int8(
         calibration=calibration, observer=observer, activations=activations
     )
-    compiled = lowerline.compile(model, test_x, quantize=config)
-    int8_top1 = top1(compiled(test_x), test_y)
-    assert int8_top1 >= float_top1 - 0.5, (float_top1, int8_top1)
+    _, compiled = trained_and_quantized(make, data, config)
     if observer == "minmax":  # each new batch size is one more compile: checked once
         # Batch 1 and an odd batch compute each row as the full batch does.
         full = compiled(test_x)
@@ -113,16 +121,9 @@ def test_quant_report_on_digits(data):
     """The CNN within half a point of float; every layer within one step of
     its reference and an integer kernel; the end-to-end error that of the
     QDQ graph."""
-    train_x, train_y, test_x, test_y = data
-    torch.manual_seed(0)
-    model = train(Cnn(), train_x, train_y)
-    with torch.no_grad():
-        float_top1 = top1(model(test_x), test_y)
-    assert float_top1 >= 95.0, f"the CNN trains to {float_top1:.1f}% only"
+    train_x = data[0]
     config = lowerline.quant.Int8(calibration=list(train_x[:256].split(64)))
-    compiled = lowerline.compile(model, test_x, quantize=config)
-    int8_top1 = top1(compiled(test_x), test_y)
-    assert int8_top1 >= float_top1 - 0.5, (float_top1, int8_top1)
+    model, compiled = trained_and_quantized(Cnn, data, config)
     report = compiled.quant_report()
     assert [layer.name for layer in report.layers] == ["conv1", "conv2", "fc"]
     assert report.ok, str(report)

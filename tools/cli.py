@@ -241,10 +241,26 @@ def _compile(args: argparse.Namespace) -> int:
     print(f"peak intermediate memory: {report.memory}")
     print(f"arena: {report.memory.arena()}")
     _print_fallbacks(report.fallbacks)
+    if report.quant_report is not None:
+        print(report.quant_report)
+        print(f"largest difference from the float model on the example: {report.max_abs_diff:.3g}")
+        _fail_quant_report(report.quant_report)
+        return 0
     print(f"tolerance: {report.tolerance}")
     print(f"largest difference from eager: {report.max_abs_diff:.3g}")
     _fail_outside_tolerance(report.mismatch)
     return 0
+
+
+def _fail_quant_report(report) -> None:
+    if not report.ok:
+        from lowerline.errors import LowerlineError
+
+        worst = max(report.layers, key=lambda layer: layer.max_steps)
+        raise LowerlineError(
+            f"int8 layer {worst.name} is {worst.max_steps:.2f} output steps from its QDQ "
+            "reference (at most 1 is one rounding step)"
+        )
 
 
 def _fail_outside_tolerance(mismatch) -> None:

@@ -47,6 +47,10 @@ def __getattr__(name: str):
         from lowerline import saved
 
         return getattr(saved, name)
+    if name == "quant":  # lowerline.quant.Int8 for compile(..., quantize=)
+        import lowerline.quant
+
+        return lowerline.quant
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

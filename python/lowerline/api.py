@@ -42,6 +42,7 @@ measures it). Every other call, bad ones included, takes the checked path.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import shutil
@@ -77,6 +78,9 @@ from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
 from lowerline.pipeline.options import OptionError, check_values
 from lowerline.pipeline.remarks import Remark
+from lowerline.quant.calibrate import QuantizedModel, quantize_model
+from lowerline.quant.config import Int8
+from lowerline.quant.report import QuantReport, quant_report
 from lowerline.runtime import calls
 from lowerline.runtime.calls import SEED_INPUT
 from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
@@ -304,6 +308,11 @@ class CompiledModule:
         # Buffers forward writes into: the module's own tensors, updated in
         # place by every call (as eager updates them), by name.
         self._state: dict[str, torch.Tensor] = {}
+        # quantize=Int8(...): the calibrated QDQ graph, how to compile one of
+        # its layers alone, and the report once made.
+        self._quantization: QuantizedModel | None = None
+        self._compile_layer: Any = None
+        self._quant_report: QuantReport | None = None
 
     # -- inspection -------------------------------------------------------
 
@@ -356,6 +365,21 @@ class CompiledModule:
         from lowerline import saved
 
         saved.save_module(self, path, key)
+
+    def quant_report(self) -> QuantReport:
+        """How the int8 model compiled with ``quantize=`` meets its references:
+        each quantized layer compiled alone against its QDQ float reference on
+        the calibration batches (max error in steps of its output scale, at
+        most 1 when right), and the whole model against the float model
+        (``lowerline.quant.report``). Made at the first call (it compiles each
+        layer), then kept."""
+        if self._quantization is None:
+            raise RuntimeError(
+                "quant_report() is for modules compiled with quantize=lowerline.quant.Int8(...)"
+            )
+        if self._quant_report is None:
+            self._quant_report = quant_report(self._quantization, self, self._compile_layer)
+        return self._quant_report
 
     # -- GPU artifacts -------------------------------------------------------
 
@@ -928,6 +952,7 @@ def compile(
     cache_dir: str | None = None,
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     compile_memory: int | str | None = None,
+    quantize: Int8 | None = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -953,6 +978,9 @@ def compile(
     (bytes, or a size such as ``"4G"``; default ``$LOWERLINE_COMPILE_MEMORY``,
     else half the machine's memory): a worker going past it is stopped and
     reported as a ``CompileError`` naming the stage and pass that was running.
+    ``quantize=lowerline.quant.Int8(calibration=batches, ...)`` calibrates
+    the float module on ``batches`` and compiles it as an int8 model
+    (docs/quantization.md); ``quant_report()`` then checks it.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -972,6 +1000,20 @@ def compile(
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
     memory = None if compile_memory is None else memory_bound(compile_memory)
+    # lowerline.compile with this call's options: the quantizer's observer
+    # model and quant_report's layers compile with it.
+    compile_alike = functools.partial(
+        compile,
+        target=target,
+        cache=cache,
+        cache_dir=cache_dir,
+        compile_memory=compile_memory,
+        **options,
+    )
+    quantization = None
+    if quantize is not None:  # the calibrated QDQ graph compiles in the float model's place
+        quantization = quantize_model(module, example_inputs, quantize, compile_alike)
+        module = quantization.graph
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
@@ -979,5 +1021,9 @@ def compile(
     compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
-    compiled._add(compiled._build(example_inputs))
+    first = compiled._add(compiled._build(example_inputs))
+    if quantization is not None:
+        first.stage_seconds = {"calibrate": quantization.seconds, **first.stage_seconds}
+        compiled._quantization = quantization
+        compiled._compile_layer = compile_alike
     return compiled

@@ -146,6 +146,7 @@ SOURCES_TOP = {
     "runtime",
     "frontend",
     "examples",
+    "quant",
     "aot",
     "explore",
 }
@@ -188,6 +189,22 @@ SOURCES_TOP = {
                 "lowerline.frontend",
                 "lowerline.cpu",
                 "lowerline.gpu",
+            ),
+            (),
+        ),
+        # Calibration runs in the user's process beside torch: no compiler loads
+        # there, and the API hands it the compile function it needs.
+        (
+            ("lowerline.quant",),
+            (
+                "mlir",
+                "lowerline.pipeline",
+                "lowerline.driver",
+                "lowerline.passes",
+                "lowerline.cpu",
+                "lowerline.gpu",
+                "lowerline.runtime",
+                "lowerline.api",
             ),
             (),
         ),

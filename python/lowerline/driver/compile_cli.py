@@ -9,6 +9,11 @@ intermediate memory of a call (``CompiledModule.memory()``) and the ops left
 as plain loops (``CompiledModule.fallbacks``). An output outside the zoo's
 tolerance (``lowerline.driver.tolerance``) is a failure: the command says
 which and exits non-zero.
+
+A file that also defines ``quantize`` (a ``lowerline.quant.Int8``) is
+compiled as an int8 model: its ``quant_report()`` is printed and checked (a
+layer more than one output step from its QDQ reference fails) instead of
+the float tolerance.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from lowerline.errors import UsageError
 from lowerline.pipeline.remarks import Remark
 
 if TYPE_CHECKING:  # lowerline.runtime imports torch, which the CLI imports late
+    from lowerline.quant.report import QuantReport
     from lowerline.runtime.native import MemoryStats
 
 
@@ -60,11 +66,21 @@ class CompileReport:
     tolerance: str  # the tolerances of the outputs' dtypes
     mismatch: Mismatch | None  # the output furthest outside its tolerance, if any
     fallbacks: list[Remark]  # ops left as plain loops
+    # The file defines ``quantize``: CompiledModule.quant_report() (float
+    # tolerances do not apply to the int8 model).
+    quant_report: QuantReport | None = None
 
 
 def load_model_file(path: str) -> tuple[Any, tuple]:
     """Run ``path`` (as ``python path`` would: it is code) and take its
     ``model`` and ``example_inputs``."""
+    model, inputs, _ = _load_model_file(path)
+    return model, inputs
+
+
+def _load_model_file(path: str) -> tuple[Any, tuple, Any]:
+    """``load_model_file``, and the file's ``quantize`` (a
+    ``lowerline.quant.Int8``) or None when it defines none."""
     import torch
 
     if not os.path.exists(path):
@@ -79,7 +95,7 @@ def load_model_file(path: str) -> tuple[Any, tuple]:
     model, inputs = namespace["model"], namespace["example_inputs"]
     if not isinstance(model, torch.nn.Module):
         raise UsageError(f"{path}: model must be an nn.Module, got {type(model).__name__}")
-    return model, inputs if isinstance(inputs, tuple) else (inputs,)
+    return model, inputs if isinstance(inputs, tuple) else (inputs,), namespace.get("quantize")
 
 
 def median_seconds(function: Callable[[], Any], runs: int) -> float:
@@ -117,15 +133,18 @@ def compile_file(path: str, out_dir: str, runs: int = 50, **options: Any) -> Com
 
     import lowerline
 
-    model, inputs = load_model_file(path)
-    compiled = lowerline.compile(model, *inputs, dump_dir=out_dir, **options)
+    model, inputs, quantize = _load_model_file(path)
+    compiled = lowerline.compile(model, *inputs, dump_dir=out_dir, quantize=quantize, **options)
     with torch.inference_mode():
         expected = model(*inputs)
         eager = median_seconds(lambda: model(*inputs), runs)
     actual = compiled(*inputs)
+    # An int8 model is held to its quant report, not to the float tolerance.
+    quant = compiled.quant_report() if quantize is not None else None
     return CompileReport(
+        quant_report=quant,
         tolerance=describe_for(_leaves(expected)),
-        mismatch=worst_mismatch(_leaves(expected), _leaves(actual)),
+        mismatch=None if quant else worst_mismatch(_leaves(expected), _leaves(actual)),
         fallbacks=compiled.fallbacks,
         out_dir=out_dir,
         stage_seconds=compiled.stage_seconds,

@@ -65,6 +65,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
+from lowerline.frontend.dynamic import out_of_range
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -76,7 +77,13 @@ from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
 from lowerline.pipeline.options import OptionError, check_values
 from lowerline.pipeline.remarks import Remark
-from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
+from lowerline.runtime.native import (
+    DynamicNativeFunction,
+    GpuFunction,
+    MemoryStats,
+    NativeFunction,
+)
+from lowerline.runtime.sizes import is_dynamic
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
 
@@ -145,7 +152,9 @@ class Specialization:
 
     @property
     def key(self) -> tuple:
-        shapes = (spec.shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs)
+        shapes = (
+            spec.key_shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs
+        )
         return (*shapes, self.aliases)
 
     def call(
@@ -305,8 +314,13 @@ class CompiledModule:
         dump_dir: str | None,
         max_specializations: int,
         compile_memory: int | None = None,
+        dynamic: dict[str, Any] | None = None,
+        dynamic_shapes: Any = None,
     ):
         self._module = module  # kept to compile new specializations only
+        # Dynamic dims, as lowerline.compile took them: every specialization's export uses them.
+        self._dynamic = dynamic
+        self._dynamic_shapes = dynamic_shapes
         self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
         self.options = options
@@ -331,6 +345,8 @@ class CompiledModule:
         # Buffers forward writes into: the module's own tensors, updated in
         # place by every call (as eager updates them), by name.
         self._state: dict[str, torch.Tensor] = {}
+        # A dynamic dim's symbol in more than one input: calls must agree on its size.
+        self._shared_symbols = False
 
     # -- inspection -------------------------------------------------------
 
@@ -504,13 +520,15 @@ class CompiledModule:
                     or value.layout != torch.strided
                 ):
                     raise _tensor_error(spec, value)
-                key.append(value.shape)
+                key.append(_dynamic_shape(spec, value.shape) if spec.dynamic else value.shape)
             else:
                 if type(value) not in (bool, int, float) or (type(value) is bool) != (
                     type(spec.value) is bool
                 ):
                     value = _number_or_error(spec, value)
                 key.append(_number_key(value))
+        if self._shared_symbols:
+            _check_shared_symbols(self._specs, flat)
         key.append(
             _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
         )
@@ -570,7 +588,7 @@ class CompiledModule:
         # A cache miss needs the workers: their seconds of start-up run
         # during the export (a hit leaves them idle, ready for the next miss).
         prestart_workers()
-        program = export_program(self._module, args)
+        program = export_program(self._module, args, self._dynamic, self._dynamic_shapes)
         export_seconds = time.perf_counter() - start
         if self._weights is None:
             self._weights = program.weights_digest
@@ -578,6 +596,8 @@ class CompiledModule:
             self._specs = program.inputs
             self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
             self._tensor_positions = [i for i, spec in enumerate(self._specs) if spec.is_tensor]
+            symbols = [d.symbol for spec in self._specs for d in spec.dynamic]
+            self._shared_symbols = len(symbols) != len(set(symbols))
             if self._flat_call and len(self._tensor_positions) == len(self._specs):
                 self._plans = {}
         flat = pytree.tree_leaves(args)
@@ -640,7 +660,7 @@ class CompiledModule:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
                     return meta, hit, GpuFunction(library, meta["entry"], outputs)
-                return meta, hit, NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
+                return meta, hit, _native_function(library, meta, outputs)
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
                 if attempt:
@@ -670,6 +690,40 @@ class CompiledModule:
 
 # Errors of a disk that cannot take the artifacts (full, read-only, no permission, quota).
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT})
+
+
+def _native_function(library: str, meta: dict, outputs: list) -> NativeFunction:
+    """The library's entry; one that computes its outputs' sizes at each
+    call when they follow dynamic input dims."""
+    if any(is_dynamic(shape) for shape, _ in outputs) or meta.get("dims"):
+        return DynamicNativeFunction(
+            library, meta["entry"], outputs, meta.get("dims", {}), meta.get("arena")
+        )
+    return NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
+
+
+def _dynamic_shape(spec: InputSpec, shape: torch.Size) -> tuple[int, ...]:
+    """A call's shape of an input with dynamic dims, as the key holds it (-1
+    for each dynamic dim), once its sizes are checked against their ranges."""
+    problem = out_of_range(spec.name, tuple(shape), spec.dynamic)
+    if problem is not None:
+        raise ValueError(problem)
+    varying = {d.dim for d in spec.dynamic}
+    return tuple(-1 if i in varying else size for i, size in enumerate(shape))
+
+
+def _check_shared_symbols(specs: list[InputSpec], flat: tuple | list) -> None:
+    """Inputs whose dims share one symbol (one ``torch.export.Dim``) have equal sizes there."""
+    seen: dict[str, tuple[str, int, int]] = {}
+    for spec, value in zip(specs, flat, strict=True):
+        for dim in spec.dynamic:
+            size = value.shape[dim.dim]
+            first = seen.setdefault(dim.symbol, (spec.name, dim.dim, size))
+            if first[2] != size:
+                raise ValueError(
+                    f"{spec.name} has size {size} in dim {dim.dim} but {first[0]} has "
+                    f"{first[2]} in dim {first[1]}: they were compiled as one dynamic size"
+                )
 
 
 def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
@@ -817,11 +871,25 @@ def _compile_artifact(
     return {
         "entry": result["entry"],
         "arguments": arguments,
+        "dims": _symbol_reads(reply["args"]),
         "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
     }
+
+
+def _symbol_reads(args: list[dict]) -> dict[str, list[int]]:
+    """Where the library reads each dynamic dim's size: ``{symbol: [argument
+    position, dim]}`` over the library's arguments (the weights are baked in),
+    from the first input dim that is that symbol alone."""
+    reads: dict[str, list[int]] = {}
+    arguments = [arg for arg in args if arg["kind"] != "weight"]
+    for position, arg in enumerate(arguments):
+        for dim, size in enumerate(arg.get("shape", ())):
+            if isinstance(size, str) and size.isidentifier():
+                reads.setdefault(size, [position, dim])
+    return reads
 
 
 def _plain(spec: pytree.TreeSpec) -> pytree.TreeSpec:
@@ -899,6 +967,8 @@ def compile(
     cache_dir: str | None = None,
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     compile_memory: int | str | None = None,
+    dynamic: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -937,6 +1007,8 @@ def compile(
     if max_specializations < 1:
         raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
     if is_gpu_target(target):
+        if dynamic is not None or dynamic_shapes is not None:
+            raise ValueError(f"dynamic dims are for CPU targets; '{target}' compiles static shapes")
         parsed = _parse_options({**options, "target": target_name}, GpuOptions)
     else:
         parsed = _parse_options({**options, "target": target_name})
@@ -947,7 +1019,17 @@ def compile(
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
     store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
-    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
+    compiled = CompiledModule(
+        module,
+        target,
+        parsed,
+        store,
+        dump_dir,
+        max_specializations,
+        memory,
+        dynamic,
+        dynamic_shapes,
+    )
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
     compiled._add(compiled._build(example_inputs))

@@ -224,11 +224,21 @@ def check_manifest(meta: Any) -> None:
         _expect(
             isinstance(result, dict)
             and isinstance(result.get("shape"), list)
-            and all(type(size) is int for size in result["shape"])
+            # A dynamic dim is its size expression's text (lowerline.runtime.sizes).
+            and all(type(size) in (int, str) for size in result["shape"])
             and isinstance(result.get("dtype"), str)
             and result.get("kind") in ("output", "input", "state"),
             f"bad result {result!r}",
         )
+    dims = meta.get("dims", {})
+    _expect(
+        isinstance(dims, dict)
+        and all(
+            isinstance(place, list) and len(place) == 2 and all(type(i) is int for i in place)
+            for place in dims.values()
+        ),
+        "dims must map symbols to [argument, dim]",
+    )
     seconds = meta.get("stage_seconds")
     _expect(
         isinstance(seconds, dict) and all(_is_number(value) for value in seconds.values()),

@@ -11,8 +11,9 @@ read: ``{symbol: (argument, dim)}``.
 arguments' shapes to the outputs' shapes. The text comes from the cache, so
 it is parsed, never ``eval``-ed: integers, symbols, ``+ - * // %`` and the
 few functions torch's symbolic shapes print (``FloorDiv``, ``CeilToInt``,
-``Max``, ``Min``, ``Mod``, ``floor``, ``ceiling``) and nothing else; any
-other text is refused when the library is loaded.
+``FloorToInt``, ``IntTrueDiv``, ``Max``, ``Min``, ``Mod``, ``floor``,
+``ceiling``) and nothing else; any other text is refused when the library
+is loaded.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_FUNCTIONS: dict[str, Callable[..., int]] = {
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "FloorDiv": operator.floordiv,
     "CeilToInt": math.ceil,
+    "FloorToInt": math.floor,
+    "IntTrueDiv": operator.truediv,
     "Mod": operator.mod,
     "PythonMod": operator.mod,
     "Max": max,
@@ -50,7 +53,7 @@ class SizeExpressionError(ValueError):
     """A size expression lowerline cannot evaluate."""
 
 
-def _evaluator(node: ast.AST, text: str) -> Callable[[dict[str, int]], int]:
+def _evaluator(node: ast.AST, text: str) -> Callable[[dict[str, int]], Any]:
     """``node`` as a function of the symbols' values."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         value = node.value
@@ -73,7 +76,8 @@ def _evaluator(node: ast.AST, text: str) -> Callable[[dict[str, int]], int]:
     ):
         function = _FUNCTIONS[node.func.id]
         parts = [_evaluator(arg, text) for arg in node.args]
-        return lambda symbols: int(function(*(part(symbols) for part in parts)))
+        # No int() here: IntTrueDiv's float must reach CeilToInt as it is.
+        return lambda symbols: function(*(part(symbols) for part in parts))
     raise SizeExpressionError(f"size expression {text!r}: cannot evaluate {ast.dump(node)}")
 
 
@@ -89,7 +93,8 @@ def compile_dim(text: str) -> Callable[[dict[str, int]], int]:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
         raise SizeExpressionError(f"size expression {text!r} does not parse: {err}") from None
-    return _evaluator(tree.body, text)
+    body = _evaluator(tree.body, text)
+    return lambda symbols: int(body(symbols))
 
 
 class SizeFunction:

@@ -115,7 +115,8 @@ def size_oblivious(active: bool) -> Iterator[None]:
         return
     from torch.fx.experimental import _config
 
-    with _config.patch(backed_size_oblivious=True):
+    # torch's config modules get patch() from install_config_module, unseen by mypy.
+    with _config.patch(backed_size_oblivious=True):  # type: ignore[attr-defined]
         yield
 
 
@@ -150,7 +151,7 @@ def input_dims(exported: torch.export.ExportedProgram) -> list[tuple[DynamicDim,
                     "dims: give each dynamic dim its own torch.export.Dim"
                 )
             bounds = ranges[symbol]
-            dims.append(DynamicDim(index, symbol, _bound(bounds.lower), _bound(bounds.upper)))
+            dims.append(DynamicDim(index, symbol, _bound(bounds.lower) or 0, _bound(bounds.upper)))
         found.append(tuple(dims))
     return found
 

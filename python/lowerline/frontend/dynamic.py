@@ -120,7 +120,7 @@ def size_oblivious(active: bool) -> Iterator[None]:
         yield
 
 
-def _bound(value: Any) -> int | None:
+def range_end(value: Any) -> int | None:
     """A range end as an int; None for torch's infinity."""
     number = float(value)
     return None if math.isinf(number) else int(number)
@@ -151,7 +151,9 @@ def input_dims(exported: torch.export.ExportedProgram) -> list[tuple[DynamicDim,
                     "dims: give each dynamic dim its own torch.export.Dim"
                 )
             bounds = ranges[symbol]
-            dims.append(DynamicDim(index, symbol, _bound(bounds.lower) or 0, _bound(bounds.upper)))
+            dims.append(
+                DynamicDim(index, symbol, range_end(bounds.lower) or 0, range_end(bounds.upper))
+            )
         found.append(tuple(dims))
     return found
 

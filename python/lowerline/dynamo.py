@@ -356,10 +356,8 @@ class _DynamicSizes:
 
 def _symbol_range(size: torch.SymInt) -> tuple[str, int, int | None] | None:
     """A size that is one of Dynamo's symbols alone: its name and range."""
-    import sympy
-
     expr = size.node.expr
-    if not isinstance(expr, sympy.Symbol):
+    if not getattr(expr, "is_Symbol", False):  # sympy's own test, without importing sympy
         return None
     bounds = size.node.shape_env.var_to_range.get(expr)
     if bounds is None:
@@ -389,8 +387,8 @@ def _exportable(
     for index, node in enumerate(placeholders):
         if index not in derived and f"lifted_{node.name}" not in weights:
             env[node] = graph.node_copy(node, lambda arg: env[arg])
-    for index, (tensor, dim) in derived.items():
-        size = graph.call_function(torch.ops.aten.sym_size.int, (env[placeholders[tensor]], dim))
+    for index, (source, dim) in derived.items():
+        size = graph.call_function(torch.ops.aten.sym_size.int, (env[placeholders[source]], dim))
         env[placeholders[index]] = size
     for node in gm.graph.nodes:
         if node in env:

@@ -11,6 +11,9 @@ miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
 compile worker (MLIR, crash-isolated) lowers them to a shared library -> the
 library is loaded here with ctypes and called on the tensors' memory.
 
+Dynamic dims (``dynamic=`` / ``dynamic_shapes=``): one specialization
+serves every size in the declared ranges; its key holds -1 for those dims.
+
 Specializations: a call with new input shapes, new values of Python-number
 inputs (torch.export bakes numbers in) or tensor inputs that share memory
 differently compiles another specialization from the module, up to
@@ -994,6 +997,12 @@ def compile(
     (bytes, or a size such as ``"4G"``; default ``$LOWERLINE_COMPILE_MEMORY``,
     else half the machine's memory): a worker going past it is stopped and
     reported as a ``CompileError`` naming the stage and pass that was running.
+    ``dynamic`` (``{"x": {0: (1, 64)}}``: per top-level tensor argument of
+    ``forward``, each dynamic dim and its inclusive range) or
+    ``dynamic_shapes`` (torch.export's ``Dim``s, passed through) compile one
+    artifact for every size in the ranges (``lowerline.frontend.dynamic``);
+    a call outside them is a ``ValueError`` naming the input, dim and range.
+    CPU targets only.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """

@@ -86,7 +86,7 @@ from lowerline.runtime.native import (
     MemoryStats,
     NativeFunction,
 )
-from lowerline.runtime.sizes import is_dynamic
+from lowerline.runtime.sizes import is_dynamic, valid_dim
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
 
@@ -856,6 +856,7 @@ def _compile_artifact(
         if reply["kind"] == "unsupported" and reply.get("ops"):
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
+    dims = _result_dims(reply)
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
         json.dump(request, handle)
@@ -874,12 +875,27 @@ def _compile_artifact(
     return {
         "entry": result["entry"],
         "arguments": arguments,
-        "dims": _symbol_reads(reply["args"]),
+        "dims": dims,
         "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
     }
+
+
+def _result_dims(reply: dict) -> dict[str, list[int]]:
+    """Where each dynamic size is read (``_symbol_reads``), once every
+    result's sizes are known to follow from them."""
+    dims = _symbol_reads(reply["args"])
+    for found in reply["results"]:
+        if not all(valid_dim(size, set(dims)) for size in found["shape"]):
+            raise CompileError(
+                "import",
+                f"a result has the shape {found['shape']}, whose sizes are not all read "
+                f"from an input's dynamic dims ({', '.join(dims) or 'none'}): give each "
+                "dynamic dim its own torch.export.Dim",
+            )
+    return dims
 
 
 def _symbol_reads(args: list[dict]) -> dict[str, list[int]]:

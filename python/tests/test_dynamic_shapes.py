@@ -12,7 +12,7 @@ from torch.export import Dim
 import lowerline
 from lowerline.driver import workers
 from lowerline.examples.classifier import Classifier
-from lowerline.runtime.sizes import SizeExpressionError, SizeFunction, compile_dim
+from lowerline.runtime.sizes import SizeExpressionError, SizeFunction, compile_dim, valid_dim
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +186,9 @@ def test_size_expressions_other_than_arithmetic_are_refused(text):
 def test_a_size_no_input_gives_is_refused_when_loading():
     with pytest.raises(SizeExpressionError, match="depends on s9, which no input dim gives"):
         SizeFunction([["s9"]], {"s0": [0, 0]})
+
+
+def test_manifests_hold_ints_or_expressions_of_known_symbols():
+    assert valid_dim(3, set()) and valid_dim("2*s0 + 1", {"s0"})
+    for bad in ("3", "s1", "__import__('os')", True, 2.0, None):
+        assert not valid_dim(bad, {"s0"})

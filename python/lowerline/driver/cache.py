@@ -46,6 +46,7 @@ from typing import Any
 
 from lowerline.errors import LowerlineError
 from lowerline.pipeline.remarks import Remark
+from lowerline.runtime.sizes import valid_dim
 
 DEFAULT_MAX_BYTES = 4 << 30
 LAYOUT = "v1"
@@ -218,18 +219,6 @@ def check_manifest(meta: Any) -> None:
         isinstance(arguments, list) and all(type(a) in (int, str) for a in arguments),
         "arguments must be a list of input indices and buffer names",
     )
-    results = meta.get("results")
-    _expect(isinstance(results, list), "results must be a list")
-    for result in results:
-        _expect(
-            isinstance(result, dict)
-            and isinstance(result.get("shape"), list)
-            # A dynamic dim is its size expression's text (lowerline.runtime.sizes).
-            and all(type(size) in (int, str) for size in result["shape"])
-            and isinstance(result.get("dtype"), str)
-            and result.get("kind") in ("output", "input", "state"),
-            f"bad result {result!r}",
-        )
     dims = meta.get("dims", {})
     _expect(
         isinstance(dims, dict)
@@ -239,6 +228,18 @@ def check_manifest(meta: Any) -> None:
         ),
         "dims must map symbols to [argument, dim]",
     )
+    results = meta.get("results")
+    _expect(isinstance(results, list), "results must be a list")
+    for result in results:
+        _expect(
+            isinstance(result, dict)
+            and isinstance(result.get("shape"), list)
+            # A dynamic dim is its size expression's text (lowerline.runtime.sizes).
+            and all(valid_dim(size, set(dims)) for size in result["shape"])
+            and isinstance(result.get("dtype"), str)
+            and result.get("kind") in ("output", "input", "state"),
+            f"bad result {result!r}",
+        )
     seconds = meta.get("stage_seconds")
     _expect(
         isinstance(seconds, dict) and all(_is_number(value) for value in seconds.values()),

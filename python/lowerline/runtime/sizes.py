@@ -81,7 +81,8 @@ def _evaluator(node: ast.AST, text: str) -> Callable[[dict[str, int]], Any]:
     raise SizeExpressionError(f"size expression {text!r}: cannot evaluate {ast.dump(node)}")
 
 
-def _names(text: str) -> set[str]:
+def symbols_of(text: str) -> set[str]:
+    """The symbols a size expression reads (SyntaxError if it does not parse)."""
     tree = ast.parse(text, mode="eval")
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
@@ -112,7 +113,7 @@ class SizeFunction:
 
     def _dim(self, text: str) -> Callable[[dict[str, int]], int]:
         known = {name for name, _, _ in self._reads}
-        unknown = sorted(_names(text) - known)
+        unknown = sorted(symbols_of(text) - known)
         if unknown:
             raise SizeExpressionError(
                 f"output size {text!r} depends on {', '.join(unknown)}, which no input dim gives"
@@ -125,6 +126,21 @@ class SizeFunction:
             tuple(dim if isinstance(dim, int) else dim(symbols) for dim in dims)
             for dims in self._dims
         ]
+
+
+def valid_dim(size: object, symbols: set[str]) -> bool:
+    """Whether ``size`` is a dim a manifest may hold: an int, or the text of
+    a size expression that reads some of ``symbols`` and nothing else."""
+    if type(size) is int:
+        return True
+    if not isinstance(size, str):
+        return False
+    try:
+        compile_dim(size)
+        used = symbols_of(size)
+    except (SizeExpressionError, SyntaxError):
+        return False
+    return bool(used) and used <= symbols
 
 
 def is_dynamic(shape: Sequence[Dim]) -> bool:

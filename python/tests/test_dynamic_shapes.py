@@ -92,6 +92,25 @@ def test_encoder_dynamic_sequence_length(cache_dir):
     _check_sizes(compiled, model, lambda s: torch.randn(2, s, 32), [2, 17, 64, 128, 3])
 
 
+def test_a_dim_the_model_specializes_is_refused_with_torchs_reason():
+    # torch's attention takes another path for a batch of 1: a dynamic batch
+    # from 1 cannot be one artifact; the error says which values the guard allows.
+    with pytest.raises(lowerline.ExportError, match=r"Constraints violated[\s\S]*guard"):
+        lowerline.compile(
+            _encoder(), torch.randn(4, 9, 32), dynamic={"src": {0: (1, 8)}}, cache=False
+        )
+
+
+def test_encoder_dynamic_batch_from_2(cache_dir):
+    model = _encoder()
+    compiled = lowerline.compile(
+        model, torch.randn(5, 7, 32), dynamic={"src": {0: (2, 16)}}, cache_dir=cache_dir
+    )
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 7, 32), [2, 5, 16, 3])
+    with pytest.raises(ValueError, match=r"src has size 1 in dim 0, .*\[2, 16\]"):
+        compiled(torch.randn(1, 7, 32))
+
+
 class Doubled(nn.Module):
     """Outputs whose sizes are expressions of the inputs' (``2*s0``, ``s0 + s1``)."""
 

@@ -201,8 +201,13 @@ def _export(
     try:
         exported = _trace(module, args, dynamic_shapes)
     except Exception as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ExportError(f"torch.export could not capture the model: {first}") from err
+        lines = str(err).strip().splitlines()
+        first = lines[0] if lines else type(err).__name__
+        # A dynamic dim the model's code specializes: torch's lines say which
+        # values its guards allow ("... satisfy the generated guard ... != 1").
+        why = [line.strip() for line in lines if line.strip().startswith("- Not all values")]
+        detail = "".join(f"\n  {line}" for line in why[:3])
+        raise ExportError(f"torch.export could not capture the model: {first}{detail}") from err
     if dynamic_shapes is not None:
         inputs = _with_dynamic_dims(exported, inputs)
     outputs = _check_outputs(exported)

@@ -438,12 +438,13 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out, inp, flt = (tensor_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
-    if out is None or inp is None or flt is None:
+    out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
+    if out is None or inp is None or flt is None or not _static_but_batch(out, inp, flt):
         return "dynamic shapes"
     if not (all_ones(op, "strides") and all_ones(op, "dilations")):
         return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     n, f, oh, ow = out.shape
+    n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
     group = Group(name, "conv", op)
     t = group.tiles = conv_tiles(target, f, oh, ow, eb)
@@ -451,8 +452,15 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     group.red = [0, 0, 0, 0, 1, 1, 1]
     fused_producers_and_consumers(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
-    group.bytes_moved = eb * (int(np.prod(inp.shape)) + int(np.prod(flt.shape)) + n * f * oh * ow)
+    image = int(np.prod(inp.shape[1:])) * (inp.shape[0] if inp.shape[0] != _DYNAMIC else 1)
+    group.bytes_moved = eb * (image + int(np.prod(flt.shape)) + n * f * oh * ow)
     return group
+
+
+def _static_but_batch(*types: ir.RankedTensorType) -> bool:
+    """Every dim static but the first (the batch, which the nests tile by 1:
+    every tile is static whatever the batch)."""
+    return all(_DYNAMIC not in t.shape[1:] for t in types)
 
 
 def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], Group | str]:
@@ -474,11 +482,15 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out = tensor_type(op.results[0])
-    loops = static_loop_sizes(op)
-    operands = [t for t in map(tensor_type, op.operands) if t is not None]
+    out = ranked_type(op.results[0])
+    loops = loop_sizes(op)
+    operands = [t for t in map(ranked_type, op.operands) if t is not None]
     if out is None or loops is None or len(operands) != len(op.operands):
         return "dynamic shapes"
+    if not _static_but_batch(out, *operands):
+        return "dynamic shapes other than the batch"
+    # A dynamic batch (tiled by 1): the estimates below are per image.
+    loops = [1 if size == _DYNAMIC else size for size in loops]
     # [..., channels, (rows,) columns]: 1-D ops have no rows.
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
     *lead, c = out.shape[: out.rank - 1 - rows]
@@ -496,7 +508,8 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     fused_producers_and_consumers(group)
     _fuse_bias_broadcast(group)
     group.flops = 2 * int(np.prod(loops))
-    group.bytes_moved = eb * sum(int(np.prod(t.shape)) for t in operands)
+    sizes = [[1 if d == _DYNAMIC else d for d in t.shape] for t in operands]
+    group.bytes_moved = eb * sum(int(np.prod(shape)) for shape in sizes)
     return group
 
 
@@ -1018,6 +1031,28 @@ def tag_members(group: Group) -> None:
         OP_TAG.set(consumer, f"{group.name}.c{index}")
 
 
+def _drop_copies_read_for_sizes(module: ir.Operation, group: Group) -> None:
+    """Erase the group's ops that only ``tensor.dim`` still reads: tiling
+    over a dynamic dim reads the sizes of the ops it fused, which keeps their
+    untiled originals alive. A destination-style op's result has its init's
+    sizes, so the dims read the init instead (what canonicalization's
+    dim-of-destination pattern does, needed here before the tiles are
+    rewritten)."""
+    prefix = f"{group.name}."
+
+    def read_for_sizes_only(op: ir.Operation) -> bool:
+        tag = OP_TAG.get(op)
+        if tag is None or not tag.startswith(prefix) or len(op.results) != 1:
+            return False
+        uses = list(op.results[0].uses)
+        return bool(uses) and all(use.owner.name == "tensor.dim" for use in uses)
+
+    for op in ops_matching(module, read_for_sizes_only):
+        for use in list(op.results[0].uses):
+            use.owner.operands[0] = op.operands[len(op.operands) - 1]
+        op.erase()
+
+
 def _root_tiles(module: ir.Operation, group: Group) -> list[ir.Operation]:
     """The tiles of the group's root still in use (fused copies left behind have none)."""
     tag = f"{group.name}.root"
@@ -1118,6 +1153,8 @@ class TileAndFuse(Pass):
                     group.failure = (
                         f"its reduction was not split into vector-sized chunks: {failure}"
                     )
+            if group.kind in ("conv", "window") and not group.failure:
+                _drop_copies_read_for_sizes(op, group)
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
             if group.kind == "window" and not group.failure:

@@ -37,6 +37,16 @@ What it decides (the mechanisms are upstream's transform dialect):
   first-axis sum) is split across them along a reduced loop
   (``lowerline.passes.tiling.thread_reductions``).
 
+- **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
+  whose M alone is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows:
+  its full register tiles are static and the partial last one peeled
+  (masked); its epilogue is not fused (upstream's fusion into a forall over
+  dynamic rows fails). Convolutions and window nests with a dynamic batch,
+  and elementwise ops and row reductions over dynamic outer rows, are tiled
+  by 1 along those dims, so every tile is static (vector groups over
+  dynamic rows run on one thread). A dynamic innermost dim, N or K stays
+  loops, with a remark.
+
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
 run in between.

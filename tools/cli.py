@@ -17,7 +17,17 @@ What works so far:
                               library, compare with eager PyTorch, print latencies
   lowerline run FILE.mlir     lower a function on tensors to LLVM, JIT it, call it
                               on seeded random inputs and print its results
+  lowerline explore FILE.py -o REPORT.html
+                              compile the model of a Python file and write one HTML
+                              page: every pass's IR with diffs, timings, remarks,
+                              the memory plan and the outputs against eager
+  lowerline bisect FILE.py    find the first pass whose output differs from eager:
+                              its stage, op, IR before and after, and the
+                              lowerline-opt command that replays it
   lowerline pipeline          print the textual pass pipeline of every CPU stage
+  lowerline export FILE.py    write a C header and static library (weights in it)
+                              of the file's `model` for a --target CPU, e.g.
+                              cpu:cortex-a72; prints workspace and code sizes
   lowerline object FILE.mlir  generate an object file (and --shared library) from
                               LLVM-dialect IR for a --target CPU, as the compile
                               worker does
@@ -25,6 +35,12 @@ What works so far:
   lowerline-opt               an mlir-opt style driver for upstream and lowerline
                               passes (see lowerline-opt --help, --list-passes)
 """
+
+
+_EXPORT_TARGET_HELP = (
+    "'cpu' (default: this machine) or 'cpu:NAME' (e.g. cpu:cortex-a72, built with "
+    "aarch64-linux-gnu-gcc)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,6 +76,20 @@ def _parser() -> argparse.ArgumentParser:
         help="'cpu' (default), 'cpu:NAME', or 'cuda:sm_80' / 'cuda:sm_90': PTX, cubin and "
         "fatbin are built and checked with ptxas, the GPU-mapped IR runs on this CPU",
     )
+    export = sub.add_parser(
+        "export", help="a model file to a C header and static library (lowerline.export)"
+    )
+    export.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    export.add_argument("--target", default="cpu", help=_EXPORT_TARGET_HELP)
+    export.add_argument(
+        "-o",
+        "--out",
+        help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
+    )
+    export.add_argument("--name", help="the C API's prefix (default: the file's name)")
+    comp.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+    _add_explore_parser(sub)
+    _add_bisect_parser(sub)
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -76,6 +106,77 @@ def _parser() -> argparse.ArgumentParser:
         "--cache-dir", help="the cache folder (default: $LOWERLINE_CACHE_DIR or ~/.cache/lowerline)"
     )
     return parser
+
+
+def _model_command(sub, name: str, summary: str, output: str) -> argparse.ArgumentParser:
+    """A subcommand on a model file: the file, ``-o``, ``--target``, ``--quiet``."""
+    command = sub.add_parser(name, help=summary)
+    command.add_argument("file", help="a .py file defining `model` and `example_inputs`")
+    command.add_argument("-o", dest="output", help=output)
+    command.add_argument("--target", default="cpu", help="'cpu' (default) or 'cpu:NAME'")
+    command.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
+    return command
+
+
+def _add_explore_parser(sub) -> None:
+    explore = _model_command(
+        sub,
+        "explore",
+        "compile a model file and write the pass explorer's HTML page",
+        "the page to write (default: <file name>-explore.html)",
+    )
+    explore.add_argument("--no-cache", action="store_true", help="compile without the cache")
+    explore.add_argument(
+        "--bisect",
+        metavar="FOLDER",
+        help="also find the first pass whose output differs from eager (lowerline bisect), "
+        "mark it on the page and write its IR before and after to FOLDER",
+    )
+
+
+def _explore(args: argparse.Namespace) -> int:
+    import os
+
+    from lowerline.driver import progress
+    from lowerline.explore.model import explore_file
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    output = args.output or f"{stem}-explore.html"
+    with progress.shown(quiet=args.quiet):
+        explore_file(args.file, output, args.target, not args.no_cache, args.bisect)
+    print(f"wrote {output}: open it in a browser (one file, no network)")
+    return 0
+
+
+def _add_bisect_parser(sub) -> None:
+    _model_command(
+        sub,
+        "bisect",
+        "find the first pass whose output differs from eager beyond the tolerance",
+        "folder for the IR before and after it (default: <file name>-bisect)",
+    )
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    """Exit status 1 when a pass diverges, 0 when every pass is right."""
+    import os
+
+    from lowerline.driver import progress
+    from lowerline.explore.model import bisect_file
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    with progress.shown(quiet=args.quiet):
+        found = bisect_file(args.file, args.output or f"{stem}-bisect", args.target)
+    if found is None:
+        print(f"{args.file}: every pass's output is within the tolerance of eager")
+        return 0
+    print(f"first divergent pass: {found['label']} (stage {found['stage']})")
+    print(f"  op: {found['op']}")
+    print(f"  {found['mismatch']}")
+    print(f"  IR before: {found['before']}")
+    print(f"  IR after:  {found['after']}")
+    print(f"  reproduce: {found['command']}")
+    return 1
 
 
 def _print_array(label: str, array) -> None:
@@ -116,15 +217,18 @@ def _pipeline() -> int:
 def _compile(args: argparse.Namespace) -> int:
     import os
 
+    from lowerline.driver import progress
     from lowerline.driver.compile_cli import compile_file
 
     stem = os.path.splitext(os.path.basename(args.file))[0]
     out_dir = args.out or os.path.join("lowerline-out", stem)
     if args.target.startswith("cuda:"):
-        return _compile_gpu(args, out_dir)
-    report = compile_file(
-        args.file, out_dir, runs=args.runs, cache=not args.no_cache, target=args.target
-    )
+        with progress.shown(quiet=args.quiet):
+            return _compile_gpu(args, out_dir)
+    with progress.shown(quiet=args.quiet):
+        report = compile_file(
+            args.file, out_dir, runs=args.runs, cache=not args.no_cache, target=args.target
+        )
     origin = "from the cache" if report.cache_hit else "compiled"
     print(f"{args.file}: {origin}; stage IR and lib.so in {report.out_dir}/")
     for stage, seconds in report.stage_seconds.items():
@@ -217,6 +321,24 @@ def _object(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    import os
+    import re
+
+    from lowerline.aot.export import export
+    from lowerline.driver.compile_cli import load_model_file
+    from lowerline.errors import UsageError
+
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    name = args.name or re.sub(r"\W", "_", stem)
+    model, inputs = load_model_file(args.file)
+    try:
+        export(model, *inputs, target=args.target, out_dir=args.out, name=name)
+    except (ValueError, TypeError) as err:  # a bad --name or --target: the user's to fix
+        raise UsageError(str(err)) from None
+    return 0
+
+
 def _cache(args: argparse.Namespace) -> int:
     from lowerline.driver.cache import Cache
 
@@ -239,10 +361,16 @@ def _main(argv: list[str]) -> int:
         return _pipeline()
     if args.command == "compile":
         return _compile(args)
+    if args.command == "explore":
+        return _explore(args)
+    if args.command == "bisect":
+        return _bisect(args)
     if args.command == "cache":
         return _cache(args)
     if args.command == "object":
         return _object(args)
+    if args.command == "export":
+        return _export(args)
     _parser().print_help()
     return 0
 

@@ -67,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept ops of dialects that are not registered",
     )
+    parser.add_argument(
+        "--explore",
+        metavar="REPORT.html",
+        help="write the pass explorer's page: the IR after every pass with diffs, timings, "
+        "op counts and remarks, in one HTML file",
+    )
     return parser
 
 
@@ -89,6 +95,7 @@ def _main(argv: list[str], report: Callable[[str], None] | None = None) -> int:
         debug_info=args.mlir_print_debuginfo,
         generic=args.mlir_print_op_generic,
         allow_unregistered=args.allow_unregistered_dialect,
+        explore=args.explore,
     )
     return OptRun(config, report).run()
 

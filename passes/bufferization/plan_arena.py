@@ -17,10 +17,12 @@ module refers to (an entry point: its signature may change):
 
 1. **Candidates**: the ``memref.alloc``s directly in the entry block whose
    type has a static shape, the identity layout and the default memory
-   space. Allocations nested in regions (the per-tile scratch of an
-   ``scf.forall`` body, a loop's buffers) and dynamically shaped ones stay
-   as they are: a parallel body's buffer is per thread, and a loop's may be
-   live in several iterations at once.
+   space, and those directly in the body of an outermost ``scf.forall``
+   (per-tile scratch, see "Per-thread slots"). Allocations nested in
+   sequential loops (``buffer-loop-hoisting`` already moved out the
+   loop-invariant ones: what is left depends on the iteration) or in a
+   nested ``scf.forall``, and dynamically shaped ones, stay as they are,
+   and each is reported (a refusal remark; ``explain`` prints them).
 2. **Live range** of each, in positions of the entry block: from the
    allocation to the last op that uses it or a view of it (``subview``,
    ``cast``, ``expand_shape``... transitively; a use inside a region counts
@@ -35,9 +37,10 @@ module refers to (an entry point: its signature may change):
 4. **Rewrite**: a trailing ``memref<?xi8>`` argument (the arena) is appended
    to the function, each planned ``memref.alloc`` becomes ``memref.view``
    of it at its offset. The function gets ``lowerline.arena = [bytes,
-   lower bound]``: the arena's size (the caller passes at least that many
-   bytes, 64-byte aligned) and the most bytes of planned buffers live at one
-   point (no plan is smaller). It gets them even when nothing was planned
+   lower bound]``: the arena's size, per-thread slots included (the caller
+   passes at least that many bytes, 64-byte aligned: all a call needs) and
+   the most bytes of planned buffers live at one point (no plan is smaller;
+   slots counted as below). It gets them even when nothing was planned
    (size 0), so that every entry function has the argument.
 
 Before::
@@ -60,6 +63,36 @@ After (%b reuses %a's bytes)::
       %b = memref.view %arena[%c0_1][] : memref<?xi8> to memref<8xf32>
       ...
 
+**Per-thread slots.** The body of a parallel tile loop (``scf.forall``, an
+OpenMP worksharing loop after the loops stage) allocates its scratch once
+per tile, on whichever thread runs the tile: the allocations of a ResNet
+basic block's convolution tiles were 52 ``malloc`` calls per call. Each
+outermost forall body's candidates are planned like the entry block's, into
+one slot (``S`` bytes, its placed size rounded to the alignment); the
+arena reserves ``threads x S`` bytes for the loop, live at the entry-block
+op that holds it, and a tile's buffers are views at ``offset + tid x S``.
+The thread count is the ``threads`` option, fixed when compiling: the CPU
+pipeline passes the count it gives ``convert-scf-to-openmp{num-threads}``,
+whose ``omp.parallel num_threads(N)`` never makes a team larger, so the
+thread number ``tid`` (``omp_get_thread_num``, called with an ``llvm.call``
+in the body: nothing upstream gives a thread number at the scf level, and a
+``func.call`` declaration would get a C wrapper from
+``llvm-request-c-wrappers``; ``lowerline-hoist-thread-number`` moves it to
+the top of the OpenMP region after the conversion) is below it.
+``buffer-loop-hoisting`` does not move an allocation out of an
+``scf.forall`` (an allocation scope), and rightly: its tiles run at once.
+With ``threads=1`` the loops run
+sequentially (``scf-forall-to-for``): one slot, no call. With ``threads=0``
+(a runtime without OpenMP thread numbers: MLIR's async runtime) the scratch
+stays allocated per tile. Sizing at compile time keeps the arena one fixed
+size per specialization (the exported workspace, ``NAME_WORKSPACE_BYTES``,
+is a constant); a call on fewer threads leaves slots unused.
+
+The lower bound counts the slots honestly: ``threads x`` the most bytes of
+a tile's scratch live at one point of its body, at the loop's position. No
+plan that gives each thread memory of its own needs less, as every thread
+may be in that point of a tile at once.
+
 Boolean buffers take one byte per element: ``lowerline-widen-i1-memrefs``
 later retypes them (and their views) to ``i8``.
 """
@@ -70,13 +103,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, memref
+from mlir.dialects import arith, llvm, memref
 
 from lowerline.passes.support.memref_views import VIEW_OPS
-from lowerline.pipeline import protocol
-from lowerline.pipeline.pass_api import Pass, defined_functions
+from lowerline.pipeline import protocol, remarks
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import Pass, defined_functions, ops_matching
 
 ALIGNMENT = protocol.ARENA_ALIGNMENT
+# The OpenMP runtime's thread number within the current team (libomp).
+THREAD_NUMBER = "omp_get_thread_num"
 
 # Ops that hand a value on to somewhere this pass does not follow.
 _ESCAPES = frozenset(
@@ -96,19 +132,37 @@ _ESCAPES = frozenset(
 
 @dataclass
 class Buffer:
-    """One planned allocation: its live range (entry-block positions,
-    inclusive), its size and, once placed, its offset in the arena."""
+    """One planned region of the arena: a ``memref.alloc``'s buffer, or the
+    per-thread slots of a parallel loop (``op`` is then the ``scf.forall``).
+    Its live range (positions in its block, inclusive), its size and, once
+    placed, its offset; ``need`` is what the lower bound counts of it."""
 
-    alloc: ir.Operation
+    op: ir.Operation
     start: int
     end: int
     size: int
     alignment: int
     deallocs: list[ir.Operation] = field(default_factory=list)
     offset: int = -1
+    need: int = -1  # -1: the size
+
+    def __post_init__(self) -> None:
+        if self.need < 0:
+            self.need = self.size
 
     def overlaps(self, other: Buffer) -> bool:
         return self.start <= other.end and other.start <= self.end
+
+
+@dataclass
+class ThreadSlots:
+    """A parallel loop's scratch: its body's buffers planned in one slot of
+    ``slot`` bytes, and the arena region holding a slot per thread."""
+
+    forall: ir.Operation
+    buffers: list[Buffer]
+    slot: int
+    region: Buffer
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -155,10 +209,11 @@ def _uses(value: ir.Value) -> Iterator[tuple[ir.Operation, int]]:
 
 
 def _live_range(
-    alloc: ir.Operation, func: ir.Operation, position: dict[ir.Operation, int]
+    alloc: ir.Operation, holder: ir.Operation, position: dict[ir.Operation, int]
 ) -> tuple[int, list[ir.Operation]] | None:
-    """The position of the last use of ``alloc``'s buffer through any view,
-    and its deallocations; None if the buffer escapes."""
+    """The position of the last use of ``alloc``'s buffer through any view
+    (in the entry block of ``holder``, which holds ``alloc``), and its
+    deallocations; None if the buffer escapes."""
     end = position[alloc]
     deallocs: list[ir.Operation] = []
     pending = [alloc.result]
@@ -174,7 +229,7 @@ def _live_range(
             if memref_results and (user.name not in VIEW_OPS or operand != 0):
                 return None  # a new memref from the buffer that is not a view of it
             pending.extend(memref_results)
-            end = max(end, position[_block_ancestor(user, func)])
+            end = max(end, position[_block_ancestor(user, holder)])
     return end, deallocs
 
 
@@ -191,16 +246,17 @@ def _candidate(op: ir.Operation) -> tuple[int, int] | None:
     return size, alignment
 
 
-def live_buffers(func: ir.Operation) -> list[Buffer]:
-    """The plannable allocations of ``func``'s entry block with their live ranges."""
-    ops = [op.operation for op in func.regions[0].blocks[0].operations]
+def live_buffers(holder: ir.Operation) -> list[Buffer]:
+    """The plannable allocations of the entry block of ``holder`` (a function
+    or a parallel loop) with their live ranges."""
+    ops = [op.operation for op in holder.regions[0].blocks[0].operations]
     position = {op: index for index, op in enumerate(ops)}
     buffers = []
     for op in ops:
         sized = _candidate(op)
         if sized is None:
             continue
-        found = _live_range(op, func, position)
+        found = _live_range(op, holder, position)
         if found is None:
             continue
         end, deallocs = found
@@ -226,7 +282,7 @@ def place(buffers: list[Buffer]) -> int:
 def lower_bound(buffers: list[Buffer]) -> int:
     """The most bytes live at one position: what any plan needs at least."""
     events = sorted(
-        [(b.start, b.size) for b in buffers] + [(b.end + 1, -b.size) for b in buffers],
+        [(b.start, b.need) for b in buffers] + [(b.end + 1, -b.need) for b in buffers],
         key=lambda event: (event[0], event[1]),  # frees before allocations at one position
     )
     live = most = 0
@@ -234,6 +290,34 @@ def lower_bound(buffers: list[Buffer]) -> int:
         live += change
         most = max(most, live)
     return most
+
+
+def outermost_foralls(func: ir.Operation) -> list[ir.Operation]:
+    """The ``scf.forall``s of ``func`` that no other one holds."""
+
+    def outermost(op: ir.Operation) -> bool:
+        parent = op.parent
+        while parent is not None and parent.operation != func:
+            if parent.operation.name == "scf.forall":
+                return False
+            parent = parent.operation.parent
+        return True
+
+    return [op for op in ops_matching(func, lambda o: o.name == "scf.forall") if outermost(op)]
+
+
+def thread_slots(forall: ir.Operation, threads: int, position: int) -> ThreadSlots | None:
+    """``forall``'s body buffers planned in one slot, and the region of
+    ``threads`` slots at entry-block ``position``; None if it has none."""
+    buffers = live_buffers(forall)
+    if not buffers:
+        return None
+    # Slots start at multiples of the largest alignment inside them.
+    alignment = max(b.alignment for b in buffers)
+    slot = _round_up(place(buffers), alignment)
+    need = threads * lower_bound(buffers)
+    region = Buffer(forall, position, position, threads * slot, alignment, need=need)
+    return ThreadSlots(forall, buffers, slot, region)
 
 
 def _append_arena(func: ir.Operation) -> ir.Value:
@@ -253,15 +337,50 @@ def _append_arena(func: ir.Operation) -> ir.Value:
     return arena
 
 
-def _rewrite(buffer: Buffer, arena: ir.Value) -> None:
-    alloc = buffer.alloc
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _rewrite(buffer: Buffer, arena: ir.Value, base: ir.Value | int = 0) -> None:
+    """``buffer``'s alloc as a view of ``arena`` at its offset after ``base``
+    (a thread's slot, known when compiling or not)."""
+    alloc = buffer.op
     with ir.InsertionPoint(alloc), alloc.location:
-        offset = arith.constant(ir.IndexType.get(), buffer.offset)
+        if isinstance(base, int):
+            offset = _index(base + buffer.offset)
+        else:
+            offset = arith.addi(base, _index(buffer.offset))
         view = memref.view(alloc.result.type, arena, offset, [])
     alloc.result.replace_all_uses_with(view)
     for dealloc in buffer.deallocs:
         dealloc.erase()
     alloc.erase()
+
+
+def _declare_thread_number(module: ir.Operation) -> None:
+    """``llvm.func @omp_get_thread_num() -> i32``, once."""
+    body = module.regions[0].blocks[0]
+    for op in body.operations:
+        if op.operation.name == "llvm.func" and (
+            ir.StringAttr(op.operation.attributes["sym_name"]).value == THREAD_NUMBER
+        ):
+            return
+    with ir.InsertionPoint.at_block_begin(body), module.location:
+        llvm.LLVMFuncOp(THREAD_NUMBER, ir.TypeAttr.get(ir.Type.parse("!llvm.func<i32 ()>")))
+
+
+def _slot_base(slots: ThreadSlots, threads: int) -> ir.Value | int:
+    """This thread's slot, ``offset + tid x slot``: computed at the top of the
+    loop body, or the region's offset for a single thread."""
+    if threads == 1:
+        return slots.region.offset
+    body = slots.forall.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(body), slots.forall.location:
+        i32 = ir.IntegerType.get_signless(32)
+        number = llvm.call(i32, [], [], [], callee=ir.FlatSymbolRefAttr.get(THREAD_NUMBER))
+        tid = arith.index_cast(ir.IndexType.get(), number)
+        start = arith.muli(tid, _index(slots.slot))
+        return arith.addi(start, _index(slots.region.offset))
 
 
 def _called_symbols(module: ir.Operation) -> set[str]:
@@ -284,22 +403,87 @@ def _is_entry(func: ir.Operation, called: set[str]) -> bool:
     return ir.StringAttr(func.attributes["sym_name"]).value not in called
 
 
+def _why_unplanned(alloc: ir.Operation, func: ir.Operation, threads: int) -> str:
+    """Why ``alloc`` (left after planning) is not in the arena."""
+    if static_bytes(ir.MemRefType(alloc.result.type)) is None:
+        return "its type is not a static, identity-layout buffer of the default memory space"
+    foralls = 0
+    parent = alloc.parent.operation
+    while parent != func:
+        foralls += parent.name == "scf.forall"
+        parent = parent.parent.operation
+    if foralls and threads == 0:
+        return "it is in a parallel loop and the thread count is not known (threads=0)"
+    if foralls > 1:
+        return "it is in a nested parallel loop"
+    holder = alloc.parent.operation
+    if holder != func and holder.name != "scf.forall":
+        return "it is in a sequential loop or a branch and depends on it"
+    return "it escapes (returned, yielded, passed to a call or not viewed)"
+
+
 @dataclass(frozen=True)
 class PlanArena(Pass):
     flag = "lowerline-plan-arena"
     summary = "Place an entry function's static buffers in one arena argument, reusing memory"
     anchor = "builtin.module"
 
+    threads: int = opt(
+        0,
+        "the most threads a parallel loop (scf.forall) runs on: its scratch gets a slot "
+        "per thread in the arena (1: loops run sequentially, one slot; 0: not planned, "
+        "allocated per tile)",
+    )
+    explain: bool = opt(
+        False, "print each allocation left to malloc at every call, and why, as remarks"
+    )
+
     def run(self, op: ir.Operation) -> None:
         called = _called_symbols(op)
         for func in defined_functions(op):
             if _is_entry(func, called) and not protocol.ARENA.has(func):
-                self._plan(func)
+                self._plan(op, func)
 
-    def _plan(self, func: ir.Operation) -> None:
+    def _plan(self, module: ir.Operation, func: ir.Operation) -> None:
         buffers = live_buffers(func)
-        size = place(buffers)
+        slots = self._thread_slots(func)
+        regions = buffers + [s.region for s in slots]
+        size = place(regions)
         arena = _append_arena(func)
         for buffer in buffers:
             _rewrite(buffer, arena)
-        protocol.ARENA.set(func, [size, lower_bound(buffers)])
+        if slots and self.threads > 1:
+            _declare_thread_number(module)
+        for loop in slots:
+            base = _slot_base(loop, self.threads)
+            for buffer in loop.buffers:
+                _rewrite(buffer, arena, base)
+        protocol.ARENA.set(func, [size, lower_bound(regions)])
+        self._report(func)
+
+    def _thread_slots(self, func: ir.Operation) -> list[ThreadSlots]:
+        if self.threads < 1:
+            return []
+        ops = [op.operation for op in func.regions[0].blocks[0].operations]
+        position = {op: index for index, op in enumerate(ops)}
+        found = [
+            thread_slots(forall, self.threads, position[_block_ancestor(forall, func)])
+            for forall in outermost_foralls(func)
+        ]
+        return [s for s in found if s is not None]
+
+    def _report(self, func: ir.Operation) -> None:
+        """A refusal remark for each allocation a call still makes."""
+        left = ops_matching(func, lambda o: o.name == "memref.alloc")
+        remarks.publish(
+            [
+                remarks.about(
+                    alloc,
+                    self.flag,
+                    "left to malloc at every call: " + _why_unplanned(alloc, func, self.threads),
+                    remarks.REFUSAL,
+                )
+                for alloc in left
+            ],
+            self.explain,
+        )

@@ -103,6 +103,8 @@ class Epilogue:
     # The tensor.expand_shape after the bias add (a Linear on (B, S, K)
     # inputs), applied to the epilogue's result.
     expand: ir.Operation | None = None
+    # A grouped convolution's tensor.collapse_shape (lowerline-fold-qdq-conv).
+    collapse: ir.Operation | None = None
 
 
 # Body values -----------------------------------------------------------------
@@ -125,7 +127,12 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
 def _parameter(generic: ir.Operation, value: ir.Value) -> tuple[np.ndarray, int | None] | None:
     """A quantization parameter used in ``generic``'s body: a scalar constant
     from outside (axis None) or an element of a constant 1-D input read along
-    one loop (axis = that loop)."""
+    one loop (axis = that loop). A Python float scale reaches the body as
+    ``arith.truncf`` of an f64 constant: its f32 value."""
+    truncate = _defining(value, "arith.truncf")
+    if truncate is not None and str(value.type) == "f32":
+        found = _parameter(generic, truncate.operands[0])
+        return (found[0].astype(np.float32).astype(np.float64), None) if found else None
     if isinstance(value, ir.OpResult):
         op = _defining(value, "arith.constant")
         if op is None:
@@ -335,13 +342,19 @@ def _only_user(value: ir.Value) -> ir.Operation | None:
 def match_epilogue(matmul: ir.Operation) -> Epilogue:
     """The bias add, ReLU and quantize that follow ``matmul``, each optional,
     in that order, each the only user of the one before."""
-    epilogue = Epilogue([matmul], None, False, None)
     steps: list[tuple[str, Callable]] = [
         ("bias", _bias),
         ("expand", _expand),
         ("relu", _is_relu),
         ("requantize", match_requantize),
     ]
+    return follow_epilogue(matmul, steps)
+
+
+def follow_epilogue(root: ir.Operation, steps: list[tuple[str, Callable]]) -> Epilogue:
+    """The ops after ``root`` that ``steps`` (Epilogue field, matcher) accept,
+    each optional, in that order, each the only user of the one before."""
+    epilogue = Epilogue([root], None, False, None)
     for field, matcher in steps:
         user = _only_user(epilogue.ops[0].results[0])
         found = matcher(user) if user is not None else None
@@ -457,23 +470,30 @@ def _integer_matmul(x: ir.Value, w: np.ndarray, name: str) -> ir.Value:
 
 def _epilogue_body(epilogue: Epilogue, has_bias: bool) -> Callable:
     """The epilogue's scalar code: args are (acc, c[n], m[n], [bias[n]], out)."""
-    q = epilogue.requantize
 
     def body(args: list[ir.Value]) -> ir.Value:
         corrected = arith.addi(args[0], args[1])
         real = arith.mulf(arith.sitofp(ir.F32Type.get(), corrected), args[2])
         if has_bias:
             real = arith.addf(real, args[3])
-        if epilogue.relu:
-            real = arith.maximumf(real, _f32(0.0))
-        if q is None:
-            return real
-        stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
-        stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
-        i8 = ir.IntegerType.get_signless(8)
-        return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
+        return activation_and_requantize(epilogue, real)
 
     return body
+
+
+def activation_and_requantize(epilogue: Epilogue, real: ir.Value) -> ir.Value:
+    """The tail of an epilogue on the real (scaled) value: ReLU, then the
+    stored integer (round half to even, zero point, clamp) when it ends in a
+    quantize, else the real value."""
+    q = epilogue.requantize
+    if epilogue.relu:
+        real = arith.maximumf(real, _f32(0.0))
+    if q is None:
+        return real
+    stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
+    stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
+    i8 = ir.IntegerType.get_signless(8)
+    return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
 
 
 def _columns(affine: Affine, n: int) -> np.ndarray:
@@ -510,7 +530,18 @@ def plan(matmul: ir.Operation) -> Plan | None:
     zero_x = int(x.zero_point[0]) - (128 if x.unsigned else 0)
     correction = -zero_x * w.sum(axis=0)
     scale = x.scale[0] * _columns(w_affine, w.shape[1])
-    q, bias = epilogue.requantize, epilogue.bias
+    found_constants = epilogue_constants(correction, scale, epilogue.bias, epilogue.requantize)
+    if found_constants is None:
+        return None
+    return Plan(x, w, w_attr, epilogue, *found_constants)
+
+
+def epilogue_constants(
+    correction: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, q: Requantize | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """Per output channel: the i32 correction, the f32 multiplier and the
+    float bias left for a float result; None when a correction leaves i32.
+    ``scale`` is the accumulator's (``sx * sw``)."""
     multiplier = scale
     if q is not None:
         # The bias joins the i32 sum in units of the accumulator's scale.
@@ -519,20 +550,33 @@ def plan(matmul: ir.Operation) -> Plan | None:
         multiplier, bias = scale / q.scale, None
     if np.abs(correction).max(initial=0) >= 2**31:
         return None
-    return Plan(x, w, w_attr, epilogue, correction, multiplier, bias)
+    return correction, multiplier, bias
 
 
-def _rewrite(p: Plan) -> None:
-    ops = p.epilogue.ops
-    last = ops[0]
-    # Producers of the replaced ops (the dequantizes, the transpose, the fill,
-    # the inits), erased below when nothing else reads them.
-    replaced = [
+def outside_producers(ops: list[ir.Operation]) -> list[ir.Operation]:
+    """Producers of the replaced ``ops``' operands (the dequantizes, the
+    transpose, the fill, the inits), erased after the rewrite when nothing
+    else reads them."""
+    return [
         v.owner
         for op in ops
         for v in op.operands
         if isinstance(v, ir.OpResult) and not any(v.owner == e for e in ops)
     ]
+
+
+def replace_ops(ops: list[ir.Operation], result: ir.Value, producers: list) -> None:
+    """``ops`` (the last one first) replaced by ``result``; dead producers erased."""
+    ops[0].results[0].replace_all_uses_with(result)
+    for op in ops:
+        op.erase()
+    _erase_dead(producers)
+
+
+def _rewrite(p: Plan) -> None:
+    ops = p.epilogue.ops
+    last = ops[0]
+    replaced = outside_producers(ops)
     with ir.InsertionPoint(last), last.location:
         name = weights.derived_name(p.w_attr, "qdq")
         accumulator = _integer_matmul(_signed_activation(p.x), p.w, name)
@@ -552,10 +596,7 @@ def _rewrite(p: Plan) -> None:
             ir.RankedTensorType(accumulator.type).shape, final.element_type
         )
         result = _expanded(_generic(out, [accumulator, *columns], maps, body), p.epilogue.expand)
-    last.results[0].replace_all_uses_with(result)
-    for op in ops:
-        op.erase()
-    _erase_dead(replaced)
+    replace_ops(ops, result, replaced)
 
 
 def _float_zero_fill(value: ir.Value) -> bool:
@@ -599,7 +640,14 @@ class FoldQdqMatmul(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        for matmul in ops_matching(op, lambda c: c.name == "linalg.matmul"):
-            found = plan(matmul)
-            if found is not None:
-                _rewrite(found)
+        fold_each(op, ("linalg.matmul",), plan, _rewrite)
+
+
+def fold_each(
+    root: ir.Operation, names: tuple[str, ...], planner: Callable, rewrite: Callable
+) -> None:
+    """``rewrite(planner(op))`` for each op named in ``names`` that plans."""
+    for op in ops_matching(root, lambda c: c.name in names):
+        found = planner(op)
+        if found is not None:
+            rewrite(found)

@@ -7,6 +7,9 @@ rank-1 update: ``out[f, ow] += w[f, c, kh, kw] * in[c, oh + kh, ow + kw]``.
 This module rewrites that unit-window ``linalg.conv_2d_nchw_fchw`` into a
 ``linalg.matmul`` on rank-reduced slices (M = channels, K = 1, N = columns),
 which vectorizes to one broadcast and FMAs per channel like any matmul tile.
+An i8 x i8 -> i32 convolution (lowerline-fold-qdq-conv's) on a target with
+an int8 dot product steps 4 input channels at a time: K = 4, which
+lowerline-vectorize makes ``vpdpbusd`` as for an integer matmul.
 
 Upstream vectorizes only 1-D convolutions, in NWC form: an NCHW tile would
 be transposed there and back at every step. Upstream has no rewrite of a
@@ -47,20 +50,24 @@ def _reduce(value: ir.Value, keep: list[int]) -> ir.Value:
 
 
 def unit_window_conv_to_matmul(conv: ir.Operation, mark: Callable[[ir.Operation], None]) -> bool:
-    """Rewrite one tiled conv (n = 1, oh = 1, c = kh = kw = 1) as a matmul;
-    ``mark`` leaves the caller's vectorization plan on the new matmul.
+    """Rewrite one tiled conv (n = 1, oh = 1, kh = kw = 1, a static c: 1,
+    or 4 for an int8 dot product) as a matmul; ``mark`` leaves the caller's
+    vectorization plan on the new matmul.
 
     Returns False (and changes nothing) when the tile does not have that shape.
     """
     inp, flt, out = (ir.RankedTensorType(v.type) for v in conv.operands)
     n, f, oh, ow = out.shape
-    if (n, oh) != (1, 1) or list(flt.shape[1:]) != [1, 1, 1] or list(inp.shape[:3]) != [1, 1, 1]:
+    c = flt.shape[1]
+    if (n, oh) != (1, 1) or list(flt.shape[2:]) != [1, 1] or list(inp.shape[:3]) != [1, c, 1]:
+        return False
+    if c == _DYNAMIC:
         return False
     if f == _DYNAMIC or inp.shape[3] != ow:  # a partial row tile is dynamic in both
         return False
     with ir.InsertionPoint(conv), conv.location:
-        weights = _reduce(conv.operands[1], [0, 1])  # f x 1
-        row = _reduce(conv.operands[0], [1, 3])  # 1 x ow
+        weights = _reduce(conv.operands[1], [0, 1])  # f x c
+        row = _reduce(conv.operands[0], [1, 3])  # c x ow
         acc = _reduce(conv.operands[2], [1, 3])  # f x ow
         product = linalg.matmul(weights, row, outs=[acc])
         matmul = product.owner

@@ -233,3 +233,31 @@ def int8_dot_products(module: ir.Operation) -> int:
     if count:
         _declare(module)
     return count
+
+
+def widen_batched_integer_contractions(module: ir.Operation) -> int:
+    """Sign-extend the i8 operands of the i8 x i8 -> i32 contractions with
+    more than one parallel dim per side (a batch matmul's tiles keep their
+    unit batch dim) to i32; returns how many.
+
+    Upstream's outer-product lowering takes only 2-D matmul contractions
+    (it extends mixed operands itself); a batched one is left to
+    ``convert-vector-to-llvm``, whose contraction lowering needs one element
+    type. Extended, an integer one goes that way like a float one. The
+    extension is the named ops' ``cast_signed``."""
+    widened = 0
+    for contract in ops_matching(module, lambda op: op.name == "vector.contract"):
+        # A masked one's operands come from outside its vector.mask.
+        before = contract.parent if contract.parent.name == "vector.mask" else contract
+        lhs, rhs, acc = contract.operands[:3]
+        if not isinstance(acc.type, ir.VectorType) or ir.VectorType(lhs.type).rank <= 2:
+            continue
+        wide = ir.VectorType(acc.type).element_type
+        if ir.VectorType(lhs.type).element_type == wide:
+            continue
+        with ir.InsertionPoint(before), contract.location:
+            for index, value in ((0, lhs), (1, rhs)):
+                shape = ir.VectorType(value.type).shape
+                contract.operands[index] = arith.extsi(ir.VectorType.get(shape, wide), value)
+        widened += 1
+    return widened

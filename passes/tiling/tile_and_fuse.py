@@ -17,7 +17,8 @@ What it decides (the mechanisms are upstream's transform dialect):
   caches and the cores, an ``mr x nr`` register tile sized for the vector
   registers, and a k loop of rank-1 updates (of 4-deep updates for an
   i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
-  makes ``vpdpbusd``).
+  makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution likewise steps
+  4 input channels where their count is a multiple of 4).
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
@@ -115,7 +116,7 @@ from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, At
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
 
-_ELEMENT_BYTES = {"f32": 4, "f64": 8}
+_ELEMENT_BYTES = {"f32": 4, "f64": 8, "i8": 1}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
 _CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw",)
 # Ops computed as elementwise steps over their window (lowerline.passes.tiling.window_tiles);
@@ -303,8 +304,8 @@ def element_bytes(op: ir.Operation) -> int | None:
 
 
 def _is_integer_contraction(op: ir.Operation) -> bool:
-    """An i8 x i8 -> i32 named contraction."""
-    if op.name not in _CONTRACTIONS:
+    """An i8 x i8 -> i32 named contraction or convolution (the QDQ folds')."""
+    if op.name not in _ROOTS:
         return False
     types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
     return types == ["i8", "i8", "i32"]
@@ -418,13 +419,18 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     return group
 
 
-def _k_step(op: ir.Operation, target: CpuTarget) -> int:
+def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
     """Steps of k per register tile: 4 for an i8 x i8 -> i32 matmul on a
     target with an int8 dot product (lowerline-vectorize turns the 4-deep
-    contraction into ``vpdpbusd``), else 1 (outer products)."""
-    if _is_integer_contraction(op) and int8_dot_lanes(target):
-        return INT8_DOT_K
-    return 1
+    contraction into ``vpdpbusd``), else 1 (outer products). A convolution's
+    k (its input channels, ``k``) must be a multiple of 4: its tiles become
+    matmuls only with whole steps. A batch matmul's tiles keep their batch
+    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take."""
+    if not _is_integer_contraction(op) or not int8_dot_lanes(target):
+        return 1
+    if op.name == "linalg.batch_matmul":
+        return 1
+    return INT8_DOT_K if k is None or k % INT8_DOT_K == 0 else 1
 
 
 def fused_producers_and_consumers(group: Group) -> None:
@@ -457,9 +463,10 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
     group = Group(name, "conv", op)
-    t = group.tiles = conv_tiles(target, f, oh, ow, eb)
+    t = conv_tiles(target, f, oh, ow, eb)
+    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target, c))
     group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
-    group.red = [0, 0, 0, 0, 1, 1, 1]
+    group.red = [0, 0, 0, 0, t.kr, 1, 1]
     fused_producers_and_consumers(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
     image = int(np.prod(inp.shape[1:])) * (inp.shape[0] if inp.shape[0] != _DYNAMIC else 1)
@@ -1096,10 +1103,10 @@ def _windows_to_generics(module: ir.Operation, group: Group) -> str | None:
 def _convs_to_matmuls(module: ir.Operation, group: Group) -> str | None:
     """The group's conv register tiles as matmul tiles (lowerline.passes.tiling.conv_tiles)."""
     tiles = _root_tiles(module, group)
-    t = group.cpu_plan
+    t = group.conv_plan
 
     def mark(matmul: ir.Operation) -> None:
-        VECTOR_SIZES.set(matmul, [t.mr, t.nr, 1])
+        VECTOR_SIZES.set(matmul, [t.mr, t.nr, t.kr])
         CONTRACT.set(matmul, True)
 
     left = [c for c in tiles if not unit_window_conv_to_matmul(c, mark)]

@@ -29,7 +29,10 @@ from mlir import ir
 from lowerline.cpu.tile_plan import int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
-from lowerline.passes.tiling.int8_dot import int8_dot_products
+from lowerline.passes.tiling.int8_dot import (
+    int8_dot_products,
+    widen_batched_integer_contractions,
+)
 from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
 from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
@@ -100,12 +103,25 @@ def _script(op: ir.Operation, index: int) -> str:
         # slower, measured).
         sizes = [s if s < v and s & (s - 1) == 0 else v for v, s in zip(sizes, static, strict=True)]
     VECTORIZE_ME.set(op, index)
-    contract = " {create_named_contraction}" if CONTRACT.has(op) else ""
+    contract = " {create_named_contraction}" if CONTRACT.has(op) else _gathers(op)
     return (
         f"  %op = transform.structured.match attributes{{{VECTORIZE_ME.entry(index)}}} in %root"
         f" : ({ANY}) -> {ANY}\n"
         f"  transform.structured.vectorize %op vector_sizes {sizes}{contract} : {ANY}\n"
     )
+
+
+def _gathers(op: ir.Operation) -> str:
+    """The vectorizer's option for reads of other tensors at computed
+    indices (``tensor.extract`` in the body: bilinear upsampling's four
+    taps, ``index_select``): without it upstream refuses every read of rank
+    above 1, and the op stays scalar loops. With it each read is a
+    broadcast (indices the same in every lane), a contiguous vector read,
+    or a ``vector.gather``."""
+    if op.name != "linalg.generic":
+        return ""
+    body = op.regions[0].blocks[0].operations
+    return " {vectorize_nd_extract}" if any(o.name == "tensor.extract" for o in body) else ""
 
 
 # Body ops the vectorizer turns into vector ops; others (cf.assert, tensor
@@ -163,6 +179,7 @@ class Vectorize(Pass):
         deinterleave_strided_reads(op)
         if self.target and int8_dot_lanes(cpu_target(self.target)):
             int8_dot_products(op)
+        widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")

@@ -11,10 +11,14 @@ __all__ = [
     "CompiledModule",
     "ExportError",
     "IndexCheckError",
+    "LoadError",
+    "LoadedModule",
     "NoCudaDevice",
     "RuntimeCheckError",
     "UnsupportedOpsError",
     "compile",
+    "export",
+    "load",
 ]
 
 
@@ -23,6 +27,10 @@ def __getattr__(name: str):
         from lowerline import api
 
         return getattr(api, name)
+    if name == "export":  # C header and static library (lowerline.aot)
+        from lowerline.aot.export import export as export_model
+
+        return export_model
     if name in ("CompileError", "UnsupportedOpsError"):
         from lowerline.driver import workers
 
@@ -35,6 +43,10 @@ def __getattr__(name: str):
         from lowerline import errors
 
         return getattr(errors, name)
+    if name in ("load", "LoadError", "LoadedModule"):  # saved modules, without the compiler
+        from lowerline import saved
+
+        return getattr(saved, name)
     if name == "NoCudaDevice":
         from lowerline.runtime import cuda
 

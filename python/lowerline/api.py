@@ -68,7 +68,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
-from lowerline.frontend.dynamic import out_of_range
+from lowerline.explore.numerics import write_expected, write_probe_inputs
 from lowerline.frontend.export import (
     InputSpec,
     Program,
@@ -80,6 +80,8 @@ from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
 from lowerline.pipeline.options import OptionError, check_values
 from lowerline.pipeline.remarks import Remark
+from lowerline.runtime import calls
+from lowerline.runtime.calls import SEED_INPUT
 from lowerline.runtime.native import (
     DynamicNativeFunction,
     GpuFunction,
@@ -107,18 +109,6 @@ def _target_name(target: str) -> str:
 # torch.mlir (torch-mlir's torch backend), then what the compile worker dumps.
 STAGES = ("torch", "linalg", *(stage for stage, _ in CPU_STAGES))
 DEFAULT_MAX_SPECIALIZATIONS = 8
-# In Specialization.arguments: the seed of the model's random ops.
-SEED_INPUT = -1
-
-
-def _number_key(value: bool | int | float) -> tuple:
-    """Which baked-in number a call passes. Floats by their bits: 0.0 and -0.0
-    give different results (1 / x) and NaN must find its own specialization."""
-    if isinstance(value, bool):
-        return (bool, value)
-    if isinstance(value, int):
-        return (int, int(value))
-    return (float, float(value).hex())
 
 
 @dataclass
@@ -156,7 +146,8 @@ class Specialization:
     @property
     def key(self) -> tuple:
         shapes = (
-            spec.key_shape if spec.is_tensor else _number_key(spec.value) for spec in self.inputs
+            spec.key_shape if spec.is_tensor else calls.number_key(spec.value)
+            for spec in self.inputs
         )
         return (*shapes, self.aliases)
 
@@ -165,7 +156,7 @@ class Specialization:
     ) -> Any:
         """Run ``function`` on the call's inputs and state, write back what
         ``forward`` mutated, and return the outputs."""
-        tensors = [_argument(a, flat, state) for a in self.arguments]
+        tensors = [calls.argument(a, flat, state) for a in self.arguments]
         return self.finish(function(tensors), flat, state)
 
     def finish(self, results: list[torch.Tensor], flat: Any, state: dict[str, torch.Tensor]) -> Any:
@@ -185,7 +176,7 @@ class Specialization:
         if self.tensors_only:
             return pytree.tree_unflatten(results, self.out_spec)
         tensors = iter(results)
-        flat = [_output(kind, tensors) for kind in self.outputs]
+        flat = [calls.output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
 
 
@@ -248,28 +239,8 @@ class _FastPlan:
 
 def _plan(args: tuple, specialization: Specialization) -> _FastPlan:
     contiguous = all(a.is_contiguous() for a in args)
-    extents = tuple(_span_bytes(a) for a in args) if len(args) > 1 else ()
+    extents = tuple(calls.span_bytes(a) for a in args) if len(args) > 1 else ()
     return _FastPlan(specialization, specialization.takes_inputs and contiguous, extents)
-
-
-def _argument(source: int | str, flat: Any, state: dict[str, torch.Tensor]) -> torch.Tensor:
-    """One library argument: a user input or a buffer, contiguous; or, for
-    SEED_INPUT, a seed drawn from torch's default generator as torch's own
-    random ops draw theirs, so ``torch.manual_seed(s)`` before a call makes its
-    random numbers reproducible and two calls differ."""
-    if source == SEED_INPUT:
-        return torch.randint(2**62, ())
-    value = flat[source] if isinstance(source, int) else state[source]
-    return value if value.is_contiguous() else value.contiguous()
-
-
-def _output(kind: tuple, tensors: Any) -> Any:
-    """One flat output: the next tensor, a number from the next (0-d) tensor, or a constant."""
-    if kind[0] == "tensor":
-        return next(tensors)
-    if kind[0] == "number":
-        return kind[1](next(tensors).item())  # int, float or bool, as eager's item()
-    return kind[1]
 
 
 def _options_text(options: CpuOptions | GpuOptions) -> str:
@@ -393,6 +364,21 @@ class CompiledModule:
                 "keep every stage's IR"
             ) from None
 
+    def save(self, path: str, key: bytes | None = None) -> None:
+        """Write this module (every specialization, the current values of the
+        buffers it updates) to the one file ``path``, which ``lowerline.load``
+        runs without the compiler packages. Signed with ``key`` (default: this
+        user's cache key; see ``lowerline.saved`` for moving files between
+        machines); written to a temporary file and renamed. CPU targets only."""
+        from lowerline import saved
+
+        if any(spec.dynamic for spec in self._specs):
+            # lowerline.saved records static shapes (its loader allocates outputs from them).
+            raise NotImplementedError(
+                "save() does not keep dynamic dims yet: compile without dynamic= to save"
+            )
+        saved.save_module(self, path, key)
+
     # -- GPU artifacts -------------------------------------------------------
 
     @property
@@ -464,6 +450,90 @@ class CompiledModule:
             raise RuntimeError("memory() reports on the last call: call the compiled module first")
         return self._last_called.function.memory()
 
+    def explore(
+        self,
+        path: str,
+        *example_inputs: Any,
+        title: str | None = None,
+        bisect: str | None = None,
+    ) -> str:
+        """Write the pass explorer's page to ``path`` (one HTML file; see
+        ``lowerline.explore``): the IR after every pass of a fresh compile of
+        the first specialization (not cached: it prints the module after each
+        pass), with timings, diffs, remarks and the arena plan, and the outputs
+        against eager on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes); ``title`` heads the page; ``bisect``: also
+        find the first divergent pass (``bisect()``), its IR in that folder,
+        and mark it on the page. Returns ``path``."""
+        from lowerline.explore.numerics import compare, stage_rows
+        from lowerline.explore.report import ExploreData, write_report
+
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        with torch.inference_mode():
+            expected = self._module(*args)
+        against = _tensor_leaves(expected) if bisect is not None else None
+        program = export_program(self._module, args)
+        trace = self._traced_compile(program, args, against, bisect or "")
+        title = title or f"{type(self._module).__name__} for {self.target}"
+        data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
+        data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
+        if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
+            data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
+        else:
+            data.numerics += compare(expected, self(*args))
+        return write_report(path, trace, data)
+
+    def bisect(self, folder: str, *example_inputs: Any) -> dict | None:
+        """Find the first pass whose output differs from eager beyond the
+        tolerance, on ``example_inputs`` (default: random inputs of the first
+        specialization's shapes), in a fresh compile of the first
+        specialization (``lowerline.driver.bisect``). Returns the divergence
+        (``stage``, ``label``, ``op``, ``mismatch``, the IR ``before`` and
+        ``after`` it, written to ``folder``, and the ``command`` that replays
+        it), or None when every pass is right. CPU targets."""
+        if isinstance(self.options, GpuOptions):
+            raise ValueError(f"bisect runs the CPU stages; '{self.target}' is a GPU target")
+        args = example_inputs or _random_inputs(self._specs, self._in_spec)
+        with torch.inference_mode():
+            expected = self._module(*args)
+        program = export_program(self._module, args)
+        found = self._traced_compile(program, args, _tensor_leaves(expected), folder)["bisect"]
+        if "error" in found:
+            raise CompileError("bisect", found["error"])
+        return found["divergence"]
+
+    def _traced_compile(
+        self, program: Program, args: tuple, expected: list | None = None, keep: str = ""
+    ) -> dict:
+        """``trace.json`` of an uncached compile of ``program`` (the compile
+        worker's ``trace`` job flag), with each stage's outputs on ``args``
+        (``probe``) and, given ``expected`` outputs, ``bisect.json`` (its IR
+        files moved to ``keep``); its failures keep their reproducers in the
+        cache's ``failures`` folder, as a normal compile's do."""
+        from lowerline.explore.numerics import load_probe
+
+        workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
+        try:
+            failures = os.path.join(self._cache.root, "failures")
+            flat = pytree.tree_leaves(args)
+            _compile_artifact(
+                program,
+                self.options,
+                workspace,
+                failures,
+                self._compile_memory,
+                trace=flat,
+                expected=expected,
+            )
+            with open(os.path.join(workspace, "trace.json"), encoding="utf-8") as handle:
+                trace = json.load(handle)
+            trace["probe"] = load_probe(trace.get("probe"))
+            if expected is not None:
+                trace["bisect"] = _kept_bisection(workspace, keep)
+            return trace
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
     # -- calling -----------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
@@ -512,30 +582,7 @@ class CompiledModule:
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
         key: shapes, numbers, and which tensor inputs share memory."""
-        key: list[Any] = []
-        for spec, value in zip(self._specs, flat, strict=True):
-            if spec.is_tensor:
-                if (
-                    not isinstance(value, torch.Tensor)
-                    or value.dtype != spec.dtype
-                    or not value.is_cpu
-                    or value.requires_grad
-                    or value.layout != torch.strided
-                ):
-                    raise _tensor_error(spec, value)
-                key.append(_dynamic_shape(spec, value.shape) if spec.dynamic else value.shape)
-            else:
-                if type(value) not in (bool, int, float) or (type(value) is bool) != (
-                    type(spec.value) is bool
-                ):
-                    value = _number_or_error(spec, value)
-                key.append(_number_key(value))
-        if self._shared_symbols:
-            _check_shared_symbols(self._specs, flat)
-        key.append(
-            _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
-        )
-        return tuple(key)
+        return calls.call_key(self._specs, flat, self._tensor_positions, self._shared_symbols)
 
     def _count_error(self, count: int) -> TypeError:
         names = [spec.name for spec in self._specs]
@@ -604,7 +651,9 @@ class CompiledModule:
             if self._flat_call and len(self._tensor_positions) == len(self._specs):
                 self._plans = {}
         flat = pytree.tree_leaves(args)
-        aliases = _aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        aliases = (
+            calls.aliases(flat, self._tensor_positions) if len(self._tensor_positions) > 1 else ()
+        )
         _check_aliased_writes(program, aliases)
         if program.weights_digest != self._weights:
             raise RuntimeError(
@@ -705,76 +754,9 @@ def _native_function(library: str, meta: dict, outputs: list) -> NativeFunction:
     return NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
 
 
-def _dynamic_shape(spec: InputSpec, shape: torch.Size) -> tuple[int, ...]:
-    """A call's shape of an input with dynamic dims, as the key holds it (-1
-    for each dynamic dim), once its sizes are checked against their ranges."""
-    problem = out_of_range(spec.name, tuple(shape), spec.dynamic)
-    if problem is not None:
-        raise ValueError(problem)
-    varying = {d.dim for d in spec.dynamic}
-    return tuple(-1 if i in varying else size for i, size in enumerate(shape))
-
-
-def _check_shared_symbols(specs: list[InputSpec], flat: tuple | list) -> None:
-    """Inputs whose dims share one symbol (one ``torch.export.Dim``) have equal sizes there."""
-    seen: dict[str, tuple[str, int, int]] = {}
-    for spec, value in zip(specs, flat, strict=True):
-        for dim in spec.dynamic:
-            size = value.shape[dim.dim]
-            first = seen.setdefault(dim.symbol, (spec.name, dim.dim, size))
-            if first[2] != size:
-                raise ValueError(
-                    f"{spec.name} has size {size} in dim {dim.dim} but {first[0]} has "
-                    f"{first[2]} in dim {first[1]}: they were compiled as one dynamic size"
-                )
-
-
 def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
     """The shape and dtype of every result of the library (its out-parameters)."""
     return [(tuple(r["shape"]), getattr(torch, r["dtype"])) for r in meta["results"]]
-
-
-def _aliases(flat: tuple | list, positions: list[int]) -> tuple:
-    """Which tensor inputs share memory: ``(i, j, same)`` for each pair of flat
-    inputs whose bytes overlap, ``same`` when they are the same view (one
-    tensor passed twice). Empty when none do (the usual call).
-
-    torch.export traces a tensor passed twice as one input (the graph reads
-    the second only), so a call with other aliasing needs another specialization.
-    """
-    spans = []
-    for index in positions:
-        tensor = flat[index]
-        extent = _span_bytes(tensor)
-        if extent == 0:
-            continue
-        start = tensor.data_ptr()
-        spans.append((start, start + extent, index, tensor))
-    if len(spans) < 2:
-        return ()
-    spans.sort(key=lambda span: span[0])
-    found: list[tuple[int, int, bool]] = []
-    live: list[tuple[int, int, int, torch.Tensor]] = []
-    for span in spans:
-        live = [other for other in live if other[1] > span[0]]
-        for other in live:
-            same = other[0] == span[0] and _same_view(other[3], span[3])
-            found.append((min(other[2], span[2]), max(other[2], span[2]), same))
-        live.append(span)
-    return tuple(sorted(found))
-
-
-def _span_bytes(tensor: torch.Tensor) -> int:
-    """How many bytes from its data pointer ``tensor`` reaches; 0 when empty."""
-    if tensor.numel() == 0:
-        return 0
-    strides = zip(tensor.shape, tensor.stride(), strict=True)
-    extent = 1 + sum((size - 1) * stride for size, stride in strides)  # in elements
-    return extent * tensor.element_size()
-
-
-def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.stride() == b.stride()
 
 
 def _check_aliased_writes(program: Program, aliases: tuple) -> None:
@@ -795,38 +777,41 @@ def _check_aliased_writes(program: Program, aliases: tuple) -> None:
             )
 
 
-def _tensor_error(spec: InputSpec, value: Any) -> Exception:
-    """Why ``value`` cannot be passed for the tensor input ``spec``."""
-    if not isinstance(value, torch.Tensor):
-        return TypeError(
-            f"{spec.name}: expected a tensor ({spec.dtype}), got {type(value).__name__}"
-        )
-    if value.dtype != spec.dtype:
-        return TypeError(f"{spec.name}: expected dtype {spec.dtype}, got {value.dtype}")
-    if value.device.type != "cpu":
-        return ValueError(f"{spec.name}: expected a tensor on cpu, got one on {value.device}")
-    if value.requires_grad:
-        return ValueError(
-            f"{spec.name}: expected a tensor that does not require grad, got one that does; "
-            "compiled modules are for inference (pass x.detach() or call under torch.no_grad())"
-        )
-    return ValueError(f"{spec.name}: expected a dense (strided) tensor, got a {value.layout} one")
+def _tensor_leaves(tree: Any) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves(tree) if isinstance(t, torch.Tensor)]
 
 
-def _number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
-    """``value`` as a plain bool, int or float for the number input ``spec``, or TypeError.
+def _kept_bisection(workspace: str, keep: str) -> dict:
+    """``bisect.json`` of ``workspace``, its IR files moved to ``keep`` and
+    the paths it names changed to match."""
+    path = os.path.join(workspace, "bisect.json")
+    if not os.path.exists(path):  # write_probe_inputs refused
+        return {"error": "the model writes its buffers: its outputs depend on their state"}
+    with open(path, encoding="utf-8") as handle:
+        found = json.load(handle)
+    if not found.get("divergence"):
+        return found
+    os.makedirs(keep, exist_ok=True)
+    moved = os.path.join(workspace, "bisect")
+    for name in os.listdir(moved):
+        shutil.move(os.path.join(moved, name), os.path.join(keep, name))
+    divergence = {k: v.replace(moved, keep) for k, v in found["divergence"].items()}
+    return {"divergence": divergence}
 
-    A bool stays a bool and a number stays a number; subclasses (numpy
-    scalars) become the plain type."""
-    if isinstance(spec.value, bool):
-        if isinstance(value, bool):
-            return bool(value)
-        raise TypeError(f"{spec.name}: expected a bool, got {type(value).__name__} {value!r}")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
+
+def _random_inputs(specs: list[InputSpec], in_spec: pytree.TreeSpec | None) -> tuple:
+    """Inputs of the shapes and dtypes of ``specs``: floats random, integers
+    and bools zero (an index or a mask that is always valid); numbers as
+    they were baked in."""
+    flat: list[Any] = []
+    for spec in specs:
+        if not spec.is_tensor:
+            flat.append(spec.value)
+        elif spec.dtype is not None and spec.dtype.is_floating_point:
+            flat.append(torch.randn(spec.shape or ()).to(spec.dtype))
+        else:
+            flat.append(torch.zeros(spec.shape or (), dtype=spec.dtype))
+    return tuple(pytree.tree_unflatten(flat, in_spec)) if in_spec is not None else tuple(flat)
 
 
 def _stage_file(folder: str, stage: str) -> str:
@@ -842,9 +827,17 @@ def _compile_artifact(
     workspace: str,
     failures: str,
     memory: int | None = None,
+    export: bool = False,
+    trace: list | None = None,
+    expected: list | None = None,
 ) -> dict:
     """Import and compile ``program`` into ``workspace``, each worker within
-    ``memory`` bytes (None: the default bound); returns the entry's metadata."""
+    ``memory`` bytes (None: the default bound); returns the entry's metadata.
+    With ``export`` (``lowerline.export``): objects instead of ``lib.so``
+    (the compile worker's ``export`` job), and ``standalone_problems``.
+    ``trace``: the flat inputs of the explorer's numerics; the compile worker
+    also writes ``trace.json``; ``expected``: with ``trace``, eager's outputs
+    to bisect against (``bisect.json``)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     _save_program(program.exported, os.path.join(workspace, "program.pt2"))
@@ -858,7 +851,18 @@ def _compile_artifact(
         raise CompileError("import", reply["message"])
     dims = _result_dims(reply)
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
-        request = {"args": reply["args"], "kind": _kind(options), "options": asdict(options)}
+        request = {
+            "args": reply["args"],
+            "kind": _kind(options),
+            "options": asdict(options),
+            "export": export,
+        }
+        if trace is not None:
+            probe = os.path.join(workspace, "probe")
+            request |= {"trace": True, "probe": write_probe_inputs(probe, reply["args"], trace)}
+            if expected is not None and request["probe"]:
+                write_expected(probe, expected)
+                request["bisect"] = True
         json.dump(request, handle)
     result = run_compile_worker(workspace, failures, memory)
     seconds.update(result["stage_seconds"])
@@ -880,6 +884,8 @@ def _compile_artifact(
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
+        # lowerline.export only (never cached): what keeps the code from running without malloc.
+        **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }
 
 

@@ -32,6 +32,13 @@ class CpuTarget:
     l1d_bytes: int
     l2_bytes: int
     l3_bytes: int
+    # Architectural SIMD registers: register tiles are sized from them.
+    vector_registers: int = 16
+
+    @property
+    def arch(self) -> str:
+        """The triple's architecture: ``x86_64``, ``aarch64``."""
+        return self.triple.split("-", 1)[0]
 
     @property
     def f32_lanes(self) -> int:
@@ -41,27 +48,79 @@ class CpuTarget:
     def llvm_features(self) -> str:
         """``-mattr`` for what the description has beyond its ``-mcpu``: a
         host named ``x86-64-v4`` (AVX-512 without AMX) may have VNNI, which
-        lowerline's int8 kernels call (``vpdpbusd``)."""
-        if not (self.triple.startswith("x86_64") and self.vnni):
+        lowerline's int8 kernels call (``vpdpbusd``); an AArch64 CPU with
+        dot products (``sdot``/``udot``) has ``+dotprod``."""
+        if not self.vnni:
             return ""
+        if self.arch == "aarch64":
+            return "+dotprod"
         return "+avx512vnni" if self.vector_bits >= 512 else "+avxvnni"
+
+    @property
+    def required_flags(self) -> frozenset[str]:
+        """The CPU features (as Linux's ``/proc/cpuinfo`` names them) that
+        code generated for this target may use: those of its ``-mcpu`` and
+        of its ``-mattr``. Code loaded on a CPU lacking one may stop on an
+        illegal instruction, so a saved module checks them first."""
+        if self.cpu not in CPU_FLAGS:
+            raise ValueError(f"no CPU feature list for -mcpu={self.cpu} (targets.CPU_FLAGS)")
+        extra = {FEATURE_FLAGS[f] for f in self.llvm_features.split(",") if f}
+        return CPU_FLAGS[self.cpu] | extra
+
+
+# What LLVM may emit for each -mcpu lowerline uses, in /proc/cpuinfo's names:
+# the SIMD, FMA and bit-manipulation extensions (x86-64-vN as the psABI
+# defines the levels; cortex-a76 and neoverse-n1 are Armv8.2-A with dot products).
+_X86_V2 = frozenset({"sse", "sse2", "ssse3", "sse4_1", "sse4_2", "popcnt", "cx16"})
+_X86_V3 = _X86_V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "movbe", "abm", "xsave"}
+_X86_V4 = _X86_V3 | {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}
+_ARMV8_2 = frozenset({"fp", "asimd", "atomics", "asimdrdm", "fphp", "asimdhp", "lrcpc"})
+CPU_FLAGS: dict[str, frozenset[str]] = {
+    "x86-64": frozenset({"sse", "sse2"}),
+    "x86-64-v3": _X86_V3,
+    "haswell": _X86_V3,
+    "x86-64-v4": _X86_V4,
+    "sapphirerapids": _X86_V4 | {
+        "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx512ifma", "avx512vbmi",
+        "avx512_vbmi2", "avx512_bitalg", "avx512_vpopcntdq", "avx_vnni", "gfni",
+        "vaes", "vpclmulqdq", "amx_tile", "amx_bf16", "amx_int8",
+    },
+    "generic": frozenset({"fp", "asimd"}),
+    "cortex-a72": frozenset({"fp", "asimd"}),
+    "cortex-a76": _ARMV8_2 | {"asimddp"},
+    "neoverse-n1": _ARMV8_2 | {"asimddp"},
+}  # fmt: skip
+# -mattr features -> their /proc/cpuinfo name.
+FEATURE_FLAGS = {"+avx512vnni": "avx512_vnni", "+avxvnni": "avx_vnni", "+dotprod": "asimddp"}
 
 
 CPU_TARGETS: dict[str, CpuTarget] = {
     "sapphirerapids": CpuTarget(
         "sapphirerapids", "x86_64-unknown-linux-gnu", "sapphirerapids", 512,
         fma=True, vnni=True, amx=True, bf16=True, cores=2,
-        l1d_bytes=48 << 10, l2_bytes=2 << 20, l3_bytes=105 << 20,
+        l1d_bytes=48 << 10, l2_bytes=2 << 20, l3_bytes=105 << 20, vector_registers=32,
     ),
     "haswell": CpuTarget(
         "haswell", "x86_64-unknown-linux-gnu", "haswell", 256,
         fma=True, vnni=False, amx=False, bf16=False, cores=4,
         l1d_bytes=32 << 10, l2_bytes=256 << 10, l3_bytes=8 << 20,
     ),
+    # AArch64: 128-bit NEON vectors, 32 of them (v0-v31).
     "cortex-a72": CpuTarget(
         "cortex-a72", "aarch64-unknown-linux-gnu", "cortex-a72", 128,
         fma=True, vnni=False, amx=False, bf16=False, cores=4,
-        l1d_bytes=32 << 10, l2_bytes=1 << 20, l3_bytes=0,
+        l1d_bytes=32 << 10, l2_bytes=1 << 20, l3_bytes=0, vector_registers=32,
+    ),
+    # Armv8.2-A with dot products (sdot/udot, +dotprod).
+    "cortex-a76": CpuTarget(
+        "cortex-a76", "aarch64-unknown-linux-gnu", "cortex-a76", 128,
+        fma=True, vnni=True, amx=False, bf16=False, cores=4,
+        l1d_bytes=64 << 10, l2_bytes=512 << 10, l3_bytes=2 << 20, vector_registers=32,
+    ),
+    "neoverse-n1": CpuTarget(
+        "neoverse-n1", "aarch64-unknown-linux-gnu", "neoverse-n1", 128,
+        fma=True, vnni=True, amx=False, bf16=False, cores=4,
+        l1d_bytes=64 << 10, l2_bytes=1 << 20, l3_bytes=32 << 20, vector_registers=32,
     ),
 }  # fmt: skip
 
@@ -135,7 +194,20 @@ def describe_host(flags: set[str], caches: dict[str, int], cores: int, machine: 
         l1d_bytes=caches.get("L1", 32 << 10),
         l2_bytes=caches.get("L2", 1 << 20),
         l3_bytes=caches.get("L3", 0),
+        vector_registers=32 if bits == 512 else 16,
     )
+
+
+@functools.cache
+def host_flags() -> frozenset[str]:
+    """This CPU's features, as ``/proc/cpuinfo`` names them."""
+    return frozenset(_cpu_flags())
+
+
+def host_arch() -> str:
+    """This machine's architecture as triples name it (``x86_64``, ``aarch64``)."""
+    machine = platform.machine().lower()
+    return {"arm64": "aarch64", "amd64": "x86_64"}.get(machine, machine)
 
 
 @functools.cache

@@ -60,6 +60,14 @@ def test_mlp_dynamic_batch_from_a_batch_1_example(cache_dir):
     _check_sizes(compiled, model, lambda b: torch.randn(b, 37), [1, 2, 7, 33, 64, 5])
 
 
+def test_saving_a_dynamic_module_is_refused(cache_dir, tmp_path):
+    compiled = lowerline.compile(
+        _mlp(), torch.randn(4, 37), dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir
+    )
+    with pytest.raises(NotImplementedError, match="dynamic dims"):
+        compiled.save(str(tmp_path / "mlp.lowerline"))
+
+
 def test_sizes_outside_the_range_name_input_dim_and_range(cache_dir):
     model = _mlp()
     compiled = lowerline.compile(

@@ -146,6 +146,8 @@ SOURCES_TOP = {
     "runtime",
     "frontend",
     "examples",
+    "aot",
+    "explore",
 }
 
 
@@ -189,6 +191,30 @@ SOURCES_TOP = {
             ),
             (),
         ),
+        # lowerline.export sits at the API's level: nothing below it imports it.
+        (
+            (
+                "lowerline.passes",
+                "lowerline.pipeline",
+                "lowerline.driver",
+                "lowerline.cpu",
+                "lowerline.gpu",
+                "lowerline.runtime",
+                "lowerline.frontend",
+            ),
+            ("lowerline.aot",),
+            (),
+        ),
+        # The explorer's page is written in the user's process, which never loads MLIR.
+        (
+            (
+                "lowerline.explore.report",
+                "lowerline.explore.memory_plan",
+                "lowerline.explore.numerics",
+            ),
+            ("mlir", "lowerline.pipeline.scheduler", "lowerline.pipeline.trace"),
+            (),
+        ),
         # Stage modules are data the registry reads: never the other way round.
         (("lowerline.cpu", "lowerline.gpu"), ("lowerline.pipeline.registry",), ()),
         (("lowerline.cpu", "lowerline.gpu"), ("lowerline.driver", "lowerline.api"), ()),
@@ -198,3 +224,27 @@ def test_layer_rule(sources, forbidden, allow):
     if forbidden == ("torch_mlir",):
         allow = tuple(m for m in MODULES if _under(m, "lowerline.frontend"))
     assert _violations(sources, forbidden, allow) == []
+
+
+def _closure(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through lowerline's modules.
+    The package's own ``__init__`` is not followed: it imports its parts
+    lazily, on first use of ``lowerline.compile`` and the like."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == "lowerline":
+            continue
+        seen.add(name)
+        todo.extend(GRAPH.get(name, ()))
+    return seen
+
+
+def test_saved_modules_load_without_the_compiler():
+    """``lowerline.load`` runs where MLIR and torch-mlir are not installed:
+    nothing it imports, at any depth, imports them (test_saved_modules runs
+    it with them blocked)."""
+    reached = _closure("lowerline.saved")
+    assert "lowerline.runtime.native" in reached
+    compiler = ("mlir", "torch_mlir", "llvm", "lowerline.api", "lowerline.pipeline.context")
+    assert sorted(name for name in reached if _under(name, *compiler)) == []

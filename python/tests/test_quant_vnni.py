@@ -9,14 +9,13 @@ the host can run it (test_quant_pt2e runs every model on the host target too).
 
 import os
 import re
-import subprocess
 
 import pytest
 import torch
+from disassembly import functions
 from test_quant_pt2e import Mlp, QuantizedOutput, integer_matmuls, quantize
 
 import lowerline
-from lowerline.driver.objects import llvm_tool
 from lowerline.targets import cpu_target
 
 pytest.importorskip("torchao")
@@ -27,22 +26,6 @@ x86_host = pytest.mark.skipif(
 # The model's kernels are inlined into the entry function; the parallel
 # loops may be outlined next to it (main..omp_par and the like).
 KERNEL_SYMBOL = re.compile(r"main\b.*")
-
-
-def functions(library: str) -> dict[str, str]:
-    """Symbol -> its disassembly, for each function of ``library``."""
-    text = subprocess.run(
-        [llvm_tool("llvm-objdump"), "-d", "--no-show-raw-insn", library],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    found: dict[str, str] = {}
-    for block in re.split(r"\n(?=[0-9a-f]+ <)", text):
-        header = re.match(r"[0-9a-f]+ <([^>]+)>:", block)
-        if header:
-            found[header.group(1)] = block
-    return found
 
 
 def kernel_code(compiled) -> str:

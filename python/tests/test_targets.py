@@ -1,6 +1,6 @@
 import pytest
 
-from lowerline.targets import CPU_TARGETS, cpu_target, describe_host, host_cpu
+from lowerline.targets import CPU_TARGETS, cpu_target, describe_host, host_cpu, host_flags
 
 
 def test_host_is_described_from_flags_and_caches():
@@ -33,3 +33,21 @@ def test_named_targets_and_errors():
     assert cpu_target("cpu") is host_cpu()
     with pytest.raises(ValueError, match="unknown CPU target 'pentium'"):
         cpu_target("cpu:pentium")
+
+
+def test_required_flags_come_from_the_cpu_and_its_features():
+    zen4 = describe_host({"avx2", "avx512f", "fma", "avx512_vnni"}, {}, cores=2, machine="x86_64")
+    assert zen4.cpu == "x86-64-v4" and zen4.llvm_features == "+avx512vnni"
+    assert {"avx512f", "avx512bw", "fma", "avx512_vnni"} <= zen4.required_flags
+    assert "amx_tile" not in zen4.required_flags
+    assert "amx_tile" in CPU_TARGETS["sapphirerapids"].required_flags
+    assert "avx512f" not in CPU_TARGETS["haswell"].required_flags
+    arm = describe_host({"asimd", "asimddp"}, {}, cores=4, machine="aarch64")
+    assert arm.llvm_features == "+dotprod" and "asimddp" in arm.required_flags
+
+
+def test_every_named_target_has_a_feature_list():
+    for target in CPU_TARGETS.values():
+        assert target.required_flags
+    # Code compiled for this machine may use only what it has.
+    assert host_cpu().required_flags <= host_flags()

@@ -102,12 +102,25 @@ def test_window_register_tiles_are_bounded_by_the_registers_not_the_shape(
     t = CPU_TARGETS[target]
     tiles = window_tiles(t, channels, rows, width)
     vl = lanes(t, 4)
-    # Whole vectors along the row, at most two; a partial tile is flagged.
-    assert tiles.nr % vl == 0 and vl <= tiles.nr <= 2 * vl
+    # Whole vectors along the row, at most two (a row narrower than a
+    # vector: the power of two that holds it); a partial tile is flagged.
+    if width >= vl:
+        assert tiles.nr % vl == 0 and vl <= tiles.nr <= 2 * vl
+    else:
+        assert tiles.nr & (tiles.nr - 1) == 0 and width <= tiles.nr < 2 * width
     assert tiles.masked == (width % tiles.nr != 0)
     # Accumulators and as many input vectors fit in the registers.
-    assert 2 * tiles.mr * (tiles.nr // vl) <= vector_registers(t)
+    assert 2 * tiles.mr * max(1, tiles.nr // vl) <= vector_registers(t)
     assert channels % tiles.mr == 0 and rows % tiles.ohc == 0
+
+
+@pytest.mark.parametrize(
+    ("width", "nr"), [(7, 8), (5, 8), (3, 4), (1, 1), (14, 16), (16, 16), (17, 32), (56, 32)]
+)
+def test_window_rows_narrower_than_a_vector_take_the_power_of_two_that_holds_them(width, nr):
+    tiles = window_tiles(CPU_TARGETS["sapphirerapids"], 96, width, width)
+    assert tiles.nr == nr
+    assert tiles.masked == (width % nr != 0)
 
 
 def test_window_tiles_differ_per_target():

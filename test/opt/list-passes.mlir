@@ -27,6 +27,9 @@
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
 // OPTS:        lowerline-to-bufferized  (runs on: builtin.module)
 // OPTS-NEXT:     graph -> bufferized
+// OPTS-NEXT:     target=<str>  (default: host)
+// OPTS-NEXT:     num-threads=<int>  (default: 0)
+// OPTS-NEXT:     parallel=<str>  (default: openmp)
 // OPTS-NEXT:     buffer-reuse=<bool>  (default: true)
 // OPTS-NEXT:     arena=<bool>  (default: true)
 // OPTS:        lowerline-to-graph  (runs on: builtin.module)

@@ -83,7 +83,9 @@ func.func @follows_views_into_loops(%out: memref<9xf32>) {
 // -----
 
 // Not planned: a dynamically shaped buffer, a buffer inside a parallel body
-// (one per thread), and a buffer the function returns. The arena argument
+// (one per thread: without the threads option, the thread count is not
+// known; lowerline-plan-arena-threads.mlir has the slots), and a buffer the
+// function returns. The arena argument
 // is still added (size 0): every entry function takes one.
 // CHECK-LABEL: func.func @keeps_dynamic_parallel_and_escaping(
 // CHECK-SAME:      %{{.+}}: index, %{{.+}}: memref<?xi8>) -> memref<4xf32>

@@ -4,6 +4,9 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=haswell explain})" \
 // RUN:   --split-input-file 2>%t.hsw >/dev/null
 // RUN: FileCheck %s --input-file=%t.hsw --check-prefix=EXPLAIN-HSW
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=neoverse-n1 explain})" \
+// RUN:   --split-input-file 2>%t.n1 >/dev/null
+// RUN: FileCheck %s --input-file=%t.n1 --check-prefix=EXPLAIN-N1
 
 // Register tiles are whole vectors along n. 196 columns have no divisor in
 // whole vectors: 32 (16 on haswell) columns and a partial tile, not the
@@ -14,6 +17,9 @@
 // one parallel tile per core instead (2 on sapphirerapids, 4 on haswell).
 // EXPLAIN-SPR: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 64x196, registers 8x32, masked, k loop of 1
 // EXPLAIN-HSW: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 32x196, registers 4x16, masked, k loop of 1
+// AArch64's 32 NEON registers of 4 lanes: 8 rows of 2 vectors (haswell's 16
+// registers of 8 lanes give 4 rows of 2 vectors).
+// EXPLAIN-N1: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 32x196, registers 8x8, masked, k loop of 1
 // CHECK-LABEL: func.func @whole_vector_columns_for_196(
 // CHECK:         scf.forall
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %c192 step %c32

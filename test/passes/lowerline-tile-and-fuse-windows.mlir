@@ -13,28 +13,30 @@
 
 // A 3x3 stride-2 max pool (torch-mlir pads with -inf and fills the init with
 // it): the fill is fused, each window step reads every second input column.
-// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 8 channels x 7 rows, registers 8 channels x 16 columns, masked, (c, kh, kw) loops of 1
+// Its 7-wide rows are tiles of 8 lanes (the power of two that holds them),
+// not 16.
+// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 8 channels x 7 rows, registers 8 channels x 8 columns, masked, (c, kh, kw) loops of 1
 // CHECK-LABEL: func.func @max_pool_stride_2(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1)
 // CHECK:           linalg.fill
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK:               %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 8, 1, 7] [1, 1, 1, 2] : tensor<1x8x1x13xf32> to tensor<8x7xf32>
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<8x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 8, 16>}
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<8x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 8, 8>}
 // CHECK:                 arith.maximumf
 // CHECK-NOT:     linalg.pooling_nchw_max
 // CHECK:         return
 // VEC-LABEL: func.func @max_pool_stride_2(
 // VEC:         scf.forall
-// VEC:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<8x7xf32>, vector<8x16xf32>
-// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<8x16xf32>)
-// VEC:             scf.for {{.+}} -> (vector<8x16xf32>)
+// VEC:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<8x7xf32>, vector<8x8xf32>
+// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<8x8xf32>)
+// VEC:             scf.for {{.+}} -> (vector<8x8xf32>)
 // The stride-2 input row: one contiguous read of twice the lanes (the lanes
 // past the row's 13 columns are padding), every second lane kept.
-// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<8x13xf32>, vector<8x32xf32>
-// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<32xf32> from vector<8x32xf32>
-// VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
-// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<8x16xf32>
+// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<8x13xf32>, vector<8x16xf32>
+// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<16xf32> from vector<8x16xf32>
+// VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
+// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<8x8xf32>
 // VEC-NOT:     linalg.pooling_nchw_max
 func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -95,14 +97,14 @@ func.func @depthwise_bias_relu(%x: tensor<1x12x42x42xf32>, %w: tensor<12x3x3xf32
 
 // A grouped, dilated convolution: per group, output channels x columns
 // updated from one input column per (c, kh, kw) step.
-// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 16 columns
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 8 columns
 // CHECK-LABEL: func.func @grouped_dilated(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1, 1)
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x7xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 4, 16>}
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x7xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 4, 8>}
 // CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
 // VEC-LABEL: func.func @grouped_dilated(
-// VEC:             scf.for {{.+}} -> (vector<4x16xf32>)
-// VEC:               arith.mulf %{{.+}}, %{{.+}} : vector<4x16xf32>
+// VEC:             scf.for {{.+}} -> (vector<4x8xf32>)
+// VEC:               arith.mulf %{{.+}}, %{{.+}} : vector<4x8xf32>
 // VEC-NOT:     linalg.conv_2d_ngchw_gfchw
 func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32>) -> tensor<1x2x4x7x7xf32> {
   %zero = arith.constant 0.0 : f32

@@ -237,3 +237,35 @@ func.func @row_sum_in_chunks(%a: tensor<8x4096xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// A read of another tensor at computed indices (bilinear upsampling's taps:
+// the row from a table indexed by the row loop, the column from a table
+// indexed by the column loop) is vectorized along the row: the column
+// indices become a vector, the read a vector.gather. Without the
+// vectorizer's nd-extract option the op stays scalar loops.
+// CHECK-LABEL: func.func @gather_along_row(
+// CHECK:         scf.forall
+// CHECK:           vector.gather %{{.+}} : tensor<8x16x9x11xf32>, vector<1x1x1x22xindex>, vector<1x1x1x22xi1>, vector<1x1x1x22xf32> into vector<1x1x1x22xf32>
+// CHECK-NOT:       tensor.extract %{{.+}} : tensor<8x16x9x11xf32>
+// CHECK:         return
+func.func @gather_along_row(%x: tensor<8x16x9x11xf32>, %rows: tensor<18xi64>, %cols: tensor<22xi64>) -> tensor<8x16x18x22xf32> {
+  %e = tensor.empty() : tensor<8x16x18x22xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (h)>, affine_map<(n, c, h, w) -> (w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%rows, %cols : tensor<18xi64>, tensor<22xi64>) outs(%e : tensor<8x16x18x22xf32>) {
+  ^bb0(%row: i64, %col: i64, %out: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %h = arith.index_cast %row : i64 to index
+    %w = arith.index_cast %col : i64 to index
+    %v = tensor.extract %x[%n, %c, %h, %w] : tensor<8x16x9x11xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x16x18x22xf32>
+  return %r : tensor<8x16x18x22xf32>
+}
+
+// ALONE-LABEL: func.func @gather_along_row(
+// ALONE:         linalg.generic
+// ALONE:           tensor.extract
+// ALONE-NOT:     vector.gather

@@ -47,9 +47,10 @@ class CpuOptions:
     )
     arena: bool = opt(
         True,
-        "bufferized stage: the entry function's statically shaped buffers as views "
-        "of one arena argument (lowerline-plan-arena), which the caller keeps and "
-        "reuses across calls; False: each buffer is allocated and freed at every call",
+        "bufferized stage: the entry function's statically shaped buffers, and the "
+        "scratch of parallel tiles in a slot per thread, as views of one arena argument "
+        "(lowerline-plan-arena), which the caller keeps and reuses across calls; False: "
+        "each buffer is allocated and freed at every call",
     )
     winograd: bool = opt(
         True,
@@ -74,14 +75,24 @@ def graph(o: CpuOptions) -> str:
     index of softmax's row maximum, which keeps it from vectorizing).
     torch-mlir's TMTensor ops (sort, scatter, scan) become scf loops first
     (``lowerline-lower-tm-tensor``): nothing after it knows them. Quantized
-    linear layers (dequantize -> matmul -> quantize) become integer matmuls
-    before anything fuses their dequantizes away (``lowerline-fold-qdq-matmul``).
+    linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
+    -> quantize) become integer kernels before anything fuses their
+    dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
+    ``-batch-matmul``), after the
+    layout ops between quantized layers (reshapes, transposes, pads, max
+    pooling, concat) moved onto the integers
+    (``lowerline-sink-qdq-through-layout-ops``). A transposed convolution
+    (a stride-1 conv over the input spread out with zeros) becomes one
+    sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it.
     """
     return (
-        "lowerline-lower-tm-tensor,func.func(lowerline-fold-qdq-matmul,convert-elementwise-to-linalg,"
+        "lowerline-lower-tm-tensor,func.func(lowerline-sink-qdq-through-layout-ops,"
+        "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
+        "lowerline-decompose-transposed-conv,"
+        "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
     )
@@ -113,8 +124,10 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
     end of the function), so that later allocations reuse the memory. The
     measured peak of an encoder layer drops to about a quarter (README "Memory").
     With ``arena``, those buffers then get fixed offsets in one arena argument
-    (lowerline-plan-arena): a call allocates nothing but buffers nested in
-    parallel tiles or loops and dynamically shaped ones.
+    (lowerline-plan-arena), and the scratch of each parallel tile a slot per
+    thread there (``arena_threads``): a call allocates nothing but buffers
+    nested in sequential loops or nested parallel tiles and dynamically
+    shaped ones.
     """
     split = ["func.func(lowerline-split-empty-tensors)"] if o.buffer_reuse else []
     early_free = ["func.func(optimize-allocation-liveness)"] if o.buffer_reuse else []
@@ -135,7 +148,7 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
             if vector_rows
             else "func.func(lowerline-strided-copies-to-linalg{vector-rows=0})",
             *early_free,
-            *(["lowerline-plan-arena"] if o.arena else []),
+            *([f"lowerline-plan-arena{{threads={arena_threads(o)}}}"] if o.arena else []),
             "canonicalize",
             "cse",
         ]
@@ -145,6 +158,16 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
 def threads(o: CpuOptions) -> int:
     """The thread count the code is built for: the option, else the target's cores."""
     return o.num_threads or cpu_target(o.target).cores
+
+
+def arena_threads(o: CpuOptions) -> int:
+    """Per-thread scratch slots lowerline-plan-arena reserves for each parallel
+    loop: the loops stage's thread count, which bounds every OpenMP team
+    (``convert-scf-to-openmp{num-threads}``), or 1 where the loops run
+    sequentially; 0 (scratch allocated per tile) for the async runtime, whose
+    workers have no thread number the code can read."""
+    n = threads(o)
+    return n if n == 1 or o.parallel == "openmp" else 0
 
 
 def loops(o: CpuOptions) -> str:
@@ -165,7 +188,9 @@ def loops(o: CpuOptions) -> str:
     else:
         parallel = (
             f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}},"
-            "lowerline-dynamic-omp-schedule"
+            # Before canonicalize: the thread number of the scratch slots
+            # (lowerline-plan-arena) out of the loop bodies' alloca scopes.
+            "lowerline-dynamic-omp-schedule,func.func(lowerline-hoist-thread-number)"
         )
     return (
         f"{parallel},"
@@ -285,7 +310,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-bufferized",
             "graph -> bufferized (memrefs, results as out-params)",
             bufferized,
-            ("buffer_reuse", "arena"),
+            ("buffer_reuse", "arena", "target", "num_threads", "parallel"),
         ),
         (
             "lowerline-to-loops",

@@ -16,8 +16,9 @@ from lowerline.targets import CpuTarget
 
 
 def vector_registers(target: CpuTarget) -> int:
-    """Architectural vector registers: 32 with AVX-512 or on AArch64, else 16."""
-    return 32 if target.vector_bits >= 512 or target.triple.startswith("aarch64") else 16
+    """Architectural vector registers, from the target's data (32 with
+    AVX-512 or on AArch64, 16 with AVX2)."""
+    return target.vector_registers
 
 
 def lanes(target: CpuTarget, element_bytes: int) -> int:
@@ -171,14 +172,16 @@ class ConvTiles:
     # The partial column tile as whole power-of-two vectors (24 -> 16 + 8):
     # unmasked, no select per FMA. Empty: one masked tile.
     tail: tuple[int, ...] = ()
+    kr: int = 1  # input channels per step (INT8_DOT_K for int8 dot products)
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
         if self.tail:
             mask = f", partial tile as {' + '.join(map(str, self.tail))} columns"
+        steps = "1" if self.kr == 1 else f"{self.kr}, 1, 1"
         return (
             f"parallel {self.fc} channels x {self.ohc} rows, registers "
-            f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of 1"
+            f"{self.mr} channels x {self.nr} columns{mask}, (c, kh, kw) loops of {steps}"
         )
 
 
@@ -233,11 +236,24 @@ def window_tiles(
     """
     vl = lanes(target, element_bytes)
     regs = vector_registers(target)
-    nr = min(2 * vl, -(-ow // vl) * vl)
-    vectors = nr // vl
+    nr = _window_columns(ow, vl)
+    vectors = max(1, nr // vl)
     # Accumulators plus input vectors: one row for all channels, or one per accumulator.
     shared = (regs - vectors - 2) // vectors
     limit = shared if shared_input else (regs - 2) // (2 * vectors)
     mr = largest_divisor(channels, max(1, limit)) or 1
     ohc = largest_divisor(oh, 8) or 1
     return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)
+
+
+def _window_columns(ow: int, vl: int) -> int:
+    """A window nest's register tile width: whole vectors (at most two), or
+    for a row narrower than one vector the power of two that holds it (a
+    7-wide plane: 8 lanes, a masked half vector, not 16). Every step of the
+    window is a vector op on the tile: on a CPU that splits its widest
+    vectors in two halves (Zen 4's 512-bit ops), a half-empty full vector
+    costs twice the half one. Still a power of two: LLVM splits odd widths
+    lane by lane."""
+    if ow >= vl:
+        return min(2 * vl, -(-ow // vl) * vl)
+    return 1 << (ow - 1).bit_length()

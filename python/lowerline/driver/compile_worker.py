@@ -9,11 +9,20 @@ job). It reads what the import worker wrote (``linalg.mlir``,
 * ``progress.log``: one line before every stage and every pass, so that an
   abort inside LLVM (the wheels have assertions on) can be blamed on the pass
   that was running;
+* ``trace.json`` when the job asks for a ``trace`` (the explorer): the IR
+  after every pass with its stage and wall time, and every remark the passes
+  published (``pipeline.trace``, ``pipeline.remarks``);
+* ``bisect.json`` when the job asks to ``bisect`` (``lowerline bisect``):
+  the first pass whose output leaves the tolerance of ``probe/expected-<n>.npy``
+  on ``probe/input-<n>.npy`` (``driver.bisect``), before the compile itself;
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
   @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
   and lower bound of its trailing arena argument, ``protocol.arena_plan``),
-  ``error.json`` when
+  or, for ``lowerline.export`` (``"export": true`` in the job), the objects
+  ``export.o`` and ``export.o.weights.o`` instead of ``lib.so`` and in
+  ``result.json`` what keeps the code from running without malloc
+  (``standalone_problems``, ``lowerline.driver.standalone``); ``error.json`` when
   a pass fails with diagnostics.
 
 Weights arrive as raw bytes and become ``arith.constant dense_resource<...>``
@@ -23,11 +32,13 @@ built zero-copy from memory-mapped files, so passes can fold and pack them
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -37,13 +48,16 @@ from mlir.dialects import arith
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.driver import bisect, standalone
 from lowerline.driver.memory import parse_size
 from lowerline.driver.objects import ObjectError, emit_object, link_shared_library
 from lowerline.driver.seed import bind_seed
+from lowerline.driver.stage_numerics import StageProbe, clone_module
+from lowerline.errors import LowerlineError
 from lowerline.gpu import artifacts as gpu_artifacts
 from lowerline.gpu import ptx
 from lowerline.gpu.stages import GPU_STAGES, GpuOptions, cpu_emulation
-from lowerline.pipeline import protocol
+from lowerline.pipeline import protocol, remarks
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.scheduler import Instrumentation
 from lowerline.pipeline.stage_runner import (
@@ -54,6 +68,7 @@ from lowerline.pipeline.stage_runner import (
     StageStart,
     stages_of,
 )
+from lowerline.pipeline.trace import PassTrace
 from lowerline.processes import die_with_parent
 from lowerline.targets import cpu_target, gpu_target, host_cpu
 
@@ -158,20 +173,6 @@ def _dumps(job: str) -> DumpPolicy:
     return DumpPolicy(os.path.join(job, "ir"), debug_info=True, elide_above=64)
 
 
-def _clone(module: ir.Module) -> ir.Module:
-    """A copy of ``module`` (the mapped GPU IR, lowered again for the CPU):
-    each top-level op cloned into a new module. (Moving the ops out of a
-    detached ``Operation.clone()`` corrupted the heap in the next pass, and
-    bytecode does not parse back with the weights' resource blobs.)"""
-    copy = ir.Module.create(module.operation.location)
-    with ir.InsertionPoint(copy.body):
-        for op in module.body.operations:
-            op.operation.clone()
-    for attr in module.operation.attributes:
-        copy.operation.attributes[attr.name] = attr.attr
-    return copy
-
-
 HOG_ENV = "LOWERLINE_TEST_HOG_MEMORY"
 
 
@@ -191,7 +192,90 @@ def _hog_memory(stage: str, spec: str) -> list[bytes]:
     return held
 
 
-def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
+@contextlib.contextmanager
+def _tracing(
+    job: str, request: dict, probe: StageProbe | None = None
+) -> Iterator[PassTrace | None]:
+    """With the job's ``trace`` flag (the explorer), a trace for the stage
+    runner and every remark published meanwhile, written to ``trace.json``
+    once the stages ran, with the ``probe``'s outputs of each stage; without
+    it, None and nothing recorded."""
+    if not request.get("trace"):
+        yield None
+        return
+    trace = PassTrace()
+    with remarks.collecting() as found:
+        yield trace
+    probed = probe.results if probe is not None else None
+    trace.write(os.path.join(job, "trace.json"), remarks=[r.to_json() for r in found], probe=probed)
+
+
+def _probe(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> StageProbe | None:
+    """With the job's ``probe`` inputs (``probe/input-<n>.npy``, the
+    explorer's numerics), a probe that runs every CPU stage's IR on them;
+    not for a ``@main`` that takes a seed (random ops draw per call)."""
+    if not request.get("probe") or seeded:
+        return None
+    options = CpuOptions(**request["options"])
+    folder = os.path.join(job, "probe")
+    return StageProbe(lowerer, module, stages_of(CPU_STAGES), options, folder)
+
+
+def _bisect(job: str, request: dict, lowerer: Lowerer, module, seeded: bool) -> None:
+    """With the job's ``bisect`` flag, bisect a copy of ``module`` on the
+    probe's inputs against its expected outputs into ``bisect.json``
+    (``{"divergence": ...}``, null when every pass is right, or ``{"error": ...}``)."""
+    if not request.get("bisect"):
+        return
+    Progress(os.path.join(job, "progress.log")).log("stage", "bisect")
+    result: dict[str, Any]
+    if seeded:
+        result = {"error": "the model draws random numbers at every call: nothing to compare"}
+    else:
+        folder = os.path.join(job, "probe")
+        inputs, expected = (_arrays(folder, kind) for kind in ("input", "expected"))
+        options = CpuOptions(**request["options"])
+        stages = stages_of(CPU_STAGES)
+        try:
+            found = bisect.bisect(
+                lowerer,
+                clone_module(module),
+                stages,
+                options,
+                inputs,
+                expected,
+                os.path.join(job, "bisect"),
+                entry="main",
+            )
+            result = {"divergence": dataclasses.asdict(found) if found else None}
+        except LowerlineError as err:  # a stage or the JIT failed on a copy
+            result = {"error": str(err)}
+    with open(os.path.join(job, "bisect.json"), "w", encoding="utf-8") as handle:
+        json.dump(result, handle)
+
+
+def _arrays(folder: str, kind: str) -> list[np.ndarray]:
+    """``folder/<kind>-0.npy``, ``-1``, ... in order."""
+    arrays: list[np.ndarray] = []
+    while os.path.exists(path := os.path.join(folder, f"{kind}-{len(arrays)}.npy")):
+        arrays.append(np.load(path))
+    return arrays
+
+
+def _after_both(*hooks):
+    """One ``after_stage`` hook calling each of ``hooks`` that is not None."""
+
+    def after(stage: str, module: ir.Module) -> None:
+        for hook in hooks:
+            if hook is not None:
+                hook(stage, module)
+
+    return after
+
+
+def _stage_runner(
+    job: str, lowerer: Lowerer, after=None, trace: PassTrace | None = None
+) -> StageRunner:
     """A runner that dumps every stage to ``ir/`` and, before each stage and
     each pass, says what runs on what (``progress.log``,
     ``current-stage.json``): the parent's account of a worker that died."""
@@ -210,7 +294,9 @@ def _stage_runner(job: str, lowerer: Lowerer, after=None) -> StageRunner:
             _hog_memory(first_pass.pop(), hog)
 
     inst = Instrumentation(before=before)
-    return StageRunner(lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after)
+    return StageRunner(
+        lowerer, _dumps(job), inst=inst, on_stage=on_stage, after_stage=after, trace=trace
+    )
 
 
 def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dict) -> StagesResult:
@@ -224,22 +310,32 @@ def _lower(runner: StageRunner, module: ir.Module, stages, options, seconds: dic
 
 
 def _link(
-    module: ir.Module, job: str, name: str, target, seconds: dict, stage_input: str, **link
+    module: ir.Module,
+    job: str,
+    name: str,
+    target,
+    seconds: dict,
+    stage_input: str,
+    shared: bool = True,
+    **link,
 ) -> None:
     """Object and shared library ``name.so`` from ``module`` (LLVM dialect),
-    whose dump ``stage_input`` replays the step with ``lowerline object``."""
+    whose dump ``stage_input`` replays the step with ``lowerline object``.
+    Without ``shared`` (an export): the objects ``name.o`` and, for the
+    weights, ``name.o.weights.o``, kept for the caller, and no library."""
     start = time.perf_counter()
     Progress(os.path.join(job, "progress.log")).log("stage", "object")
     _record_step(job, "object", stage_input, None, target.name)
     obj = os.path.join(job, f"{name}.o")
     try:
-        emit_object(module, obj, target)
-        link_shared_library(obj, os.path.join(job, f"{name}.so"), target, **link)
+        emit_object(module, obj, target, split_weights=None if shared else True)
+        if shared:
+            link_shared_library(obj, os.path.join(job, f"{name}.so"), target, **link)
     except (ObjectError, ptx.PtxasError, ptx.CudaToolError) as err:
         raise LoweringError(str(err), []) from None
     finally:
         for leftover in (obj, obj + ".weights.o"):
-            if os.path.exists(leftover):
+            if shared and os.path.exists(leftover):
                 os.remove(leftover)
     seconds["object" if name == "lib" else f"{name}-object"] = time.perf_counter() - start
 
@@ -267,19 +363,31 @@ def _compile_cpu(job: str, request: dict) -> dict[str, Any]:
     seconds: dict[str, float] = {}
     lowerer = Lowerer()
     module, seeded = _parse_input(job, request, lowerer, seconds)
-    with Watch(tiled=options.tile) as watch:
-        runner = _stage_runner(job, lowerer, watch.after_stage)
+    _bisect(job, request, lowerer, module, seeded)
+    probe = _probe(job, request, lowerer, module, seeded)
+    with Watch(tiled=options.tile) as watch, _tracing(job, request, probe) as trace:
+        after = _after_both(watch.after_stage, probe and probe.after_stage)
+        runner = _stage_runner(job, lowerer, after, trace)
         lowered = _lower(runner, module, CPU_STAGES, options, seconds)
-    _link(module, job, "lib", cpu_target(options.target), seconds, lowered.require_last_dump())
     with lowerer.context:
         arena = protocol.arena_plan(module.operation, "main")
-    return {
+    result = {
         "entry": "main",
         "stage_seconds": seconds,
         "fallbacks": watch.json(),
         "seed": seeded,
         "arena": arena,
     }
+    target = cpu_target(options.target)
+    if not request.get("export"):
+        _link(module, job, "lib", target, seconds, lowered.require_last_dump())
+        return result
+    # lowerline.export: objects for a standalone library, or why there are none.
+    with lowerer.context:
+        result["standalone_problems"] = standalone.problems(module)
+    if not result["standalone_problems"]:
+        _link(module, job, "export", target, seconds, lowered.require_last_dump(), shared=False)
+    return result
 
 
 def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
@@ -295,12 +403,12 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
 
     def after(stage: str, current: ir.Module) -> None:
         if stage == "bufferized" and options.cpu_emulation:
-            kept["mapped"] = _clone(current)
+            kept["mapped"] = clone_module(current)
         elif stage == "loops":
             kept["kernels"] = gpu_artifacts.kernel_plan(current)
 
-    runner = _stage_runner(job, lowerer, after)
-    with Watch(tiled=None) as watch:
+    with Watch(tiled=None) as watch, _tracing(job, request) as trace:
+        runner = _stage_runner(job, lowerer, after, trace)
         lowered = _lower(runner, module, GPU_STAGES, options, seconds)
     start = time.perf_counter()
     try:
@@ -326,7 +434,7 @@ def _emulate_on_cpu(
     stage = Stage("cpu-emulation", cpu_emulation)
     assert runner.dumps is not None  # the worker's runner always dumps (_stage_runner)
     after_gpu = dataclasses.replace(runner.dumps, first=len(GPU_STAGES) + 1)
-    emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None)
+    emulation = dataclasses.replace(runner, dumps=after_gpu, after_stage=None, trace=None)
     result = emulation.run(mapped, (stage,), options, lowered.dumps["bufferized"])
     seconds.update(result.seconds)
     return result.require_last_dump()

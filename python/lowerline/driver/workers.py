@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from lowerline.driver import progress
 from lowerline.driver.cache import REPRODUCER_NAME
 from lowerline.driver.memory import MemoryWatch, compile_memory
 from lowerline.errors import LowerlineError
@@ -264,7 +265,7 @@ class ImportWorker:
         """Import ``job``; the worker's group may use ``memory`` bytes
         (None: ``memory.compile_memory()``) while it does."""
         limit_bytes = compile_memory(memory)
-        with cls._lock, MemoryWatch(limit_bytes) as watch:
+        with cls._lock, MemoryWatch(limit_bytes) as watch, progress.following("import"):
             process = cls._running()
             if process is None:
                 process = cls._process = _spawn(cls._start)
@@ -432,7 +433,8 @@ def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -
         # The worker and every tool it starts are killed together when the
         # limit expires, the memory bound is passed or the caller is
         # interrupted (lowerline.processes).
-        with MemoryWatch(compile_memory(memory)) as watch:
+        log = os.path.join(job, "progress.log")
+        with MemoryWatch(compile_memory(memory)) as watch, progress.following("compile", log):
             done = wait_in_group(process, limit, watch.start, stdin_text=job + "\n")
     except subprocess.TimeoutExpired:
         stage, pass_name = _last_progress(job)

@@ -156,17 +156,3 @@ def input_dims(exported: torch.export.ExportedProgram) -> list[tuple[DynamicDim,
             )
         found.append(tuple(dims))
     return found
-
-
-def out_of_range(name: str, shape: tuple[int, ...], dims: tuple[DynamicDim, ...]) -> str | None:
-    """Why ``shape`` is outside the declared ranges of input ``name``, or None."""
-    for dim in dims:
-        if dim.dim >= len(shape):
-            return f"{name} has {len(shape)} dims, compiled with a dynamic dim {dim.dim}"
-        size = shape[dim.dim]
-        if not dim.holds(size):
-            return (
-                f"{name} has size {size} in dim {dim.dim}, outside the dynamic range "
-                f"{dim.describe()} it was compiled for"
-            )
-    return None

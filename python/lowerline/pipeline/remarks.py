@@ -116,6 +116,18 @@ def collecting() -> Iterator[list[Remark]]:
         _SINKS.reset(token)
 
 
+@contextmanager
+def muted() -> Iterator[None]:
+    """Remarks published inside the block reach no ``collecting`` block: a
+    copy of the IR lowered once more (the explorer's numerics) would report
+    every decision twice."""
+    token = _SINKS.set(())
+    try:
+        yield
+    finally:
+        _SINKS.reset(token)
+
+
 def publish(records: Iterable[Remark], explain: bool = False) -> None:
     """Hand ``records`` to the open ``collecting`` blocks; with ``explain``
     (a pass's option), also print them to stderr as MLIR remarks."""

@@ -291,15 +291,18 @@ def _nested_ops(op: ir.Operation, anchor: str) -> list[ir.Operation]:
 
 @dataclass
 class Instrumentation:
-    """Per-step hooks: wall time per pass, IR printing after passes, and a
+    """Per-step hooks: wall time per pass, IR printing after passes, a
     callback before each pass (the compile worker logs it, so that an abort
-    inside LLVM can be blamed on the pass that was running)."""
+    inside LLVM can be blamed on the pass that was running) and one after
+    each pass with its label (nesting included), the op it ran on and its
+    wall seconds (``trace.PassTrace`` keeps the IR after every pass)."""
 
     time_passes: bool = False
     print_after_all: bool = False
     print_after: frozenset[str] = frozenset()
     debug_info: bool = False
     before: Callable[[str], None] | None = None
+    on_pass: Callable[[str, ir.Operation, float], None] | None = None
     times: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -309,6 +312,7 @@ class Instrumentation:
             or self.print_after_all
             or bool(self.print_after)
             or self.before is not None
+            or self.on_pass is not None
         )
 
     def record(self, label: str, seconds: float) -> None:
@@ -367,6 +371,9 @@ def run_steps(
         except ir.MLIRError:
             raise PipelineFailed(step.label, op.name) from None
         if inst is not None:
+            seconds = time.perf_counter() - start
             nested_label = "".join(f"{a}(" for a in nest) + step.label + ")" * len(nest)
-            inst.record(nested_label, time.perf_counter() - start)
+            inst.record(nested_label, seconds)
             inst.after(step.label, op)
+            if inst.on_pass is not None:
+                inst.on_pass(nested_label, op, seconds)

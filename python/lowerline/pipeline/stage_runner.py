@@ -3,7 +3,8 @@
 CPU emulation) and the explorer.
 
 For each stage the runner tells a hook what is about to run, runs the stage's
-pipeline, times it, writes the IR after it where a ``DumpPolicy`` asks, and
+pipeline, times it, writes the IR after it where a ``DumpPolicy`` asks, keeps
+the IR after every pass where a ``PassTrace`` is given (the explorer), and
 on failure raises a ``StageError`` naming the input of the stage that failed
 and the exact ``lowerline-opt`` command that replays it there::
 
@@ -32,6 +33,7 @@ from mlir import ir
 
 from lowerline.pipeline.lowerer import Lowerer, LoweringError, reproducer_command
 from lowerline.pipeline.scheduler import Instrumentation
+from lowerline.pipeline.trace import PassTrace
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,8 @@ class StageRunner:
     (None: the system's temporary folder); ``inst``: per-pass hooks, handed to
     every pipeline; ``on_stage``: called before each stage (progress);
     ``after_stage``: called with the stage's name and the module after each
-    stage and its dump (to keep or inspect the IR of one stage).
+    stage and its dump (to keep or inspect the IR of one stage); ``trace``:
+    where the IR after every pass goes (None: nowhere, and no pass is printed).
     """
 
     lowerer: Lowerer
@@ -144,6 +147,7 @@ class StageRunner:
     inst: Instrumentation | None = None
     on_stage: Callable[[StageStart], None] | None = None
     after_stage: Callable[[str, ir.Module], None] | None = None
+    trace: PassTrace | None = None
 
     def run(
         self,
@@ -178,9 +182,13 @@ class StageRunner:
         source = self._write_input(module, stage.name) if input_path is None else input_path
         if self.on_stage is not None:
             self.on_stage(StageStart(stage.name, pipeline, source))
+        inst = self.inst
+        if self.trace is not None:
+            self.trace.begin_stage(stage.name, module)
+            inst = self.trace.instrument(inst)
         start = time.perf_counter()
         try:
-            self.lowerer.run(module, pipeline, source, self.inst)
+            self.lowerer.run(module, pipeline, source, inst)
         except LoweringError as err:
             # The scratch input stays: it is the reproducer.
             raise StageError(stage.name, err, source, pipeline) from None

@@ -16,6 +16,11 @@
  *
  * It also defines __truncsfbf2 (see below), for the same libraries, and the
  * slot where failed run-time checks go (lowerline_assert_failed, below).
+ *
+ * Built with -DLOWERLINE_STANDALONE (lowerline.export's static libraries), it
+ * has no allocation functions and no counters: exported code allocates
+ * nothing (lowerline.driver.standalone checks it), and a library that called
+ * them would not link rather than malloc at run time.
  */
 
 #include <stdatomic.h>
@@ -25,6 +30,8 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
+
+#ifndef LOWERLINE_STANDALONE
 
 typedef struct {
   void *base;   /* what malloc / aligned_alloc returned */
@@ -87,6 +94,7 @@ EXPORT void lowerline_memory_reset(void) {
   atomic_store(&peak_bytes, atomic_load(&live_bytes));
   atomic_store(&allocations, 0);
 }
+#endif /* LOWERLINE_STANDALONE */
 
 /* Failed run-time checks (lowerline-report-failed-asserts).
  *

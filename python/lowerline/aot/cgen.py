@@ -1,0 +1,229 @@
+"""The C text of an exported model: its header, the wrapper behind
+``name_run`` and the artifact's README.
+
+The wrapper builds one memref descriptor per tensor from the caller's
+pointers (contiguous, row-major: strides follow from the static shapes),
+one for the workspace (the arena), calls ``_mlir_ciface_main`` and turns a
+failed run-time check, which the compiled code records through
+``lowerline_assert_failed`` (``runtime_support.c``) instead of aborting,
+into a non-zero status.
+"""
+
+from __future__ import annotations
+
+from lowerline.aot.signature import CTensor, Signature
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return strides[::-1]
+
+
+def _macro(signature: Signature, what: str) -> str:
+    return f"{signature.name.upper()}_{what}"
+
+
+def _fields(tensors: list[CTensor], const: str) -> list[str]:
+    return [f"  {const}{t.ctype} *{t.name}; /* {t.describe}: {t.what} */" for t in tensors]
+
+
+def _sizes(signature: Signature) -> list[str]:
+    """Element counts of every tensor, for the caller's buffers."""
+    return [
+        f"#define {_macro(signature, t.name.upper() + '_ELEMENTS')} {t.elements}"
+        for t in (*signature.inputs, *signature.outputs)
+    ]
+
+
+def header(signature: Signature, target: str) -> str:
+    n, up = signature.name, signature.name.upper()
+    baked = "".join(f"\n *   {line}" for line in signature.baked) or " none"
+    constants = "".join(f"\n *   {line}" for line in signature.constants) or " none"
+    lines = [
+        f"/* {n}.h: the C API of a model exported by lowerline.export for target {target}.",
+        " *",
+        f" * Link lib{n}.a (weights included; needs only libc and libm). One call:",
+        " *",
+        f" *   static unsigned char ws[{up}_WORKSPACE_BYTES]"
+        f" __attribute__((aligned({up}_WORKSPACE_ALIGNMENT)));",
+        f" *   {n}_inputs in = {{...}};  {n}_outputs out = {{...}};",
+        f" *   int status = {n}_run(&in, &out, ws);   // {up}_OK (0) on success",
+        " *",
+        " * Tensors are contiguous and row-major (C order), of the shapes below;",
+        " * outputs are written into the caller's buffers. The run makes no heap",
+        " * allocation: every intermediate lives in the workspace, which calls running",
+        " * at the same time must not share. A failed run-time check (an index out of",
+        f" * range) returns {up}_ERROR_CHECK_FAILED and never aborts; the outputs are then",
+        " * unspecified.",
+        f" * Numbers the model took, baked in when it was exported:{baked}",
+        f" * Outputs that are constants, not computed:{constants}",
+        " */",
+        f"#ifndef {up}_H",
+        f"#define {up}_H",
+        "",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        "/* Bytes of the workspace a call needs: the static memory plan's arena, exact. */",
+        f"#define {up}_WORKSPACE_BYTES {signature.workspace_bytes}",
+        "/* The most planned bytes live at one point of the call: no plan needs less. */",
+        f"#define {up}_WORKSPACE_LOWER_BOUND_BYTES {signature.lower_bound_bytes}",
+        "/* The workspace's address must be a multiple of this. */",
+        f"#define {up}_WORKSPACE_ALIGNMENT 64",
+        "/* Elements of each tensor. */",
+        *_sizes(signature),
+        "",
+        "typedef enum {",
+        f"  {up}_OK = 0,",
+        f"  {up}_ERROR_NULL_ARGUMENT = 1,     /* a struct, a tensor or the workspace is NULL */",
+        f"  {up}_ERROR_WORKSPACE_ALIGNMENT = 2, /* workspace not aligned as below */",
+        f"  {up}_ERROR_CHECK_FAILED = 3,      /* a run-time check failed: {n}_error_message() */",
+        f"}} {n}_status;",
+        "",
+        "typedef struct {",
+        *_fields(signature.inputs, "const "),
+        f"}} {n}_inputs;",
+        "",
+        "typedef struct {",
+        *_fields(signature.outputs, ""),
+        f"}} {n}_outputs;",
+        "",
+        f"/* Run the model: a {n}_status. workspace: {up}_WORKSPACE_BYTES bytes",
+        f" * (NULL when that is 0), {up}_WORKSPACE_ALIGNMENT-aligned. */",
+        f"int {n}_run(const {n}_inputs *inputs, {n}_outputs *outputs, void *workspace);",
+        "",
+        f"/* The check that failed in the last call that returned {up}_ERROR_CHECK_FAILED",
+        " * (a constant string), or NULL. */",
+        f"const char *{n}_error_message(void);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "",
+        f"#endif /* {up}_H */",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _descriptor_types(signature: Signature) -> list[str]:
+    ranks = sorted({len(t.shape) for t in (*signature.inputs, *signature.outputs)} | {1})
+    lines = []
+    for rank in ranks:
+        dims = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+        fields = f"void *allocated; void *aligned; int64_t offset;{dims}"
+        lines.append(f"typedef struct {{ {fields} }} memref{rank};")
+    return lines
+
+
+def _descriptor(tensor: CTensor, pointer: str, variable: str) -> str:
+    rank = len(tensor.shape)
+    base = f"memref{rank} {variable} = {{(void *){pointer}, (void *){pointer}, 0"
+    if not rank:
+        return base + "};"
+    sizes = ", ".join(map(str, tensor.shape))
+    strides = ", ".join(map(str, _strides(tensor.shape)))
+    return base + f", {{{sizes}}}, {{{strides}}}}};"
+
+
+def _null_checks(signature: Signature) -> list[str]:
+    up = signature.name.upper()
+    pointers = [f"inputs->{t.name}" for t in signature.inputs]
+    pointers += [f"outputs->{t.name}" for t in signature.outputs]
+    if signature.workspace_bytes:
+        pointers.append("workspace")
+    return [f"  if (!{p})\n    return {up}_ERROR_NULL_ARGUMENT;" for p in pointers]
+
+
+def wrapper(signature: Signature) -> str:
+    n, up = signature.name, signature.name.upper()
+    tensors = [(t, f"inputs->{t.name}", f"in{i}") for i, t in enumerate(signature.inputs)]
+    tensors += [(t, f"outputs->{t.name}", f"out{i}") for i, t in enumerate(signature.outputs)]
+    arguments = [f"memref{len(t.shape)} *" for t, _, _ in tensors]
+    calls = [f"&{variable}" for _, _, variable in tensors]
+    arena: list[str] = []
+    if signature.workspace_bytes:
+        arguments.append("memref1 *")
+        calls.append("&arena")
+        arena = [
+            f"  memref1 arena = {{workspace, workspace, 0, {{{up}_WORKSPACE_BYTES}}, {{1}}}};",
+        ]
+    lines = [
+        f"/* The wrapper behind {n}_run (generated by lowerline.export). */",
+        f'#include "{n}.h"',
+        "",
+        *_descriptor_types(signature),
+        "",
+        f"void _mlir_ciface_main({', '.join(arguments) or 'void'});",
+        "const char *lowerline_failed_check(void); /* runtime_support.c */",
+        "",
+        "static const char *failed_message;",
+        "",
+        f"const char *{n}_error_message(void) {{ return failed_message; }}",
+        "",
+        f"int {n}_run(const {n}_inputs *inputs, {n}_outputs *outputs, void *workspace) {{",
+        "  if (!inputs || !outputs)",
+        f"    return {up}_ERROR_NULL_ARGUMENT;",
+        *_null_checks(signature),
+        f"  if ((uintptr_t)workspace % {up}_WORKSPACE_ALIGNMENT)",
+        f"    return {up}_ERROR_WORKSPACE_ALIGNMENT;",
+        "  (void)workspace;",
+        *(f"  {_descriptor(t, pointer, variable)}" for t, pointer, variable in tensors),
+        *arena,
+        f"  _mlir_ciface_main({', '.join(calls)});",
+        "  /* The compiled code records the first failed check and skips the work it",
+        "   * guarded (lowerline-report-failed-asserts); take it. */",
+        "  const char *failed = lowerline_failed_check();",
+        "  if (failed) {",
+        "    failed_message = failed;",
+        f"    return {up}_ERROR_CHECK_FAILED;",
+        "  }",
+        f"  return {up}_OK;",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def readme(signature: Signature, target: str, sizes_text: str) -> str:
+    n, up = signature.name, signature.name.upper()
+    inputs = "\n".join(f"- `{t.name}`: {t.describe} ({t.what})" for t in signature.inputs)
+    outputs = "\n".join(f"- `{t.name}`: {t.describe} ({t.what})" for t in signature.outputs)
+    return f"""# {n}: a model exported by lowerline for `{target}`
+
+- `{n}.h`: the C API (`{n}_run`, the `{n}_inputs` / `{n}_outputs` structs, status codes).
+- `lib{n}.a`: the compiled model with its weights; it needs only libc and libm,
+  reads no file and makes no heap allocation when it runs.
+
+```c
+#include "{n}.h"
+static unsigned char workspace[{up}_WORKSPACE_BYTES]
+    __attribute__((aligned({up}_WORKSPACE_ALIGNMENT)));
+...
+{n}_inputs in = {{ /* one pointer per input */ }};
+{n}_outputs out = {{ /* one pointer per output buffer */ }};
+if ({n}_run(&in, &out, workspace) != {up}_OK) {{ /* {n}_error_message() */ }}
+```
+
+Build: `cc app.c -I. -L. -l{n} -lm` (a cross compiler for another target).
+
+Inputs (contiguous, row-major):
+{inputs}
+
+Outputs (written into the caller's buffers):
+{outputs}
+
+Workspace: {signature.workspace_bytes} bytes (`{up}_WORKSPACE_BYTES`, the static
+memory plan), liveness lower bound {signature.lower_bound_bytes} bytes. Calls that
+run at the same time need a workspace each.
+
+Sizes:
+
+```
+{sizes_text}
+```
+"""

@@ -191,6 +191,16 @@ def test_dynamic_and_dynamic_shapes_together_are_refused():
         )
 
 
+def test_quantize_with_dynamic_dims_is_refused_before_calibrating():
+    jobs = dict(workers.jobs)
+    config = lowerline.quant.Int8(calibration=[(torch.randn(4, 37),)])
+    with pytest.raises(ValueError, match="quantize= compiles static shapes"):
+        lowerline.compile(
+            _mlp(), torch.randn(4, 37), dynamic={"input": {0: (1, 8)}}, quantize=config
+        )
+    assert dict(workers.jobs) == jobs
+
+
 def test_size_expressions_evaluate_torch_functions():
     values = {"s0": 7, "s1": 3}
     assert compile_dim("2*s0 + s1")(values) == 17

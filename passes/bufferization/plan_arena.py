@@ -18,11 +18,13 @@ module refers to (an entry point: its signature may change):
 1. **Candidates**: the ``memref.alloc``s directly in the entry block whose
    type has a static shape, the identity layout and the default memory
    space, and those directly in the body of an outermost ``scf.forall``
-   (per-tile scratch, see "Per-thread slots"). Allocations nested in
-   sequential loops (``buffer-loop-hoisting`` already moved out the
-   loop-invariant ones: what is left depends on the iteration) or in a
-   nested ``scf.forall``, and dynamically shaped ones, stay as they are,
-   and each is reported (a refusal remark; ``explain`` prints them).
+   (per-tile scratch, see "Per-thread slots"). A buffer of dynamic size
+   is a candidate when each dynamic size has a known maximum (see "Dynamic
+   sizes"). Allocations nested in sequential loops (``buffer-loop-hoisting``
+   already moved out the loop-invariant ones: what is left depends on the
+   iteration) or in a nested ``scf.forall``, and dynamically shaped ones
+   without a maximum, stay as they are, and each is reported (a refusal
+   remark; ``explain`` prints them).
 2. **Live range** of each, in positions of the entry block: from the
    allocation to the last op that uses it or a view of it (``subview``,
    ``cast``, ``expand_shape``... transitively; a use inside a region counts
@@ -92,6 +94,18 @@ The lower bound counts the slots honestly: ``threads x`` the most bytes of
 a tile's scratch live at one point of its body, at the loop's position. No
 plan that gives each thread memory of its own needs less, as every thread
 may be in that point of a tile at once.
+
+**Dynamic sizes.** A library compiled for a range of input sizes
+(``lowerline.compile(..., dynamic=...)``) allocates buffers whose sizes
+follow the inputs' dims. The import worker writes the ranges on the entry
+function (``lowerline.dynamic_ranges``: argument, dim, min, max); a dynamic
+size that is ``memref.dim`` of such an argument, a constant, or index
+arithmetic of those (``muli``, ``addi``, ``max``/``min``, division by a
+constant) has a maximum, and the buffer is planned at the size it has at
+the maxima: the arena stays one fixed size, and the view
+(``memref.view`` with the alloc's dynamic sizes) has the call's actual
+size. Without a range (or through an op this pass does not bound) the
+buffer stays an allocation per call, reported.
 
 Boolean buffers take one byte per element: ``lowerline-widen-i1-memrefs``
 later retypes them (and their views) to ``i8``.
@@ -182,20 +196,6 @@ def element_bytes(t: ir.Type) -> int | None:
     return None
 
 
-def static_bytes(t: ir.MemRefType) -> int | None:
-    """The bytes of a plannable buffer type, None if it is not one."""
-    identity = t.affine_map == ir.AffineMap.get_identity(t.rank)
-    if not t.has_static_shape or t.memory_space is not None or not identity:
-        return None
-    width = element_bytes(t.element_type)
-    if width is None:
-        return None
-    count = 1
-    for dim in t.shape:
-        count *= dim
-    return count * width
-
-
 def _block_ancestor(op: ir.Operation, block_parent: ir.Operation) -> ir.Operation:
     """The op of ``block_parent``'s entry block that holds ``op``."""
     while op.parent.operation != block_parent:
@@ -233,11 +233,101 @@ def _live_range(
     return end, deallocs
 
 
-def _candidate(op: ir.Operation) -> tuple[int, int] | None:
+def dim_maxima(func: ir.Operation) -> dict[tuple[int, int], int]:
+    """``{(argument, dim): max}`` from ``func``'s ``lowerline.dynamic_ranges``."""
+    flat = protocol.DYNAMIC_RANGES.get(func, [])
+    assert flat is not None
+    return {(flat[i], flat[i + 1]): flat[i + 3] for i in range(0, len(flat) - 3, 4)}
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+# Index arithmetic whose result is at most the op applied to its operands'
+# maxima (operands >= 0: sizes), with a constant divisor for the divisions.
+_MONOTONE = {
+    "arith.muli": lambda a, b: a * b,
+    "arith.addi": lambda a, b: a + b,
+    "arith.maxui": max,
+    "arith.maxsi": max,
+    "arith.minui": min,
+    "arith.minsi": min,
+}
+_DIVISIONS = {
+    "arith.divui": lambda a, b: a // b,
+    "arith.divsi": lambda a, b: a // b,
+    "arith.ceildivui": lambda a, b: -(-a // b),
+    "arith.ceildivsi": lambda a, b: -(-a // b),
+}
+
+
+def upper_bound(
+    value: ir.Value, func: ir.Operation, maxima: dict[tuple[int, int], int]
+) -> int | None:
+    """The largest value an index ``value`` of ``func`` takes: a constant, the
+    size of an argument's dim with a range, or index arithmetic of those; None
+    when no bound is known."""
+    constant = _constant_index(value)
+    if constant is not None:
+        return constant
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    operands = list(owner.operands)
+    if owner.name == "memref.dim":
+        source, dim = operands[0], _constant_index(operands[1])
+        if isinstance(source.owner, ir.Block) and source.owner.owner == func:
+            argument = ir.BlockArgument(source).arg_number
+            return maxima.get((argument, dim)) if dim is not None else None
+        return None
+    if owner.name in _MONOTONE or owner.name in _DIVISIONS:
+        if owner.name in _DIVISIONS:
+            divisor = _constant_index(operands[1])
+            top = upper_bound(operands[0], func, maxima)
+            if top is None or divisor is None or divisor <= 0:
+                return None
+            return _DIVISIONS[owner.name](top, divisor)
+        bounds = [upper_bound(v, func, maxima) for v in operands]
+        if any(b is None or b < 0 for b in bounds):
+            return None
+        return _MONOTONE[owner.name](*bounds)
+    return None
+
+
+def max_bytes(
+    alloc: ir.Operation, func: ir.Operation, maxima: dict[tuple[int, int], int]
+) -> int | None:
+    """The bytes of ``alloc``'s buffer at its dynamic sizes' maxima (its own
+    size when static); None if it is not plannable or a size has no bound."""
+    t = ir.MemRefType(alloc.result.type)
+    identity = t.affine_map == ir.AffineMap.get_identity(t.rank)
+    width = element_bytes(t.element_type)
+    if t.memory_space is not None or not identity or width is None:
+        return None
+    # memref.alloc's operands: the dynamic sizes, in order (no symbols: identity layout).
+    dynamic = iter(alloc.operands)
+    count = width
+    for dim in t.shape:
+        if dim == ir.ShapedType.get_dynamic_size():
+            dim = upper_bound(next(dynamic), func, maxima)
+            if dim is None:
+                return None
+        count *= dim
+    return count
+
+
+def _candidate(
+    op: ir.Operation, func: ir.Operation, maxima: dict[tuple[int, int], int]
+) -> tuple[int, int] | None:
     """(bytes, alignment) of a plannable ``memref.alloc``, else None."""
     if op.name != "memref.alloc":
         return None
-    size = static_bytes(ir.MemRefType(op.result.type))
+    size = max_bytes(op, func, maxima)
     if size is None:
         return None
     alignment = ALIGNMENT
@@ -246,14 +336,16 @@ def _candidate(op: ir.Operation) -> tuple[int, int] | None:
     return size, alignment
 
 
-def live_buffers(holder: ir.Operation) -> list[Buffer]:
+def live_buffers(holder: ir.Operation, func: ir.Operation | None = None) -> list[Buffer]:
     """The plannable allocations of the entry block of ``holder`` (a function
-    or a parallel loop) with their live ranges."""
+    or a parallel loop of the function ``func``) with their live ranges."""
+    func = holder if func is None else func
+    maxima = dim_maxima(func)
     ops = [op.operation for op in holder.regions[0].blocks[0].operations]
     position = {op: index for index, op in enumerate(ops)}
     buffers = []
     for op in ops:
-        sized = _candidate(op)
+        sized = _candidate(op, func, maxima)
         if sized is None:
             continue
         found = _live_range(op, holder, position)
@@ -306,10 +398,12 @@ def outermost_foralls(func: ir.Operation) -> list[ir.Operation]:
     return [op for op in ops_matching(func, lambda o: o.name == "scf.forall") if outermost(op)]
 
 
-def thread_slots(forall: ir.Operation, threads: int, position: int) -> ThreadSlots | None:
+def thread_slots(
+    forall: ir.Operation, threads: int, position: int, func: ir.Operation
+) -> ThreadSlots | None:
     """``forall``'s body buffers planned in one slot, and the region of
     ``threads`` slots at entry-block ``position``; None if it has none."""
-    buffers = live_buffers(forall)
+    buffers = live_buffers(forall, func)
     if not buffers:
         return None
     # Slots start at multiples of the largest alignment inside them.
@@ -350,7 +444,8 @@ def _rewrite(buffer: Buffer, arena: ir.Value, base: ir.Value | int = 0) -> None:
             offset = _index(base + buffer.offset)
         else:
             offset = arith.addi(base, _index(buffer.offset))
-        view = memref.view(alloc.result.type, arena, offset, [])
+        # A dynamic size's view has the call's actual size, within the planned maximum.
+        view = memref.view(alloc.result.type, arena, offset, list(alloc.operands))
     alloc.result.replace_all_uses_with(view)
     for dealloc in buffer.deallocs:
         dealloc.erase()
@@ -405,8 +500,13 @@ def _is_entry(func: ir.Operation, called: set[str]) -> bool:
 
 def _why_unplanned(alloc: ir.Operation, func: ir.Operation, threads: int) -> str:
     """Why ``alloc`` (left after planning) is not in the arena."""
-    if static_bytes(ir.MemRefType(alloc.result.type)) is None:
-        return "its type is not a static, identity-layout buffer of the default memory space"
+    if max_bytes(alloc, func, dim_maxima(func)) is None:
+        if ir.MemRefType(alloc.result.type).has_static_shape:
+            return "its type is not an identity-layout buffer of the default memory space"
+        return (
+            "its size is dynamic and has no known maximum (no range in "
+            f"{protocol.DYNAMIC_RANGES.name} bounds it)"
+        )
     foralls = 0
     parent = alloc.parent.operation
     while parent != func:
@@ -467,7 +567,7 @@ class PlanArena(Pass):
         ops = [op.operation for op in func.regions[0].blocks[0].operations]
         position = {op: index for index, op in enumerate(ops)}
         found = [
-            thread_slots(forall, self.threads, position[_block_ancestor(forall, func)])
+            thread_slots(forall, self.threads, position[_block_ancestor(forall, func)], func)
             for forall in outermost_foralls(func)
         ]
         return [s for s in found if s is not None]

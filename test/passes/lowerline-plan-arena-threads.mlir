@@ -90,8 +90,8 @@ func.func @parallel_scratch(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
 // body's own static scratch is planned: 3 slots of 64 bytes, 3 x 16 bytes
 // live. With explain, each allocation left is reported, with the reason.
 // REMARK-NOT:  remark
-// REMARK:      remark: memref.alloc: {{.*}}: its type is not a static
-// REMARK:      remark: memref.alloc: left to malloc at every call: its type is not a static
+// REMARK:      remark: memref.alloc: {{.*}}: its size is dynamic and has no known maximum
+// REMARK:      remark: memref.alloc: left to malloc at every call: its size is dynamic and has no known maximum
 // REMARK:      remark: memref.alloc: left to malloc at every call: it is in a sequential loop or a branch
 // REMARK:      remark: memref.alloc: left to malloc at every call: it is in a nested parallel loop
 // REMARK-NOT:  remark

@@ -146,6 +146,22 @@ def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     new_type = ir.FunctionType.get([a.type for a in entry.arguments], ftype.results)
     func.attributes["function_type"] = ir.TypeAttr.get(new_type)
+    _renumber_dynamic_ranges(func, args)
+
+
+def _renumber_dynamic_ranges(func: ir.Operation, args: list[dict[str, Any]]) -> None:
+    """``lowerline.dynamic_ranges`` names the import's arguments, weights
+    included: renumber them as the arguments left after ``bind_weights``."""
+    flat = protocol.DYNAMIC_RANGES.get(func)
+    if flat is None:
+        return
+    kept = [index for index, arg in enumerate(args) if arg["kind"] != "weight"]
+    new_index = {old: new for new, old in enumerate(kept)}
+    renumbered: list[int] = []
+    for at in range(0, len(flat) - 3, 4):
+        if flat[at] in new_index:  # a weight has no dynamic dims: none dropped
+            renumbered += [new_index[flat[at]], *flat[at + 1 : at + 4]]
+    protocol.DYNAMIC_RANGES.set(func, renumbered)
 
 
 def mark_inputs_read_only(func: ir.Operation) -> None:

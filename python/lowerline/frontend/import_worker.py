@@ -456,6 +456,7 @@ def import_job(job: str) -> dict[str, Any]:
     # the program before decompositions writes them in place, not as outputs.
     writes = [tuple(r["shape"]) for r in layout["results"] if r["kind"] != "output"]
     _check_output_shapes(module, writes + exported_shapes, ir)
+    _mark_dynamic_ranges(module, ep, ir)
     _write(job, "linalg.mlir", module)
     return {"ok": True, **layout}
 
@@ -473,6 +474,46 @@ def _output_shapes(graph) -> list[tuple[int | str, ...]]:
     ]
 
 
+def _main(module, ir):
+    return next(
+        op
+        for op in module.body.operations
+        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == "main"
+    )
+
+
+# lowerline.pipeline.protocol.DYNAMIC_RANGES: its name, spelt here because the
+# worker loads torch-mlir's MLIR, not the ``mlir`` package the protocol imports.
+DYNAMIC_RANGES = "lowerline.dynamic_ranges"
+
+
+def _dynamic_ranges(ep) -> list[int]:
+    """[argument, dim, min, max] of each dynamic dim of ``@main``'s arguments
+    (the graph's placeholders, in order) whose range has a finite maximum."""
+    from lowerline.frontend.dynamic import range_end
+
+    ranges = {str(symbol): r for symbol, r in ep.range_constraints.items()}
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    flat: list[int] = []
+    for argument, node in enumerate(placeholders):
+        for dim, size in enumerate(getattr(node.meta.get("val"), "shape", ())):
+            bounds = ranges.get(str(size)) if not isinstance(size, int) else None
+            high = None if bounds is None else range_end(bounds.upper)
+            if high is not None:
+                flat += [argument, dim, range_end(bounds.lower) or 0, high]
+    return flat
+
+
+def _mark_dynamic_ranges(module, ep, ir) -> None:
+    """The dynamic dims' ranges on ``@main``, for ``lowerline-plan-arena`` to
+    plan buffers of dynamic size at their maxima."""
+    flat = _dynamic_ranges(ep)
+    if flat:
+        _main(module, ir).attributes[DYNAMIC_RANGES] = ir.DenseI64ArrayAttr.get(
+            flat, context=module.context
+        )
+
+
 def _check_output_shapes(module, exported: list[tuple[int | str, ...]], ir) -> None:
     """``@main``'s results have torch.export's shapes, or the compile stops.
 
@@ -482,11 +523,7 @@ def _check_output_shapes(module, exported: list[tuple[int | str, ...]], ir) -> N
     caller's tensor. Seen: a convolution with no input channels, whose ATen
     result also has no output channels.
     """
-    main = next(
-        op
-        for op in module.body.operations
-        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == "main"
-    )
+    main = _main(module, ir)
     results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
     compiled = [tuple(ir.ShapedType(t).shape) for t in results]
     # A dynamic dim (an expression's text) is ``?`` in the IR.

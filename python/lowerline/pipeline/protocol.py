@@ -277,6 +277,19 @@ ARENA = declare(
     "kept on the llvm.func, where the driver reads it (arena_plan).",
 )
 
+# -- import worker -> lowerline-plan-arena (buffers of dynamic size)
+DYNAMIC_RANGES = declare(
+    "lowerline.dynamic_ranges",
+    I64_ARRAY,
+    ("func.func",),
+    ("import worker (lowerline.frontend.import_worker)",),
+    ("lowerline-plan-arena",),
+    "On an entry function compiled for dynamic input sizes: [argument, dim, min, max] "
+    "per dynamic dim of an argument with a bounded range, flattened. "
+    "lowerline-plan-arena sizes a buffer whose dynamic sizes follow those dims at the "
+    "ranges' maxima, so it lives in the arena (a view of the call's actual size).",
+)
+
 
 # The alignment of the arena's base that the planned offsets assume (bytes:
 # a cache line, and the widest vector the targets load).

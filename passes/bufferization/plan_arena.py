@@ -266,6 +266,45 @@ _DIVISIONS = {
 }
 
 
+def _monotone_max(expr: ir.AffineExpr, dims: list[int], symbols: list[int]) -> int | None:
+    """The value of ``expr`` at its dims' and symbols' maxima, where ``expr``
+    never decreases as they grow (sums, products with a constant >= 0,
+    divisions by a constant > 0); None otherwise (``mod``, a negative factor)."""
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return symbols[expr.position]
+    if not isinstance(expr, ir.AffineBinaryExpr):
+        return None
+    lhs, rhs = _monotone_max(expr.lhs, dims, symbols), _monotone_max(expr.rhs, dims, symbols)
+    if lhs is None or rhs is None:
+        return None
+    if isinstance(expr, ir.AffineAddExpr):
+        return lhs + rhs
+    # A product or quotient is monotone only by a constant (of the right sign).
+    constant = expr.rhs.value if isinstance(expr.rhs, ir.AffineConstantExpr) else None
+    if isinstance(expr, ir.AffineMulExpr) and constant is not None and constant >= 0:
+        return lhs * rhs
+    if isinstance(expr, ir.AffineFloorDivExpr) and constant is not None and constant > 0:
+        return lhs // rhs
+    if isinstance(expr, ir.AffineCeilDivExpr) and constant is not None and constant > 0:
+        return -(-lhs // rhs)
+    return None
+
+
+def _affine_max(apply: ir.Operation, func: ir.Operation, maxima: dict) -> int | None:
+    """The largest result of an ``affine.apply`` of bounded operands."""
+    amap = ir.AffineMapAttr(apply.attributes["map"]).value
+    bounds = [upper_bound(v, func, maxima) for v in apply.operands]
+    if any(b is None or b < 0 for b in bounds):
+        return None
+    known = [b for b in bounds if b is not None]
+    dims, symbols = known[: amap.n_dims], known[amap.n_dims :]
+    return _monotone_max(amap.results[0], dims, symbols)
+
+
 def upper_bound(
     value: ir.Value, func: ir.Operation, maxima: dict[tuple[int, int], int]
 ) -> int | None:
@@ -285,6 +324,8 @@ def upper_bound(
             argument = ir.BlockArgument(source).arg_number
             return maxima.get((argument, dim)) if dim is not None else None
         return None
+    if owner.name == "affine.apply":
+        return _affine_max(owner, func, maxima)
     if owner.name in _MONOTONE or owner.name in _DIVISIONS:
         if owner.name in _DIVISIONS:
             divisor = _constant_index(operands[1])

@@ -119,6 +119,52 @@ def test_encoder_dynamic_batch_from_2(cache_dir):
         compiled(torch.randn(1, 7, 32))
 
 
+def _dynamic_mlp(cache_dir):
+    return _mlp(), lowerline.compile(
+        _mlp(), torch.randn(1, 37), dynamic={"input": {0: (1, 64)}}, cache_dir=cache_dir
+    )
+
+
+def _dynamic_cnn(cache_dir):
+    torch.manual_seed(1)
+    model = Classifier().eval()
+    dynamic = {"images": {0: (1, 16)}}
+    return model, lowerline.compile(
+        model, torch.randn(3, 3, 21, 21), dynamic=dynamic, cache_dir=cache_dir
+    )
+
+
+def _dynamic_encoder(cache_dir):
+    return _encoder(), lowerline.compile(
+        _encoder(), torch.randn(5, 7, 32), dynamic={"src": {0: (2, 16)}}, cache_dir=cache_dir
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "make", "sizes"),
+    [
+        (_dynamic_mlp, lambda b: torch.randn(b, 37), [1, 7, 64]),
+        (_dynamic_cnn, lambda b: torch.randn(b, 3, 21, 21), [1, 5, 16]),
+        (_dynamic_encoder, lambda b: torch.randn(b, 7, 32), [2, 3, 16]),
+    ],
+    ids=["mlp", "cnn", "encoder"],
+)
+def test_buffers_of_dynamic_size_live_in_the_arena(cache_dir, build, make, sizes):
+    """The arena is planned for the range's maximum: a call at any size in
+    the range, the largest included, allocates nothing but its outputs."""
+    model, compiled = build(cache_dir)
+    arenas = set()
+    for size in sizes:
+        x = make(size)
+        compiled(x)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+        stats = compiled.memory()
+        assert stats.allocations == 0 and stats.peak_bytes == 0, (size, stats)
+        arenas.add(stats.arena_bytes)
+    assert len(arenas) == 1 and arenas.pop() > 0  # one arena, sized once
+
+
 class Doubled(nn.Module):
     """Outputs whose sizes are expressions of the inputs' (``2*s0``, ``s0 + s1``)."""
 

@@ -79,3 +79,32 @@ func.func @range_of_another_dim(%x: memref<?x?xf32>, %out: memref<?xf32>)
   memref.dealloc %a : memref<?xf32>
   return
 }
+
+// -----
+
+// Sizes through affine.apply: a map that never decreases as its operands
+// grow is bounded at their maxima, (13 ceildiv 4) + 1 = 5 rows of 16 x f32
+// = 320 bytes; one with a mod (not monotone) is not, and stays malloc.
+// CHECK-LABEL: func.func @affine_sizes(
+// CHECK-SAME:      %[[ARENA:[a-z0-9]+]]: memref<?xi8>)
+// CHECK-SAME:      lowerline.arena = array<i64: 320, 320>
+// CHECK:         %[[K:.+]] = affine.apply
+// CHECK:         memref.view %[[ARENA]][%{{.+}}][%[[K]]] : memref<?xi8> to memref<?x16xf32>
+// CHECK:         %[[R:.+]] = affine.apply
+// CHECK:         memref.alloc(%[[R]]) : memref<?xf32>
+// REMARK: remark: memref.alloc: left to malloc at every call: its size is dynamic and has no known maximum
+func.func @affine_sizes(%x: memref<3x?xf32>, %out: memref<?x16xf32>, %out2: memref<?xf32>)
+    attributes {lowerline.dynamic_ranges = array<i64: 0, 1, 2, 13>} {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 1.0 : f32
+  %n = memref.dim %x, %c1 : memref<3x?xf32>
+  %k = affine.apply affine_map<()[s0] -> (s0 ceildiv 4 + 1)>()[%n]
+  %a = memref.alloc(%k) : memref<?x16xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<?x16xf32>)
+  memref.copy %a, %out : memref<?x16xf32> to memref<?x16xf32>
+  %r = affine.apply affine_map<(d0) -> (d0 mod 5)>(%n)
+  %b = memref.alloc(%r) : memref<?xf32>
+  linalg.fill ins(%cst : f32) outs(%b : memref<?xf32>)
+  memref.copy %b, %out2 : memref<?xf32> to memref<?xf32>
+  return
+}

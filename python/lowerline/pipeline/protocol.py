@@ -281,7 +281,7 @@ ARENA = declare(
 DYNAMIC_RANGES = declare(
     "lowerline.dynamic_ranges",
     I64_ARRAY,
-    ("func.func",),
+    ("func.func", "llvm.func"),  # left on: the function keeps its attributes
     ("import worker (lowerline.frontend.import_worker)",),
     ("lowerline-plan-arena",),
     "On an entry function compiled for dynamic input sizes: [argument, dim, min, max] "

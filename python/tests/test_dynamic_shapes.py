@@ -165,6 +165,32 @@ def test_buffers_of_dynamic_size_live_in_the_arena(cache_dir, build, make, sizes
     assert len(arenas) == 1 and arenas.pop() > 0  # one arena, sized once
 
 
+def test_a_repeated_size_evaluates_no_size_expression(cache_dir):
+    """Output sizes are worked out once per set of input shapes (a thread's
+    frame keeps them): a steady stream of calls at a few sizes evaluates no
+    size expression and the library allocates nothing, only the outputs are new."""
+    model, compiled = _dynamic_mlp(cache_dir)
+    function = compiled.specializations[0].function
+    evaluated = []
+    sizes = function._sizes
+
+    def counting(shapes):
+        evaluated.append(shapes)
+        return sizes(shapes)
+
+    function._sizes = counting
+    inputs = {b: torch.randn(b, 37) for b in (1, 5, 64)}
+    outputs = []
+    for b in [5, 5, 1, 5, 64, 1, 64, 5]:
+        outputs.append(compiled(inputs[b]))
+        assert compiled.memory().allocations == 0
+        with torch.no_grad():
+            torch.testing.assert_close(outputs[-1], model(inputs[b]), rtol=1e-4, atol=1e-5)
+    assert [shapes[0][0] for shapes in evaluated] == [5, 1, 64]
+    # Each call's output is its own tensor, not a buffer kept from a former call.
+    assert len({out.data_ptr() for out in outputs[:2]}) == 2
+
+
 class Doubled(nn.Module):
     """Outputs whose sizes are expressions of the inputs' (``2*s0``, ``s0 + s1``)."""
 

@@ -318,8 +318,9 @@ class DynamicNativeFunction(NativeFunction):
     (``lowerline.runtime.sizes``) and uses descriptors for those shapes.
 
     A thread keeps one frame per set of input shapes (descriptors hold sizes
-    and strides, which a static function fixes once), so a steady stream of
-    calls at a few sizes builds nothing. The sizes' ranges are the caller's
+    and strides, which a static function fixes once) with its outputs' sizes,
+    so a steady stream of calls at a few sizes evaluates no size expression
+    and builds nothing but the output tensors. The sizes' ranges are the caller's
     check (``lowerline.api``): the code trusts its descriptors.
     """
 
@@ -333,37 +334,49 @@ class DynamicNativeFunction(NativeFunction):
     ):
         self._sizes = SizeFunction([shape for shape, _ in outputs], symbols)
         self._dtypes = [dtype for _, dtype in outputs]
-        # The base class allocates from static shapes: none here (see _outputs_for).
+        # The base class allocates from static shapes: none here (see _allocators_for).
         super().__init__(library, entry, [((), dtype) for dtype in self._dtypes], arena)
 
-    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
-        shapes = tuple(tuple(t.shape) for t in inputs)
+    def _allocators_for(self, shapes: tuple) -> list[tuple[tuple, torch.dtype]]:
+        """``torch.empty``'s arguments for each output at these input shapes."""
         sizes = self._sizes(shapes)
-        outputs = [
-            torch.empty(*_empty_sizes(size), dtype=dtype)
-            for size, dtype in zip(sizes, self._dtypes, strict=True)
-        ]
-        return shapes, outputs
+        return [(_empty_sizes(s), dtype) for s, dtype in zip(sizes, self._dtypes, strict=True)]
 
-    def _frame_for(
-        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+    def _known(self, shapes: tuple) -> tuple[list, _CallFrame] | None:
+        """This thread's output allocators and frame for ``shapes``, if it has them."""
+        by_shape = getattr(self._frames, "by_shape", None)
+        return None if by_shape is None else by_shape.get(shapes)
+
+    def _remember(
+        self,
+        shapes: tuple,
+        allocators: list,
+        inputs: Sequence[torch.Tensor],
+        trailing: Sequence[torch.Tensor],
     ) -> _CallFrame:
-        frames = getattr(self._frames, "by_shape", None)
-        if frames is None:  # this thread's first call
+        """A new frame for ``shapes``, kept with its allocators (up to
+        ``MAX_DYNAMIC_FRAMES`` shapes a thread)."""
+        by_shape = getattr(self._frames, "by_shape", None)
+        if by_shape is None:  # this thread's first call
             self._blocktime.ensure()
-            frames = self._frames.by_shape = {}
-        frame = frames.get(shapes)
-        if frame is None:
-            frame = _CallFrame(inputs, trailing)
-            if len(frames) < MAX_DYNAMIC_FRAMES:
-                frames[shapes] = frame
+            by_shape = self._frames.by_shape = {}
+        frame = _CallFrame(inputs, trailing)
+        if len(by_shape) < MAX_DYNAMIC_FRAMES:
+            by_shape[shapes] = (allocators, frame)
         return frame
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        shapes, outputs = self._outputs_for(inputs)
+        # torch.Size is a tuple: the key costs no conversion.
+        shapes = tuple([t.shape for t in inputs])
+        known = self._known(shapes)
+        # A repeated shape evaluates no size expression and builds no descriptor.
+        allocators = self._allocators_for(shapes) if known is None else known[0]
+        outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
         pool = self.arenas
         trailing = outputs if pool is None else [*outputs, pool.take()]
-        frame = self._frame_for(shapes, inputs, trailing)
+        frame = (
+            known[1] if known is not None else self._remember(shapes, allocators, inputs, trailing)
+        )
         if self._reset is not None:
             self._reset()
         frame.point_at(inputs, trailing)
@@ -377,7 +390,8 @@ class DynamicNativeFunction(NativeFunction):
         return outputs
 
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
-        _, outputs = self._outputs_for(inputs)
+        allocators = self._allocators_for(tuple([t.shape for t in inputs]))
+        outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
         trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
         self._blocktime.ensure()
         frame = _CallFrame(inputs, trailing)

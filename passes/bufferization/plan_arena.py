@@ -113,7 +113,7 @@ later retypes them (and their views) to ``i8``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -250,7 +250,7 @@ def _constant_index(value: ir.Value) -> int | None:
 
 # Index arithmetic whose result is at most the op applied to its operands'
 # maxima (operands >= 0: sizes), with a constant divisor for the divisions.
-_MONOTONE = {
+_MONOTONE: dict[str, Callable[[int, int], int]] = {
     "arith.muli": lambda a, b: a * b,
     "arith.addi": lambda a, b: a + b,
     "arith.maxui": max,
@@ -258,7 +258,7 @@ _MONOTONE = {
     "arith.minui": min,
     "arith.minsi": min,
 }
-_DIVISIONS = {
+_DIVISIONS: dict[str, Callable[[int, int], int]] = {
     "arith.divui": lambda a, b: a // b,
     "arith.divsi": lambda a, b: a // b,
     "arith.ceildivui": lambda a, b: -(-a // b),
@@ -327,17 +327,23 @@ def upper_bound(
     if owner.name == "affine.apply":
         return _affine_max(owner, func, maxima)
     if owner.name in _MONOTONE or owner.name in _DIVISIONS:
-        if owner.name in _DIVISIONS:
-            divisor = _constant_index(operands[1])
-            top = upper_bound(operands[0], func, maxima)
-            if top is None or divisor is None or divisor <= 0:
-                return None
-            return _DIVISIONS[owner.name](top, divisor)
-        bounds = [upper_bound(v, func, maxima) for v in operands]
-        if any(b is None or b < 0 for b in bounds):
-            return None
-        return _MONOTONE[owner.name](*bounds)
+        return _arith_max(owner, func, maxima)
     return None
+
+
+def _arith_max(op: ir.Operation, func: ir.Operation, maxima: dict) -> int | None:
+    """The largest result of index arithmetic (``_MONOTONE``, ``_DIVISIONS``)."""
+    lhs, rhs = list(op.operands)
+    top = upper_bound(lhs, func, maxima)
+    if op.name in _DIVISIONS:
+        divisor = _constant_index(rhs)
+        if top is None or divisor is None or divisor <= 0:
+            return None
+        return _DIVISIONS[op.name](top, divisor)
+    other = upper_bound(rhs, func, maxima)
+    if top is None or other is None or top < 0 or other < 0:
+        return None
+    return _MONOTONE[op.name](top, other)
 
 
 def max_bytes(

@@ -497,9 +497,9 @@ def _dynamic_ranges(ep) -> list[int]:
     flat: list[int] = []
     for argument, node in enumerate(placeholders):
         for dim, size in enumerate(getattr(node.meta.get("val"), "shape", ())):
-            bounds = ranges.get(str(size)) if not isinstance(size, int) else None
+            bounds = None if isinstance(size, int) else ranges.get(str(size))
             high = None if bounds is None else range_end(bounds.upper)
-            if high is not None:
+            if bounds is not None and high is not None:
                 flat += [argument, dim, range_end(bounds.lower) or 0, high]
     return flat
 

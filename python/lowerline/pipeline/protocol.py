@@ -278,11 +278,15 @@ ARENA = declare(
 )
 
 # -- import worker -> lowerline-plan-arena (buffers of dynamic size)
+# Setters that are not passes: the import worker writes the module the passes
+# start from (with torch-mlir's MLIR, so it spells the name itself).
+IMPORT_WORKER = "import worker (lowerline.frontend.import_worker)"
+OUTSIDE_PASSES = (IMPORT_WORKER,)
 DYNAMIC_RANGES = declare(
     "lowerline.dynamic_ranges",
     I64_ARRAY,
     ("func.func", "llvm.func"),  # left on: the function keeps its attributes
-    ("import worker (lowerline.frontend.import_worker)",),
+    (IMPORT_WORKER,),
     ("lowerline-plan-arena",),
     "On an entry function compiled for dynamic input sizes: [argument, dim, min, max] "
     "per dynamic dim of an argument with a bounded range, flattened. "

@@ -80,6 +80,13 @@ def _parser() -> argparse.ArgumentParser:
         help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
     )
     export.add_argument("--name", help="the C API's prefix (default: the file's name)")
+    export.add_argument(
+        "--num-threads",
+        type=int,
+        default=1,
+        help="threads a call uses (default 1); more, on x86 only, link the OpenMP runtime "
+        "(libiomp5.so), copied beside the library",
+    )
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")
@@ -249,8 +256,15 @@ def _export(args: argparse.Namespace) -> int:
     name = args.name or re.sub(r"\W", "_", stem)
     model, inputs = load_model_file(args.file)
     try:
-        export(model, *inputs, target=args.target, out_dir=args.out, name=name)
-    except (ValueError, TypeError) as err:  # a bad --name or --target: the user's to fix
+        export(
+            model,
+            *inputs,
+            target=args.target,
+            out_dir=args.out,
+            name=name,
+            num_threads=args.num_threads,
+        )
+    except (ValueError, TypeError) as err:  # a bad --name, --target or --num-threads
         raise UsageError(str(err)) from None
     return 0
 

@@ -15,6 +15,8 @@ import pytest
 import torch
 from export_support import AARCH64_SYSROOT, QEMU, require_aarch64_tools
 
+from lowerline.driver.objects import llvm_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "c"
 TOOLCHAIN = ROOT / "cmake" / "aarch64-linux-gnu.cmake"
@@ -64,3 +66,8 @@ def test_example_app_builds_with_cmake_and_matches_torch(arch, tmp_path):
     out = tmp_path / "build" / "lowerline" / "classifier"
     assert os.path.isfile(out / "libclassifier.a")
     assert os.path.isfile(out / "libiomp5.so") == (arch == "native-threads")
+    if arch == "native-threads":  # linked through the target, found through the rpath
+        dynamic = subprocess.run(
+            [llvm_tool("llvm-readelf"), "-d", str(program)], capture_output=True, text=True
+        ).stdout
+        assert "[libiomp5.so]" in dynamic and str(out) in dynamic, dynamic

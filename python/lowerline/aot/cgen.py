@@ -43,7 +43,7 @@ def _needs(signature: Signature) -> str:
     """What the library needs at run time, for the header and README."""
     if signature.num_threads == 1:
         return "needs only libc and libm"
-    return f"needs libc, libm and the OpenMP runtime {OPENMP}, shipped beside it"
+    return f"needs libc, libm and {OPENMP} (OpenMP, beside it)"
 
 
 def _link(signature: Signature) -> str:
@@ -73,7 +73,7 @@ def header(signature: Signature, target: str) -> str:
     lines = [
         f"/* {n}.h: the C API of a model exported by lowerline.export for target {target}.",
         " *",
-        f" * Link lib{n}.a (weights included; {_needs(signature)}):",
+        f" * Link lib{n}.a (weights included); it {_needs(signature)}:",
         f" *   {_link(signature)}",
         " * One call:",
         " *",

@@ -128,3 +128,10 @@ def test_cli_refuses_threads_for_aarch64_naming_the_reason(tmp_path):
     assert done.returncode == 1
     assert "single-threaded" in done.stderr and "OpenMP runtime" in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_missing_openmp_runtime_is_named_before_compiling(tmp_path, monkeypatch):
+    monkeypatch.setattr(toolchain, "openmp_library", lambda: None)
+    with pytest.raises(toolchain.ToolchainError, match="intel-openmp"):
+        lowerline.export(mlp(), torch.randn(2, 61), out_dir=str(tmp_path / "o"), num_threads=2)
+    assert not (tmp_path / "o").exists()

@@ -75,18 +75,18 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("file", help="a .py file defining `model` and `example_inputs`")
     export.add_argument("--target", default="cpu", help=_EXPORT_TARGET_HELP)
     export.add_argument(
-        "-o",
-        "--out",
-        help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
-    )
-    export.add_argument("--name", help="the C API's prefix (default: the file's name)")
-    export.add_argument(
         "--num-threads",
         type=int,
         default=1,
         help="threads a call uses (default 1); more, on x86 only, link the OpenMP runtime "
         "(libiomp5.so), copied beside the library",
     )
+    export.add_argument(
+        "-o",
+        "--out",
+        help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
+    )
+    export.add_argument("--name", help="the C API's prefix (default: the file's name)")
     obj = sub.add_parser("object", help="LLVM-dialect .mlir to an object file for a CPU target")
     obj.add_argument("file", help="a module in the LLVM dialect (e.g. a dumped llvm stage)")
     obj.add_argument("-o", dest="output", required=True, help="the object file to write")

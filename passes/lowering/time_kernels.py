@@ -13,9 +13,13 @@ become OpenMP regions: each kernel ``K`` (numbered in order over the
 module) is bracketed by two calls on the calling thread, so an OpenMP
 region is timed whole, workers included::
 
-    %t = func.call @lowerline_kernel_clock() : () -> i64
+    %t = llvm.call @lowerline_kernel_clock() : () -> i64
     <kernel K>
-    func.call @lowerline_kernel_done(%K, %t) : (i64, i64) -> ()
+    llvm.call @lowerline_kernel_done(%K, %t) : (i64, i64) -> ()
+
+(``llvm.func`` declarations, not ``func.func``: the llvm stage's
+``llvm-request-c-wrappers`` would give a ``func`` declaration a C wrapper
+the library would then need to define.)
 
 ``runtime_support.c`` accumulates nanoseconds and calls per kernel, which
 the runtime reads after the calls it times (``NativeFunction.kernel_times``).
@@ -36,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func
+from mlir.dialects import arith, llvm
 
 from lowerline.passes.support.ir_constants import int_constant
 from lowerline.passes.support.linalg_info import static_loop_sizes
@@ -219,10 +223,10 @@ class TimeKernels(Pass):
     def _bracket(self, kernel: ir.Operation, index: int) -> None:
         i64 = ir.IntegerType.get_signless(64)
         with kernel.location, ir.InsertionPoint(kernel):
-            start = func.CallOp([i64], CLOCK, []).results[0]
+            start = llvm.CallOp(i64, [], [], [], callee=CLOCK).result
         with kernel.location, ir.InsertionPoint.after(kernel):
             number = arith.ConstantOp(i64, index).result
-            func.CallOp([], DONE, [number, start])
+            llvm.CallOp(None, [number, start], [], [], callee=DONE)
 
     def _declare(self, body: ir.Block) -> None:
         declared = {
@@ -230,11 +234,8 @@ class TimeKernels(Pass):
             for o in body.operations
             if "sym_name" in o.attributes
         }
-        i64 = ir.IntegerType.get_signless(64)
-        signatures = {CLOCK: ([], [i64]), DONE: ([i64, i64], [])}
+        signatures = {CLOCK: "() -> i64", DONE: "(i64, i64)"}
         with ir.InsertionPoint.at_block_begin(body):
-            for name, (inputs, results) in signatures.items():
-                if name in declared:
-                    continue
-                declaration = func.FuncOp(name, ir.FunctionType.get(inputs, results))
-                declaration.sym_visibility = ir.StringAttr.get("private")
+            for name, signature in signatures.items():
+                if name not in declared:
+                    body.append(ir.Operation.parse(f"llvm.func @{name}{signature}"))

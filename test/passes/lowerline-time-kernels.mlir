@@ -8,24 +8,24 @@
 
 // Each top-level kernel (a parallel nest, a loop, a linalg op) is bracketed
 // by the clock and the done call with its number; ops inside are not.
-// CHECK-DAG:   func.func private @lowerline_kernel_clock() -> i64
-// CHECK-DAG:   func.func private @lowerline_kernel_done(i64, i64)
 // CHECK-LABEL: func.func @two_kernels(
-// CHECK:         %[[T0:.+]] = call @lowerline_kernel_clock() : () -> i64
+// CHECK:         %[[T0:.+]] = llvm.call @lowerline_kernel_clock() : () -> i64
 // CHECK-NEXT:    scf.forall
 // CHECK-NOT:       call @lowerline_kernel
 // CHECK:         }
 // CHECK-NEXT:    %[[K0:.+]] = arith.constant 0 : i64
-// CHECK-NEXT:    call @lowerline_kernel_done(%[[K0]], %[[T0]])
-// CHECK-NEXT:    %[[T1:.+]] = call @lowerline_kernel_clock() : () -> i64
+// CHECK-NEXT:    llvm.call @lowerline_kernel_done(%[[K0]], %[[T0]])
+// CHECK-NEXT:    %[[T1:.+]] = llvm.call @lowerline_kernel_clock() : () -> i64
 // CHECK-NEXT:    linalg.copy
 // CHECK-NEXT:    %[[K1:.+]] = arith.constant 1 : i64
-// CHECK-NEXT:    call @lowerline_kernel_done(%[[K1]], %[[T1]])
+// CHECK-NEXT:    llvm.call @lowerline_kernel_done(%[[K1]], %[[T1]])
 // CHECK-NEXT:    return
+// CHECK-DAG:   llvm.func @lowerline_kernel_clock() -> i64
+// CHECK-DAG:   llvm.func @lowerline_kernel_done(i64, i64)
 // EXPLORE-LABEL: func.func @two_kernels(
-// EXPLORE:         call @lowerline_kernel_clock()
+// EXPLORE:         llvm.call @lowerline_kernel_clock()
 // EXPLORE:         omp.parallel
-// EXPLORE:         call @lowerline_kernel_done
+// EXPLORE:         llvm.call @lowerline_kernel_done
 // NORMAL-LABEL: func.func @two_kernels(
 // NORMAL-NOT:     lowerline_kernel
 // NORMAL:         return

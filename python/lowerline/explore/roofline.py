@@ -90,9 +90,7 @@ def rows(
         seconds = ns / 1e9
         flops = kernel["flop"] / seconds if kernel["flop"] is not None and seconds else None
         bandwidth = kernel["bytes"] / seconds if seconds else None
-        intensity = (
-            kernel["flop"] / kernel["bytes"] if kernel["flop"] and kernel["bytes"] else None
-        )
+        intensity = kernel["flop"] / kernel["bytes"] if kernel["flop"] and kernel["bytes"] else None
         roof = (
             min(peak["flops"], intensity * peak["bytes_per_s"]) if intensity is not None else None
         )

@@ -170,6 +170,12 @@ def _static_bytes(t: ir.Type) -> int:
     return _product(list(shaped.shape)) * max(width // 8, 1)
 
 
+def _defined_in(value: ir.Value, inside: set[ir.Operation]) -> bool:
+    if isinstance(value, ir.OpResult):
+        return value.owner.operation in inside
+    return ir.BlockArgument(value).owner.owner.operation in inside
+
+
 def count_bytes(kernel: ir.Operation) -> int:
     """Bytes of the statically shaped buffers defined outside ``kernel``
     that it (or an op nested in it) uses, each once."""
@@ -177,12 +183,9 @@ def count_bytes(kernel: ir.Operation) -> int:
     seen: list[ir.Value] = []
     for op in inside:
         for value in op.operands:
-            defined_inside = (
-                isinstance(value, ir.OpResult) and value.owner.operation in inside
-            ) or (isinstance(value, ir.BlockArgument) and value.owner.owner in inside)
-            if isinstance(value.type, ir.MemRefType) and not defined_inside:
-                if all(value != s for s in seen):
-                    seen.append(value)
+            used = isinstance(value.type, ir.MemRefType) and not _defined_in(value, inside)
+            if used and all(value != s for s in seen):
+                seen.append(value)
     return sum(_static_bytes(v.type) for v in seen)
 
 

@@ -41,6 +41,7 @@ measures it). Every other call, bad ones included, takes the checked path.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import json
@@ -50,7 +51,6 @@ import tempfile
 import threading
 import time
 import weakref
-import dataclasses
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
@@ -523,8 +523,9 @@ class CompiledModule:
         workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
         # The explorer's own build times its kernels (lowerline-time-kernels);
         # a bisection judges the passes of a normal build.
-        timed = isinstance(self.options, CpuOptions) and expected is None
-        options = dataclasses.replace(self.options, time_kernels=True) if timed else self.options
+        options, timed = self.options, False
+        if isinstance(options, CpuOptions) and expected is None:
+            options, timed = dataclasses.replace(options, time_kernels=True), True
         try:
             failures = os.path.join(self._cache.root, "failures")
             flat = pytree.tree_leaves(args)

@@ -217,3 +217,25 @@ def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
     banner = driver.find_element("id", "bisection").text
     assert "first divergent pass: test-break (stage graph)" in banner
     assert "reproduce: lowerline-opt b.mlir" in banner
+
+
+def test_the_roofline_has_one_dot_per_timed_kernel(driver, tmp_path):
+    import torch
+
+    import lowerline
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(7, 13), torch.nn.ReLU(), torch.nn.Linear(13, 5))
+    compiled = lowerline.compile(model.eval(), torch.randn(3, 7), cache_dir=str(tmp_path / "c"))
+    page = compiled.explore(str(tmp_path / "roofline.html"))
+    kernels = report.read_page(page)["roofline"]["kernels"]
+    _open(driver, page)
+    assert browser.console_errors(driver) == []
+    dots = driver.find_elements("css selector", "#roofline svg.roofline circle.kernel")
+    assert len(dots) == len([k for k in kernels if k["intensity"] and k["flops"]]) > 0
+    assert driver.find_elements("css selector", "#roofline svg.roofline polyline.peak")
+    tips = [d.find_element("css selector", "title").get_attribute("textContent") for d in dots]
+    assert all(t.startswith("kernel #") and "GFLOP/s" in t for t in tips)
+    rows = driver.find_elements("css selector", "#roofline table tr")
+    assert len(rows) == 1 + len(kernels)  # the header, a row per kernel
+    _screenshot(driver, tmp_path, "roofline")

@@ -238,4 +238,5 @@ def test_the_roofline_has_one_dot_per_timed_kernel(driver, tmp_path):
     assert all(t.startswith("kernel #") and "GFLOP/s" in t for t in tips)
     rows = driver.find_elements("css selector", "#roofline table tr")
     assert len(rows) == 1 + len(kernels)  # the header, a row per kernel
+    driver.execute_script("document.getElementById('roofline').scrollIntoView()")
     _screenshot(driver, tmp_path, "roofline")

@@ -13,8 +13,11 @@ import os
 import shutil
 
 import pytest
+import torch
 from test_explore import ADD_RELU
+from test_explore_roofline import _two_layers
 
+import lowerline
 from lowerline.explore import browser, report
 from lowerline.tools import opt
 
@@ -220,13 +223,10 @@ def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
 
 
 def test_the_roofline_has_one_dot_per_timed_kernel(driver, tmp_path):
-    import torch
-
-    import lowerline
-
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(7, 13), torch.nn.ReLU(), torch.nn.Linear(13, 5))
-    compiled = lowerline.compile(model.eval(), torch.randn(3, 7), cache_dir=str(tmp_path / "c"))
+    compiled = lowerline.compile(
+        _two_layers().eval(), torch.randn(3, 7), cache_dir=str(tmp_path / "c")
+    )
     page = compiled.explore(str(tmp_path / "roofline.html"))
     kernels = report.read_page(page)["roofline"]["kernels"]
     _open(driver, page)

@@ -16,20 +16,14 @@ import lowerline
 from lowerline.explore import report, roofline
 
 
-class _TwoLayers(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.first = torch.nn.Linear(7, 13)
-        self.second = torch.nn.Linear(13, 5)
-
-    def forward(self, x):
-        return self.second(torch.relu(self.first(x)))
+def _two_layers() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(7, 13), torch.nn.ReLU(), torch.nn.Linear(13, 5))
 
 
 def _explore(tmp_path, batch: int) -> dict:
     torch.manual_seed(0)
     x = torch.randn(batch, 7)
-    compiled = lowerline.compile(_TwoLayers().eval(), x, cache_dir=str(tmp_path / "cache"))
+    compiled = lowerline.compile(_two_layers().eval(), x, cache_dir=str(tmp_path / "cache"))
     page = compiled.explore(str(tmp_path / f"page-{batch}.html"))
     # A normal compile of the same module has no timers.
     assert "lowerline_kernel" not in compiled.ir("loops")

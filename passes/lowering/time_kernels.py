@@ -189,6 +189,13 @@ def count_bytes(kernel: ir.Operation) -> int:
     return sum(_static_bytes(v.type) for v in seen)
 
 
+def _private(function: ir.Operation) -> bool:
+    visibility = (
+        function.attributes["sym_visibility"] if "sym_visibility" in function.attributes else None
+    )
+    return visibility is not None and ir.StringAttr(visibility).value == "private"
+
+
 @dataclass(frozen=True)
 class TimeKernels(Pass):
     flag = "lowerline-time-kernels"
@@ -197,7 +204,13 @@ class TimeKernels(Pass):
 
     def run(self, op: ir.Operation) -> None:
         body = op.regions[0].blocks[0]
-        functions = [o.operation for o in body.operations if o.operation.name == "func.func"]
+        # Public functions only: a private one is called from inside a kernel,
+        # whose time already holds it.
+        functions = [
+            o.operation
+            for o in body.operations
+            if o.operation.name == "func.func" and not _private(o.operation)
+        ]
         kernels = [
             k.operation
             for f in functions

@@ -36,6 +36,8 @@ def test_every_kernel_has_a_row_that_fits_in_the_call(tmp_path, batch):
     # The explorer's build ran the timer pass, in the loops stage.
     timers = [p for p in data["passes"] if p["label"].startswith(roofline.TIMER_PASS)]
     assert [p["stage"] for p in timers] == ["loops"]
+    # The stage numerics JIT-run the loops stage's IR, timer calls and all.
+    assert [r["stage"] for r in data["numerics"] if r["ok"]][3:5] == ["loops", "llvm"]
     found = data["roofline"]
     rows, wall = found["kernels"], found["wall_ns"]
     assert [row["index"] for row in rows] == list(range(len(rows))) and rows

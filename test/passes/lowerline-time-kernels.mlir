@@ -41,6 +41,19 @@ func.func @two_kernels(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %c: memref<8x
 
 // -----
 
+// A private function is called from inside a kernel (whose time holds it):
+// its loops are not kernels.
+// CHECK-LABEL: func.func private @helper(
+// CHECK-NOT:     lowerline_kernel
+// CHECK:         return
+func.func private @helper(%a: memref<4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  linalg.fill ins(%cst : f32) outs(%a : memref<4xf32>)
+  return
+}
+
+// -----
+
 // A function with no loop nest has no kernel: nothing is declared or called.
 // CHECK-LABEL: func.func @no_kernel(
 // CHECK-NOT:     lowerline_kernel

@@ -190,10 +190,9 @@ def count_bytes(kernel: ir.Operation) -> int:
 
 
 def _private(function: ir.Operation) -> bool:
-    visibility = (
-        function.attributes["sym_visibility"] if "sym_visibility" in function.attributes else None
-    )
-    return visibility is not None and ir.StringAttr(visibility).value == "private"
+    if "sym_visibility" not in function.attributes:
+        return False
+    return ir.StringAttr(function.attributes["sym_visibility"]).value == "private"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
 compile worker (MLIR, crash-isolated) lowers them to a shared library -> the
 library is loaded here with ctypes and called on the tensors' memory.
 
+Dynamic dims (``dynamic=`` / ``dynamic_shapes=``): one specialization
+serves every size in the declared ranges; its key holds -1 for those dims.
+
 Specializations: a call with new input shapes, new values of Python-number
 inputs (torch.export bakes numbers in) or tensor inputs that share memory
 differently compiles another specialization from the module, up to
@@ -85,7 +88,13 @@ from lowerline.quant.config import Int8
 from lowerline.quant.report import QuantReport, quant_report
 from lowerline.runtime import calls
 from lowerline.runtime.calls import SEED_INPUT
-from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
+from lowerline.runtime.native import (
+    DynamicNativeFunction,
+    GpuFunction,
+    MemoryStats,
+    NativeFunction,
+)
+from lowerline.runtime.sizes import is_dynamic, valid_dim
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
 
@@ -143,7 +152,8 @@ class Specialization:
     @property
     def key(self) -> tuple:
         shapes = (
-            spec.shape if spec.is_tensor else calls.number_key(spec.value) for spec in self.inputs
+            spec.key_shape if spec.is_tensor else calls.number_key(spec.value)
+            for spec in self.inputs
         )
         return (*shapes, self.aliases)
 
@@ -287,8 +297,13 @@ class CompiledModule:
         dump_dir: str | None,
         max_specializations: int,
         compile_memory: int | None = None,
+        dynamic: dict[str, Any] | None = None,
+        dynamic_shapes: Any = None,
     ):
         self._module = module  # kept to compile new specializations only
+        # Dynamic dims, as lowerline.compile took them: every specialization's export uses them.
+        self._dynamic = dynamic
+        self._dynamic_shapes = dynamic_shapes
         self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
         self.options = options
@@ -318,6 +333,8 @@ class CompiledModule:
         self._quantization: QuantizedModel | None = None
         self._compile_layer: Any = None
         self._quant_report: QuantReport | None = None
+        # A dynamic dim's symbol in more than one input: calls must agree on its size.
+        self._shared_symbols = False
 
     # -- inspection -------------------------------------------------------
 
@@ -369,6 +386,11 @@ class CompiledModule:
         machines); written to a temporary file and renamed. CPU targets only."""
         from lowerline import saved
 
+        if any(spec.dynamic for spec in self._specs):
+            # lowerline.saved records static shapes (its loader allocates outputs from them).
+            raise NotImplementedError(
+                "save() does not keep dynamic dims yet: compile without dynamic= to save"
+            )
         saved.save_module(self, path, key)
 
     def quant_report(self) -> QuantReport:
@@ -625,7 +647,7 @@ class CompiledModule:
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
         key: shapes, numbers, and which tensor inputs share memory."""
-        return calls.call_key(self._specs, flat, self._tensor_positions)
+        return calls.call_key(self._specs, flat, self._tensor_positions, self._shared_symbols)
 
     def _count_error(self, count: int) -> TypeError:
         names = [spec.name for spec in self._specs]
@@ -681,7 +703,7 @@ class CompiledModule:
         # A cache miss needs the workers: their seconds of start-up run
         # during the export (a hit leaves them idle, ready for the next miss).
         prestart_workers()
-        program = export_program(self._module, args)
+        program = export_program(self._module, args, self._dynamic, self._dynamic_shapes)
         export_seconds = time.perf_counter() - start
         if self._weights is None:
             self._weights = program.weights_digest
@@ -689,6 +711,8 @@ class CompiledModule:
             self._specs = program.inputs
             self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
             self._tensor_positions = [i for i, spec in enumerate(self._specs) if spec.is_tensor]
+            symbols = [d.symbol for spec in self._specs for d in spec.dynamic]
+            self._shared_symbols = len(symbols) != len(set(symbols))
             if self._flat_call and len(self._tensor_positions) == len(self._specs):
                 self._plans = {}
         flat = pytree.tree_leaves(args)
@@ -753,7 +777,7 @@ class CompiledModule:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
                     return meta, hit, GpuFunction(library, meta["entry"], outputs)
-                return meta, hit, NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
+                return meta, hit, _native_function(library, meta, outputs)
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
                 if attempt:
@@ -783,6 +807,16 @@ class CompiledModule:
 
 # Errors of a disk that cannot take the artifacts (full, read-only, no permission, quota).
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT})
+
+
+def _native_function(library: str, meta: dict, outputs: list) -> NativeFunction:
+    """The library's entry; one that computes its outputs' sizes at each
+    call when they follow dynamic input dims."""
+    if any(is_dynamic(shape) for shape, _ in outputs) or meta.get("dims"):
+        return DynamicNativeFunction(
+            library, meta["entry"], outputs, meta.get("dims", {}), meta.get("arena")
+        )
+    return NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
 
 
 def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
@@ -880,6 +914,7 @@ def _compile_artifact(
         if reply["kind"] == "unsupported" and reply.get("ops"):
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
+    dims = _result_dims(reply)
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {
             "args": reply["args"],
@@ -909,6 +944,7 @@ def _compile_artifact(
     return {
         "entry": result["entry"],
         "arguments": arguments,
+        "dims": dims,
         "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
@@ -916,6 +952,34 @@ def _compile_artifact(
         # lowerline.export only (never cached): what keeps the code from running without malloc.
         **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }
+
+
+def _result_dims(reply: dict) -> dict[str, list[int]]:
+    """Where each dynamic size is read (``_symbol_reads``), once every
+    result's sizes are known to follow from them."""
+    dims = _symbol_reads(reply["args"])
+    for found in reply["results"]:
+        if not all(valid_dim(size, set(dims)) for size in found["shape"]):
+            raise CompileError(
+                "import",
+                f"a result has the shape {found['shape']}, whose sizes are not all read "
+                f"from an input's dynamic dims ({', '.join(dims) or 'none'}): give each "
+                "dynamic dim its own torch.export.Dim",
+            )
+    return dims
+
+
+def _symbol_reads(args: list[dict]) -> dict[str, list[int]]:
+    """Where the library reads each dynamic dim's size: ``{symbol: [argument
+    position, dim]}`` over the library's arguments (the weights are baked in),
+    from the first input dim that is that symbol alone."""
+    reads: dict[str, list[int]] = {}
+    arguments = [arg for arg in args if arg["kind"] != "weight"]
+    for position, arg in enumerate(arguments):
+        for dim, size in enumerate(arg.get("shape", ())):
+            if isinstance(size, str) and size.isidentifier():
+                reads.setdefault(size, [position, dim])
+    return reads
 
 
 def _plain(spec: pytree.TreeSpec) -> pytree.TreeSpec:
@@ -994,6 +1058,8 @@ def compile(
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     compile_memory: int | str | None = None,
     quantize: Int8 | None = None,
+    dynamic: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -1022,6 +1088,12 @@ def compile(
     ``quantize=lowerline.quant.Int8(calibration=batches, ...)`` calibrates
     the float module on ``batches`` and compiles it as an int8 model
     (docs/quantization.md); ``quant_report()`` then checks it.
+    ``dynamic`` (``{"x": {0: (1, 64)}}``: per top-level tensor argument of
+    ``forward``, each dynamic dim and its inclusive range) or
+    ``dynamic_shapes`` (torch.export's ``Dim``s, passed through) compile one
+    artifact for every size in the ranges (``lowerline.frontend.dynamic``);
+    a call outside them is a ``ValueError`` naming the input, dim and range.
+    CPU targets only.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -1035,6 +1107,8 @@ def compile(
     if max_specializations < 1:
         raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
     if is_gpu_target(target):
+        if dynamic is not None or dynamic_shapes is not None:
+            raise ValueError(f"dynamic dims are for CPU targets; '{target}' compiles static shapes")
         parsed = _parse_options({**options, "target": target_name}, GpuOptions)
     else:
         parsed = _parse_options({**options, "target": target_name})
@@ -1052,6 +1126,9 @@ def compile(
         **options,
     )
     quantization = None
+    if quantize is not None and (dynamic is not None or dynamic_shapes is not None):
+        # The calibrated QDQ graph is exported from the examples' shapes.
+        raise ValueError("quantize= compiles static shapes: drop dynamic= / dynamic_shapes=")
     if quantize is not None:  # the calibrated QDQ graph compiles in the float model's place
         quantization = quantize_model(module, example_inputs, quantize, compile_alike)
         module = quantization.graph
@@ -1059,7 +1136,17 @@ def compile(
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
     store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
-    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
+    compiled = CompiledModule(
+        module,
+        target,
+        parsed,
+        store,
+        dump_dir,
+        max_specializations,
+        memory,
+        dynamic,
+        dynamic_shapes,
+    )
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
     first = compiled._add(compiled._build(example_inputs))

@@ -577,7 +577,7 @@ class CompiledModule:
         from lowerline.explore import roofline
 
         library = os.path.join(workspace, "lib.so")
-        function = NativeFunction(library, meta["entry"], _result_types(meta), meta.get("arena"))
+        function = _native_function(library, meta, _result_types(meta))
         for name in meta["arguments"]:
             if isinstance(name, str) and name not in self._state:
                 self._state[name] = self._module.get_buffer(name)

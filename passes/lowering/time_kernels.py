@@ -28,8 +28,10 @@ The pass also counts each kernel's work from the IR, published as one
 remark per kernel (``KERNEL_FORMAT``; the explorer parses it):
 
 - flop: floating-point arithmetic ops (an FMA counts 2), times the lanes of
-  their vectors, times the static trip counts of the loops around them;
-  "?" when a loop around one has a trip count not known when compiling;
+  their vectors, times the static trip counts of the loops around them:
+  the arithmetic the code executes, lanes of a padded or masked remainder
+  tile included (more than the model's own count there); "?" when a loop
+  around one has a trip count not known when compiling;
 - bytes: the size of every statically shaped buffer the kernel touches
   that lives outside it, once: the traffic it cannot avoid, not what its
   caches re-read.

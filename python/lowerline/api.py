@@ -597,7 +597,12 @@ class CompiledModule:
         assert isinstance(self.options, CpuOptions)  # only CPU builds are timed
         peak = roofline.peaks(default_root(), cpu_threads(self.options))
         rows = roofline.rows(roofline.kernels(found), timing, peak)
-        return {"peak": peak, "kernels": rows, "wall_ns": timing["wall_ns"]}
+        return {
+            "peak": peak,
+            "kernels": rows,
+            "wall_ns": timing["wall_ns"],
+            "calls": timing["calls"],
+        }
 
     # -- calling -----------------------------------------------------------
 

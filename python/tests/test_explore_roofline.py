@@ -45,6 +45,7 @@ def test_every_kernel_has_a_row_that_fits_in_the_call(tmp_path, batch):
     assert sum(row["flop"] for row in rows) >= 2 * batch * (7 * 13 + 13 * 5)
     for row in rows:
         assert row["ns"] > 0 and row["bytes"] > 0
+        assert row["runs"] == found["calls"]  # once in each timed call
         assert row["flops"] == pytest.approx(row["flop"] / (row["ns"] / 1e9))
         assert row["bytes_per_s"] == pytest.approx(row["bytes"] / (row["ns"] / 1e9))
         roof = min(found["peak"]["flops"], row["intensity"] * found["peak"]["bytes_per_s"])
@@ -111,7 +112,7 @@ def test_kernel_remarks_parse_and_others_are_ignored():
         (0, 10, 8, "/m.py:9:0"),
         (1, None, 64, ""),
     ]
-    timing = {"kernel_ns": [1000.0, 500.0]}
+    timing = {"kernel_ns": [1000.0, 500.0], "kernel_calls": [3, 3]}
     rows = roofline.rows(found, timing, {"flops": 1e12, "bytes_per_s": 1e9})
     assert rows[0]["intensity"] == 10 / 8 and rows[0]["fraction"] == pytest.approx(1e7 / 1.25e9)
     assert rows[1]["flops"] is None and rows[1]["fraction"] is None

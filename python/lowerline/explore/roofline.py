@@ -99,6 +99,7 @@ def rows(
             {
                 **kernel,
                 "ns": ns,
+                "runs": timing["kernel_calls"][kernel["index"]],  # over the timed calls
                 "flops": flops,
                 "bytes_per_s": bandwidth,
                 "intensity": intensity,

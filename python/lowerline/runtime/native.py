@@ -286,6 +286,18 @@ class NativeFunction:
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
 
+    def kernel_times(self, kernels: int) -> list[tuple[int, int]]:
+        """Per kernel of an explorer build (``CpuOptions.time_kernels``):
+        the nanoseconds and calls its timers added up since the last read,
+        which clears them (``runtime_support.c``)."""
+        read = getattr(self._lib, "lowerline_kernel_times", None)
+        if read is None:
+            raise RuntimeError(f"{self.library} has no kernel timers: compile again")
+        ns, calls = (ctypes.c_int64 * kernels)(), (ctypes.c_int64 * kernels)()
+        read.restype = ctypes.c_int64
+        read(ns, calls, ctypes.c_int64(kernels))
+        return list(zip(ns, calls, strict=True))
+
     def memory(self) -> MemoryStats:
         """The allocations of the last call (of any thread) into this library.
 

@@ -506,6 +506,9 @@ class CompiledModule:
         title = title or f"{type(self._module).__name__} for {self.target}"
         data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
         data.roofline = self._roofline(data.remarks, trace.pop("timing", None))
+        if self._quantization is not None:  # each int8 layer against its QDQ reference
+            report = self.quant_report()
+            data.quantization = {**dataclasses.asdict(report), "ok": report.ok}
         data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
         if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
             data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")

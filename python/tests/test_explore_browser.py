@@ -186,6 +186,36 @@ def test_numerics_and_remarks_tables(driver, tmp_path):
     assert driver.find_element("css selector", "#ir-title").text.startswith("#0 input")
 
 
+def test_the_quantization_table_marks_layers_over_one_step(driver, tmp_path):
+    trace = {
+        "passes": [{"stage": "input", "label": "(input)", "seconds": 0.0, "ir": "module {\n}"}]
+    }
+    layer = {"kind": "linear", "output_scale": 0.02, "batches": 4}
+    quantization = {
+        "layers": [
+            {**layer, "name": "first", "kernel": "linalg.matmul i8", "max_steps": 0.5},
+            {**layer, "name": "second", "kernel": "float", "max_steps": 1.5},
+        ],
+        "skipped": ["head"],
+        "max_abs_error": 0.01,
+        "mean_abs_error": 0.002,
+        "float_max_abs": 3.0,
+        "max_abs_error_vs_qdq": 0.001,
+        "calibrate_seconds": 0.2,
+        "ok": False,
+    }
+    data = report.ExploreData("t", quantization=quantization)
+    _open(driver, report.write_report(str(tmp_path / "q.html"), trace, data))
+    assert browser.console_errors(driver) == []
+    rows = driver.find_elements("css selector", "#quantization tr")
+    cells = [[c.text for c in row.find_elements("css selector", "td")] for row in rows]
+    cells = [row for row in cells if row]
+    assert [row[0] for row in cells] == ["first", "second"]
+    assert [row[-1] for row in cells] == ["ok", "over one step"]
+    assert "left in float: head" in driver.find_element("css selector", "#quantization").text
+    _screenshot(driver, tmp_path, "quantization")
+
+
 def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
     module = "module {\n  func.func @f() {\n    return\n  }\n}"
     trace = {

@@ -62,6 +62,9 @@ class ExploreData:
     bisection: dict[str, Any] | None = None
     # explore.roofline: {"peak", "kernels" (rows), "wall_ns"}; None when not timed
     roofline: dict[str, Any] | None = None
+    # quant_report() of a module compiled with quantize= (its dataclass as a
+    # dict, with "ok"); None for float models
+    quantization: dict[str, Any] | None = None
 
 
 def shorten_dense(line: str, limit: int = DENSE_LIMIT) -> str:
@@ -232,6 +235,7 @@ def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
         "notes": data.notes,
         "bisection": data.bisection,
         "roofline": data.roofline,
+        "quantization": data.quantization,
         "sources": _sources(list(locs)),
     }
 

@@ -35,10 +35,13 @@ class Lookup(nn.Module):
 
 
 def _row_copies_are_vectors(compiled: lowerline.CompiledModule) -> None:
-    """The rows are read as vectors (no assert in their loop body blocks the
-    vectorizer), and the bounds are still checked."""
+    """The rows are read as contiguous vectors (no assert in their loop body
+    blocks the vectorizer, and the row index is read once per row:
+    lowerline-read-gather-indices), and the bounds are still checked."""
     tiled = compiled.ir("tiled")
-    assert re.search(r"vector\.gather [^\n]* into vector<[0-9x]+xf32>", tiled), tiled
+    contiguous = r"vector\.transfer_read [^\n]*: tensor<[0-9x]+xf32>, vector<[0-9x]+xf32>"
+    assert re.search(contiguous, tiled), tiled
+    assert not re.search(r"vector\.gather [^\n]* into vector<[0-9x]+xf32>", tiled), tiled
     # The check is kept: one assert of each bound, over the indices.
     assert tiled.count("cf.assert") == 2, tiled
     assert tiled.count('"index must be smaller than dim size"') == 1, tiled
@@ -69,6 +72,7 @@ def test_index_select_matches_eager(dim, batch):
     torch.testing.assert_close(compiled(x, index), torch.index_select(x, dim, index))
     other = torch.randint(0, size, (7,))
     torch.testing.assert_close(compiled(x, other), torch.index_select(x, dim, other))
+    _row_copies_are_vectors(compiled)
 
 
 def test_index_select_rows_are_vector_loads():

@@ -17,7 +17,13 @@ only after the check and, when a check fails (lowerline-report-failed-asserts
 yields zero for the guarded value), at index 0: never outside the tensor.
 The rows are then torch-mlir's unchecked ``index_select`` of the checked
 index, a generic whose body reads a whole contiguous row at a computed
-offset, which ``vectorize_nd_extract`` turns into vector loads.
+offset: ``lowerline-read-gather-indices`` reads the row index in the body,
+and the vectorizer then reads each row with one contiguous
+``vector.transfer_read``.
+
+``torch.gather`` itself keeps torch-mlir's check per element: its index is
+a full tensor, and a row gather along dim 0 (an index expanded along the
+other dims) cannot be told from any other gather once exported.
 
 ``embedding``'s ``padding_idx`` and ``scale_grad_by_freq`` only change the
 gradient, so the forward is the same for every value of them.

@@ -96,3 +96,36 @@ def test_bad_id_raises_naming_the_line_and_reads_nothing_outside(bad):
     assert "sparse.py" in str(failure.value)
     assert __file__.rsplit("/", 1)[-1] in str(failure.value)
     torch.testing.assert_close(compiled(ids), model(ids))
+
+
+class RowGather(nn.Module):
+    def forward(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 0, ids[:, None].expand(-1, x.shape[1]))
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_gather_of_expanded_rows_is_a_row_gather(batch):
+    """gather along dim 0 with one index per row (expanded along the row) is
+    the same row gather: checked once per index, rows read as vectors."""
+    torch.manual_seed(batch)
+    x = torch.randn(VOCAB, WIDTH)
+    ids = torch.randint(0, VOCAB, (batch,))
+    compiled = lowerline.compile(RowGather(), x, ids, num_threads=1)
+    torch.testing.assert_close(compiled(x, ids), RowGather()(x, ids))
+    _row_copies_are_vectors(compiled)
+    with pytest.raises(IndexCheckError, match="index must be"):
+        compiled(x, torch.full((batch,), VOCAB))
+
+
+class Gather0(nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 0, index)
+
+
+def test_other_gathers_keep_their_per_element_check():
+    x = torch.randn(5, 9)
+    index = torch.randint(0, 5, (4, 9))
+    compiled = lowerline.compile(Gather0(), x, index, num_threads=1)
+    torch.testing.assert_close(compiled(x, index), torch.gather(x, 0, index))
+    with pytest.raises(IndexCheckError, match="index must be"):
+        compiled(x, index.clamp(max=4) + (index == 0) * 7)

@@ -21,9 +21,10 @@ offset: ``lowerline-read-gather-indices`` reads the row index in the body,
 and the vectorizer then reads each row with one contiguous
 ``vector.transfer_read``.
 
-``torch.gather`` itself keeps torch-mlir's check per element: its index is
-a full tensor, and a row gather along dim 0 (an index expanded along the
-other dims) cannot be told from any other gather once exported.
+``torch.gather`` whose index is one line expanded along every other dim
+(``gather(x, 0, ids[:, None].expand(-1, n))``: stride 0 there, the sizes of
+``x``) is the same row gather, and becomes one; any other gather keeps
+torch-mlir's check per element.
 
 ``embedding``'s ``padding_idx`` and ``scale_grad_by_freq`` only change the
 gradient, so the forward is the same for every value of them.
@@ -80,9 +81,31 @@ def embedding(
     return rows.reshape(*indices.shape, weight.shape[1])
 
 
+def _is_expanded_line(x: torch.Tensor, dim: int, index: torch.Tensor) -> bool:
+    """Whether ``index`` repeats one line along ``dim`` over all of ``x``'s
+    other dims (a view with stride 0 there)."""
+    return all(
+        index.shape[d] == x.shape[d] and (index.stride(d) == 0 or index.shape[d] == 1)
+        for d in range(x.dim())
+        if d != dim
+    )
+
+
+def gather(x: torch.Tensor, dim: int, index: torch.Tensor, sparse_grad: bool = False) -> Any:
+    # 1-D gathers stay: checked_index is one.
+    if x.dim() < 2 or index.dim() != x.dim():
+        return NotImplemented
+    dim %= x.dim()
+    if not _is_expanded_line(x, dim, index):
+        return NotImplemented
+    line = index[tuple(slice(None) if d == dim else 0 for d in range(x.dim()))]
+    return _rows(x, dim, checked_index(line, x.shape[dim]))
+
+
 def table() -> dict[Any, Callable[..., Any]]:
     """The entries, by ATen overload."""
     return {
         aten.index_select.default: index_select,
         aten.embedding.default: embedding,
+        aten.gather.default: gather,
     }

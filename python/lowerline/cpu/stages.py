@@ -94,9 +94,12 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
-    its fused bias epilogue collapsed with it.
+    its fused bias epilogue collapsed with it. With ``vector_rows`` (CPU), a
+    gather's row index is read in its body, so its rows vectorize as
+    contiguous reads (``lowerline-read-gather-indices``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
+    gathers = ",lowerline-read-gather-indices" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
         "func.func(lowerline-sink-qdq-through-layout-ops,"
@@ -104,7 +107,7 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
-        "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
+        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
     )
 
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 import torch
@@ -78,6 +79,53 @@ def test_check_in_parallel_loop_reports_from_a_worker_thread():
         with pytest.raises(IndexError, match="index must be smaller than dim size"):
             compiled(x, bad)
         torch.testing.assert_close(compiled(x, index), torch.gather(x, 1, index))
+
+
+def _hammer(call, iterations: int) -> list[BaseException]:
+    """Runs ``call`` ``iterations`` times; the unexpected outcomes."""
+    wrong: list[BaseException] = []
+    for _ in range(iterations):
+        try:
+            call()
+        except BaseException as error:  # pytest.raises fails with one: collected too
+            wrong.append(error)
+    return wrong
+
+
+@pytest.mark.parametrize(
+    ("arena", "record"),
+    [(True, "lowerline.failure_record"), (False, None)],  # the arena's word / the slot
+)
+def test_concurrent_calls_get_their_own_failures(arena, record):
+    """Two threads call one compiled module at once (its checks run on
+    OpenMP workers): the one with a bad index always gets its error, the one
+    with valid inputs never gets one, nor a wrong result."""
+    x = torch.randn(301, 203)  # long enough calls for two to overlap
+    index = torch.randint(0, 203, (301, 1025))
+    compiled = lowerline.compile(Gather(), x, index, num_threads=2, arena=arena)
+    llvm = compiled.ir("llvm")
+    assert (record in llvm) if record else ("lowerline.failure_record" not in llvm)
+    bad = index.clone()
+    bad[7, 33] = 203  # early: the failure is set long before the call ends
+    expected = torch.gather(x, 1, index)
+
+    def failing() -> None:
+        with pytest.raises(IndexError, match="index must be smaller than dim size"):
+            compiled(x, bad)
+
+    def valid() -> None:
+        torch.testing.assert_close(compiled(x, index), expected)
+
+    results: dict[str, list[BaseException]] = {}
+    threads = [
+        threading.Thread(target=lambda f=f, k=k: results.__setitem__(k, _hammer(f, 300)))
+        for k, f in (("failing", failing), ("valid", valid))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {"failing": [], "valid": []}, {k: v[:3] for k, v in results.items()}
 
 
 def test_failed_check_does_not_kill_the_process(tmp_path):

@@ -82,6 +82,8 @@ class Signature:
     lower_bound_bytes: int
     baked: list[str]  # number inputs torch.export baked in, "name = value"
     constants: list[str]  # outputs that are constants, not in the struct
+    # The workspace's failure word (protocol.FAILURE_RECORD); None: the library's slot.
+    failure_record: int | None = None
 
 
 def check_name(name: str) -> str:
@@ -155,4 +157,13 @@ def build(name: str, program: Program, meta: dict) -> Signature:
         what = f"output {index}" + (" (a number: a scalar)" if kind[0] == "number" else "")
         outputs.append(_tensor(field, dtype, result["shape"], what))
     arena = meta.get("arena") or {"bytes": 0, "lower_bound": 0}
-    return Signature(name, inputs, outputs, arena["bytes"], arena["lower_bound"], baked, constants)
+    return Signature(
+        name,
+        inputs,
+        outputs,
+        arena["bytes"],
+        arena["lower_bound"],
+        baked,
+        constants,
+        arena.get("failure_record"),
+    )

@@ -12,7 +12,12 @@ import pytest
 import torch
 
 import lowerline
-from lowerline.errors import IndexCheckError, RuntimeCheckError, runtime_check_error
+from lowerline.errors import (
+    IndexCheckError,
+    RuntimeCheckError,
+    ZeroDivisionCheckError,
+    runtime_check_error,
+)
 
 
 class Embed(torch.nn.Module):
@@ -223,3 +228,41 @@ def test_index_select_out_of_range_raises(dim, batch):
     torch.testing.assert_close(
         compiled(x, index.flip(0)), torch.index_select(x, dim, index.flip(0))
     )
+
+
+class IntegerDivision(torch.nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return self.op(a, b)
+
+
+# torch.floor_divide of integers goes through f64 in torch-mlir: no integer division.
+@pytest.mark.parametrize("op", [torch.remainder, torch.fmod])
+@pytest.mark.parametrize(("shape", "dtype"), [((1, 7), torch.int32), ((5, 13), torch.int64)])
+def test_integer_division_by_zero_raises_instead_of_sigfpe(op, shape, dtype):
+    """Eager torch raises on an integer division by zero; the compiled code
+    checks the divisor and raises naming the op and this file's line."""
+    torch.manual_seed(0)
+    a = torch.randint(-50, 50, shape, dtype=dtype)
+    b = torch.randint(1, 9, shape, dtype=dtype) * torch.where(torch.rand(shape) < 0.5, 1, -1)
+    compiled = lowerline.compile(IntegerDivision(op), a, b, num_threads=1)
+    torch.testing.assert_close(compiled(a, b), op(a, b))
+    zero = b.clone()
+    zero[-1, shape[1] // 2] = 0
+    with pytest.raises(ZeroDivisionError, match=r"integer division by zero \(arith\.\w+\)") as e:
+        compiled(a, zero)
+    assert isinstance(e.value, ZeroDivisionCheckError)
+    assert __file__.rsplit("/", 1)[-1] in str(e.value)
+    torch.testing.assert_close(compiled(a, b), op(a, b))  # usable after
+
+
+def test_float_remainder_by_zero_is_nan_and_unchecked():
+    a = torch.randn(3, 5)
+    b = torch.randn(3, 5)
+    b[1, 2] = 0.0
+    compiled = lowerline.compile(IntegerDivision(torch.remainder), a, b, num_threads=1)
+    assert "integer division by zero" not in compiled.ir("llvm")
+    torch.testing.assert_close(compiled(a, b), torch.remainder(a, b), equal_nan=True)

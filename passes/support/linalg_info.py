@@ -53,6 +53,23 @@ def static_loop_sizes(op: ir.Operation) -> list[int] | None:
     return static if len(static) == len(sizes) else None
 
 
+def loop_sizes(op: ir.Operation) -> list[int] | None:
+    """The loop bounds of a linalg op, ``ShapedType.get_dynamic_size()`` for
+    a loop no operand gives statically; None when a loop is never indexed alone."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    maps = indexing_maps(op)
+    sizes: list[int | None] = [None] * maps[0].n_dims
+    for operand, amap in zip(op.operands, maps, strict=False):
+        if not isinstance(operand.type, ir.ShapedType):
+            continue
+        shape = ir.ShapedType(operand.type).shape
+        for expr, size in zip(amap.results, shape, strict=True):
+            if isinstance(expr, ir.AffineDimExpr) and sizes[expr.position] in (None, dynamic):
+                sizes[expr.position] = size
+    found = [size for size in sizes if size is not None]
+    return found if len(found) == len(sizes) else None
+
+
 def describe(op: ir.Operation) -> str:
     """``linalg.matmul at "file.mlir":4:8``: for explain output."""
     loc = str(op.location)

@@ -38,6 +38,16 @@ What it decides (the mechanisms are upstream's transform dialect):
   first-axis sum) is split across them along a reduced loop
   (``lowerline.passes.tiling.thread_reductions``).
 
+- **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
+  whose M alone is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows:
+  its full register tiles are static and the partial last one peeled
+  (masked); its epilogue is not fused (upstream's fusion into a forall over
+  dynamic rows fails). Convolutions and window nests with a dynamic batch,
+  and elementwise ops and row reductions over dynamic outer rows, are tiled
+  by 1 along those dims, so every tile is static (vector groups over
+  dynamic rows run on one thread). A dynamic innermost dim, N or K stays
+  loops, with a remark.
+
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
 run in between.
@@ -81,7 +91,7 @@ from lowerline.cpu.tile_plan import (
 )
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
-from lowerline.passes.support.linalg_info import static_loop_sizes
+from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
@@ -130,6 +140,20 @@ def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
     return None
 
 
+def ranked_type(value: ir.Value) -> ir.RankedTensorType | None:
+    """The value's tensor type, dynamic dims allowed."""
+    if isinstance(value.type, ir.RankedTensorType):
+        return ir.RankedTensorType(value.type)
+    return None
+
+
+# The rows a matmul plan assumes for a dynamic M (lowerline.compile(...,
+# dynamic=...)): enough for a parallel tile per core of whole register tiles.
+# The tiles cover any M: the partial last ones are peeled (masked).
+DYNAMIC_ROWS_PLANNED = 64
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
 def is_linalg(op: ir.Operation) -> bool:
     # tensor.pad is left to bufferization (a copy into a filled buffer): the
     # vectorized pad (row tiles, masked reads) drops the low padding of the
@@ -173,6 +197,8 @@ class Group:
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
+    # A matmul whose M is dynamic: its partial row tiles are peeled.
+    dynamic_rows: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
@@ -291,10 +317,10 @@ def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
         return "not an elementwise linalg.generic"
     if any(it != "parallel" for it in _iterators(user)):
         return "it reduces across the tile: fusing would need the whole row"
-    result_type = tensor_type(current.results[0])
+    result_type = ranked_type(current.results[0])
     if result_type is None:
-        return "the nest's result has dynamic shapes"
-    if tensor_type(user.results[0]) != ir.RankedTensorType.get(
+        return "the nest's result is not a tensor"
+    if ranked_type(user.results[0]) != ir.RankedTensorType.get(
         result_type.shape, ir.RankedTensorType(user.results[0].type).element_type
     ):
         return "it has another shape: it would recompute or spill"
@@ -350,26 +376,44 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out = tensor_type(op.results[0])
-    lhs = tensor_type(op.operands[0])
-    if out is None or lhs is None:
+    out = ranked_type(op.results[0])
+    lhs = ranked_type(op.operands[0])
+    rhs = ranked_type(op.operands[1])
+    if out is None or lhs is None or rhs is None:
         return "dynamic shapes"
     dims = linalg.infer_contraction_dimensions(op)
     if dims is None or len(dims.m) != 1 or len(dims.n) != 1 or len(dims.k) != 1:
         return "not a single m/n/k contraction"
     *batch, m, n = out.shape
     k = lhs.shape[-1]
+    if _DYNAMIC in (*batch, n, k, *rhs.shape):
+        return "dynamic shapes other than the rows (M)"
+    dynamic_rows = m == _DYNAMIC
     group = Group(name, "batch_matmul" if batch else "matmul", op)
-    t = matmul_tiles(target, m, n, k, eb, batch=int(np.prod(batch)))
-    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
+    t = matmul_tiles(
+        target, DYNAMIC_ROWS_PLANNED if dynamic_rows else m, n, k, eb, batch=int(np.prod(batch))
+    )
+    # Dynamic rows: the last parallel and register tiles are partial, peeled.
+    t = group.tiles = dataclasses.replace(
+        t, kr=_k_step(op, target), masked=t.masked or dynamic_rows
+    )
+    group.dynamic_rows = dynamic_rows
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
+    if dynamic_rows and group.consumers:
+        # Fusing the epilogue into a forall over dynamic rows fails upstream
+        # (fuse_into_containing_op: "could not find next producer to fuse"):
+        # the epilogue is a vector group of its own, over rows of 1.
+        for consumer in group.consumers:
+            group.refuse(consumer, f"not fused into {group.name}: its rows are dynamic")
+        group.consumers = []
     b = 1
     for d in batch:
         b *= d
+    m = DYNAMIC_ROWS_PLANNED if dynamic_rows else m
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
@@ -410,12 +454,13 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out, inp, flt = (tensor_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
-    if out is None or inp is None or flt is None:
+    out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
+    if out is None or inp is None or flt is None or not _static_but_batch(out, inp, flt):
         return "dynamic shapes"
     if not (all_ones(op, "strides") and all_ones(op, "dilations")):
         return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     n, f, oh, ow = out.shape
+    n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
     group = Group(name, "conv", op)
     t = conv_tiles(target, f, oh, ow, eb)
@@ -424,8 +469,15 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     group.red = [0, 0, 0, 0, t.kr, 1, 1]
     fused_producers_and_consumers(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
-    group.bytes_moved = eb * (int(np.prod(inp.shape)) + int(np.prod(flt.shape)) + n * f * oh * ow)
+    image = int(np.prod(inp.shape[1:])) * (inp.shape[0] if inp.shape[0] != _DYNAMIC else 1)
+    group.bytes_moved = eb * (image + int(np.prod(flt.shape)) + n * f * oh * ow)
     return group
+
+
+def _static_but_batch(*types: ir.RankedTensorType) -> bool:
+    """Every dim static but the first (the batch, which the nests tile by 1:
+    every tile is static whatever the batch)."""
+    return all(_DYNAMIC not in t.shape[1:] for t in types)
 
 
 def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], Group | str]:
@@ -447,11 +499,15 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     eb = element_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
-    out = tensor_type(op.results[0])
-    loops = static_loop_sizes(op)
-    operands = [t for t in map(tensor_type, op.operands) if t is not None]
+    out = ranked_type(op.results[0])
+    loops = loop_sizes(op)
+    operands = [t for t in map(ranked_type, op.operands) if t is not None]
     if out is None or loops is None or len(operands) != len(op.operands):
         return "dynamic shapes"
+    if not _static_but_batch(out, *operands):
+        return "dynamic shapes other than the batch"
+    # A dynamic batch (tiled by 1): the estimates below are per image.
+    loops = [1 if size == _DYNAMIC else size for size in loops]
     # [..., channels, (rows,) columns]: 1-D ops have no rows.
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
     *lead, c = out.shape[: out.rank - 1 - rows]
@@ -469,7 +525,8 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     fused_producers_and_consumers(group)
     _fuse_bias_broadcast(group)
     group.flops = 2 * int(np.prod(loops))
-    group.bytes_moved = eb * sum(int(np.prod(t.shape)) for t in operands)
+    sizes = [[1 if d == _DYNAMIC else d for d in t.shape] for t in operands]
+    group.bytes_moved = eb * sum(int(np.prod(shape)) for shape in sizes)
     return group
 
 
@@ -545,15 +602,38 @@ _VECTOR_OPS = (
 )
 
 
+def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
+    """The loop sizes of an op whose dynamic dims (``lowerline.compile(...,
+    dynamic=...)``) are all outer parallel loops, each counted as 1: tiled
+    by 1, every tile is static. Else why it is not tiled."""
+    if not op.results or any(ranked_type(r) is None for r in op.results):
+        return "no tensor result"
+    sizes = loop_sizes(op)
+    if sizes is None or not sizes:
+        return "dynamic shapes"
+    iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(sizes)
+    dynamic = [i for i, size in enumerate(sizes) if size == _DYNAMIC]
+    if len(sizes) - 1 in dynamic or any(iterators[i] != "parallel" for i in dynamic):
+        return "dynamic shapes other than outer parallel dims"
+    return [1 if size == _DYNAMIC else size for size in sizes]
+
+
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    if not op.results or any(tensor_type(r) is None for r in op.results):
+    dynamic_rows = bool(op.results) and any(tensor_type(r) is None for r in op.results)
+    if dynamic_rows and op.name in _VECTOR_OPS:
+        found = _dynamic_rows_shape(op)
+        if isinstance(found, str):
+            return found
+        shape: list[int] | None = found
+    elif not op.results or dynamic_rows:
         return "no static tensor result"
+    else:
+        shape = _iteration_shape(op)
     eb = element_bytes(op) or 4
     if op.name not in _VECTOR_OPS:
         return "not an elementwise, reduction, fill, copy, transpose or broadcast op"
     if has_empty_tensor(op):
         return _EMPTY
-    shape = _iteration_shape(op)
     if not shape:
         return _without_tiles(op)
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
@@ -566,7 +646,8 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
-    group.par = _parallel_rows(shape, iterators, target)
+    # Dynamic rows: one thread (a forall over a dynamic count of rows is not planned).
+    group.par = [] if dynamic_rows else _parallel_rows(shape, iterators, target)
     reduces = "reduction" in iterators
     if reduces and group.par and group.par[last]:
         # Columns across the cores: in whole vector tiles, or (fewer columns
@@ -579,7 +660,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     group.chunks = reduction_chunks(op, shape, iterators, chunk) or plane_chunks(
         op, shape, iterators, lanes(target, eb), chunk
     )
-    if reduces and not group.par:
+    if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
 
@@ -824,7 +905,7 @@ def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str
     if columns % nr:
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full_columns", "%partial_columns")
-    if rows % mr:
+    if rows % mr or g.dynamic_rows:
         text += f"  %outer = transform.cast {row_loop} : {ANY} to {ANY}\n"
         text += peel("%outer", "%full_rows", "%partial_rows")
     # The copies fused into the loops are dead; the full tiles' one-iteration
@@ -933,9 +1014,10 @@ def _tag_of(op: ir.Operation) -> str:
 
 def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
     if group.kind == "vector":
-        shape = _iteration_shape(op)
-        if shape is None:
+        found = _iteration_shape(op) or _dynamic_rows_shape(op)
+        if not isinstance(found, list):
             raise ValueError(f"{group.name}: a vector group of an op without static loops")
+        shape = found
         tiles = zip(group.vector_tiles, shape, strict=True)
         return [size if tile == 0 else tile for tile, size in tiles]
     if op == group.root:
@@ -964,6 +1046,28 @@ def tag_members(group: Group) -> None:
         OP_TAG.set(group.fill, f"{group.name}.fill")
     for index, consumer in enumerate(group.consumers):
         OP_TAG.set(consumer, f"{group.name}.c{index}")
+
+
+def _drop_copies_read_for_sizes(module: ir.Operation, group: Group) -> None:
+    """Erase the group's ops that only ``tensor.dim`` still reads: tiling
+    over a dynamic dim reads the sizes of the ops it fused, which keeps their
+    untiled originals alive. A destination-style op's result has its init's
+    sizes, so the dims read the init instead (what canonicalization's
+    dim-of-destination pattern does, needed here before the tiles are
+    rewritten)."""
+    prefix = f"{group.name}."
+
+    def read_for_sizes_only(op: ir.Operation) -> bool:
+        tag = OP_TAG.get(op)
+        if tag is None or not tag.startswith(prefix) or len(op.results) != 1:
+            return False
+        uses = list(op.results[0].uses)
+        return bool(uses) and all(use.owner.name == "tensor.dim" for use in uses)
+
+    for op in ops_matching(module, read_for_sizes_only):
+        for use in list(op.results[0].uses):
+            use.owner.operands[0] = op.operands[len(op.operands) - 1]
+        op.erase()
 
 
 def _root_tiles(module: ir.Operation, group: Group) -> list[ir.Operation]:
@@ -1066,6 +1170,8 @@ class TileAndFuse(Pass):
                     group.failure = (
                         f"its reduction was not split into vector-sized chunks: {failure}"
                     )
+            if group.kind in ("conv", "window") and not group.failure:
+                _drop_copies_read_for_sizes(op, group)
             if group.kind == "conv" and not group.failure:
                 group.failure = _convs_to_matmuls(op, group)
             if group.kind == "window" and not group.failure:

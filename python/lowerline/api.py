@@ -11,6 +11,9 @@ miss, the import worker (torch-mlir) writes linalg IR and raw weights, the
 compile worker (MLIR, crash-isolated) lowers them to a shared library -> the
 library is loaded here with ctypes and called on the tensors' memory.
 
+Dynamic dims (``dynamic=`` / ``dynamic_shapes=``): one specialization
+serves every size in the declared ranges; its key holds -1 for those dims.
+
 Specializations: a call with new input shapes, new values of Python-number
 inputs (torch.export bakes numbers in) or tensor inputs that share memory
 differently compiles another specialization from the module, up to
@@ -41,6 +44,7 @@ measures it). Every other call, bad ones included, takes the checked path.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import json
@@ -57,7 +61,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
-from lowerline.driver.cache import Cache
+from lowerline.cpu.stages import threads as cpu_threads
+from lowerline.driver.cache import Cache, default_root
 from lowerline.driver.memory import compile_memory as memory_bound
 from lowerline.driver.workers import (
     CompileError,
@@ -83,7 +88,13 @@ from lowerline.quant.config import Int8
 from lowerline.quant.report import QuantReport, quant_report
 from lowerline.runtime import calls
 from lowerline.runtime.calls import SEED_INPUT
-from lowerline.runtime.native import GpuFunction, MemoryStats, NativeFunction
+from lowerline.runtime.native import (
+    DynamicNativeFunction,
+    GpuFunction,
+    MemoryStats,
+    NativeFunction,
+)
+from lowerline.runtime.sizes import is_dynamic, valid_dim
 from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
 
 
@@ -141,7 +152,8 @@ class Specialization:
     @property
     def key(self) -> tuple:
         shapes = (
-            spec.shape if spec.is_tensor else calls.number_key(spec.value) for spec in self.inputs
+            spec.key_shape if spec.is_tensor else calls.number_key(spec.value)
+            for spec in self.inputs
         )
         return (*shapes, self.aliases)
 
@@ -173,6 +185,9 @@ class Specialization:
         flat = [calls.output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
 
+
+# Calls the explorer times its build's kernels over (after one warm-up call).
+KERNEL_TIMING_CALLS = 10
 
 # The most signatures a compiled module remembers for its fast path; calls
 # beyond them (many stride patterns of strided views) take the checked path.
@@ -282,8 +297,13 @@ class CompiledModule:
         dump_dir: str | None,
         max_specializations: int,
         compile_memory: int | None = None,
+        dynamic: dict[str, Any] | None = None,
+        dynamic_shapes: Any = None,
     ):
         self._module = module  # kept to compile new specializations only
+        # Dynamic dims, as lowerline.compile took them: every specialization's export uses them.
+        self._dynamic = dynamic
+        self._dynamic_shapes = dynamic_shapes
         self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
         self.options = options
@@ -313,6 +333,8 @@ class CompiledModule:
         self._quantization: QuantizedModel | None = None
         self._compile_layer: Any = None
         self._quant_report: QuantReport | None = None
+        # A dynamic dim's symbol in more than one input: calls must agree on its size.
+        self._shared_symbols = False
 
     # -- inspection -------------------------------------------------------
 
@@ -364,6 +386,11 @@ class CompiledModule:
         machines); written to a temporary file and renamed. CPU targets only."""
         from lowerline import saved
 
+        if any(spec.dynamic for spec in self._specs):
+            # lowerline.saved records static shapes (its loader allocates outputs from them).
+            raise NotImplementedError(
+                "save() does not keep dynamic dims yet: compile without dynamic= to save"
+            )
         saved.save_module(self, path, key)
 
     def quant_report(self) -> QuantReport:
@@ -478,6 +505,7 @@ class CompiledModule:
         trace = self._traced_compile(program, args, against, bisect or "")
         title = title or f"{type(self._module).__name__} for {self.target}"
         data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
+        data.roofline = self._roofline(data.remarks, trace.pop("timing", None))
         data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
         if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
             data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
@@ -515,12 +543,17 @@ class CompiledModule:
         from lowerline.explore.numerics import load_probe
 
         workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
+        # The explorer's own build times its kernels (lowerline-time-kernels);
+        # a bisection judges the passes of a normal build.
+        options, timed = self.options, False
+        if isinstance(options, CpuOptions) and expected is None:
+            options, timed = dataclasses.replace(options, time_kernels=True), True
         try:
             failures = os.path.join(self._cache.root, "failures")
             flat = pytree.tree_leaves(args)
-            _compile_artifact(
+            meta = _compile_artifact(
                 program,
-                self.options,
+                options,
                 workspace,
                 failures,
                 self._compile_memory,
@@ -532,9 +565,44 @@ class CompiledModule:
             trace["probe"] = load_probe(trace.get("probe"))
             if expected is not None:
                 trace["bisect"] = _kept_bisection(workspace, keep)
+            if timed:
+                trace["timing"] = self._time_build(meta, workspace, flat, trace["remarks"])
             return trace
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+    def _time_build(self, meta: dict, workspace: str, flat: list, found: list) -> dict:
+        """The explorer build's per-kernel times on the example inputs
+        (``explore.roofline.time_kernels``); nothing is written back."""
+        from lowerline.explore import roofline
+
+        library = os.path.join(workspace, "lib.so")
+        function = _native_function(library, meta, _result_types(meta))
+        for name in meta["arguments"]:
+            if isinstance(name, str) and name not in self._state:
+                self._state[name] = self._module.get_buffer(name)
+        tensors = [calls.argument(a, flat, self._state) for a in meta["arguments"]]
+        count = len(roofline.kernels(found))
+        return roofline.time_kernels(
+            lambda: function(tensors), function.kernel_times, count, KERNEL_TIMING_CALLS
+        )
+
+    def _roofline(self, found: list, timing: dict | None) -> dict | None:
+        """The page's roofline: the kernels' rows against this machine's
+        peaks (measured once per machine, kept in the user cache folder)."""
+        from lowerline.explore import roofline
+
+        if timing is None:
+            return None
+        assert isinstance(self.options, CpuOptions)  # only CPU builds are timed
+        peak = roofline.peaks(default_root(), cpu_threads(self.options))
+        rows = roofline.rows(roofline.kernels(found), timing, peak)
+        return {
+            "peak": peak,
+            "kernels": rows,
+            "wall_ns": timing["wall_ns"],
+            "calls": timing["calls"],
+        }
 
     # -- calling -----------------------------------------------------------
 
@@ -584,7 +652,7 @@ class CompiledModule:
     def _key(self, flat: tuple | list) -> tuple:
         """Check every input against the first specialization; return the call's
         key: shapes, numbers, and which tensor inputs share memory."""
-        return calls.call_key(self._specs, flat, self._tensor_positions)
+        return calls.call_key(self._specs, flat, self._tensor_positions, self._shared_symbols)
 
     def _count_error(self, count: int) -> TypeError:
         names = [spec.name for spec in self._specs]
@@ -640,7 +708,7 @@ class CompiledModule:
         # A cache miss needs the workers: their seconds of start-up run
         # during the export (a hit leaves them idle, ready for the next miss).
         prestart_workers()
-        program = export_program(self._module, args)
+        program = export_program(self._module, args, self._dynamic, self._dynamic_shapes)
         export_seconds = time.perf_counter() - start
         if self._weights is None:
             self._weights = program.weights_digest
@@ -648,6 +716,8 @@ class CompiledModule:
             self._specs = program.inputs
             self._flat_call = program.in_spec == pytree.tree_structure(tuple(range(len(args))))
             self._tensor_positions = [i for i, spec in enumerate(self._specs) if spec.is_tensor]
+            symbols = [d.symbol for spec in self._specs for d in spec.dynamic]
+            self._shared_symbols = len(symbols) != len(set(symbols))
             if self._flat_call and len(self._tensor_positions) == len(self._specs):
                 self._plans = {}
         flat = pytree.tree_leaves(args)
@@ -712,7 +782,7 @@ class CompiledModule:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
                     return meta, hit, GpuFunction(library, meta["entry"], outputs)
-                return meta, hit, NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
+                return meta, hit, _native_function(library, meta, outputs)
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
                 if attempt:
@@ -742,6 +812,16 @@ class CompiledModule:
 
 # Errors of a disk that cannot take the artifacts (full, read-only, no permission, quota).
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT})
+
+
+def _native_function(library: str, meta: dict, outputs: list) -> NativeFunction:
+    """The library's entry; one that computes its outputs' sizes at each
+    call when they follow dynamic input dims."""
+    if any(is_dynamic(shape) for shape, _ in outputs) or meta.get("dims"):
+        return DynamicNativeFunction(
+            library, meta["entry"], outputs, meta.get("dims", {}), meta.get("arena")
+        )
+    return NativeFunction(library, meta["entry"], outputs, meta.get("arena"))
 
 
 def _result_types(meta: dict) -> list[tuple[tuple[int, ...], torch.dtype]]:
@@ -839,6 +919,7 @@ def _compile_artifact(
         if reply["kind"] == "unsupported" and reply.get("ops"):
             raise UnsupportedOpsError(describe_unsupported(program, reply["ops"]))
         raise CompileError("import", reply["message"])
+    dims = _result_dims(reply)
     with open(os.path.join(workspace, "job.json"), "w", encoding="utf-8") as handle:
         request = {
             "args": reply["args"],
@@ -868,6 +949,7 @@ def _compile_artifact(
     return {
         "entry": result["entry"],
         "arguments": arguments,
+        "dims": dims,
         "results": reply["results"],
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
@@ -875,6 +957,34 @@ def _compile_artifact(
         # lowerline.export only (never cached): what keeps the code from running without malloc.
         **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }
+
+
+def _result_dims(reply: dict) -> dict[str, list[int]]:
+    """Where each dynamic size is read (``_symbol_reads``), once every
+    result's sizes are known to follow from them."""
+    dims = _symbol_reads(reply["args"])
+    for found in reply["results"]:
+        if not all(valid_dim(size, set(dims)) for size in found["shape"]):
+            raise CompileError(
+                "import",
+                f"a result has the shape {found['shape']}, whose sizes are not all read "
+                f"from an input's dynamic dims ({', '.join(dims) or 'none'}): give each "
+                "dynamic dim its own torch.export.Dim",
+            )
+    return dims
+
+
+def _symbol_reads(args: list[dict]) -> dict[str, list[int]]:
+    """Where the library reads each dynamic dim's size: ``{symbol: [argument
+    position, dim]}`` over the library's arguments (the weights are baked in),
+    from the first input dim that is that symbol alone."""
+    reads: dict[str, list[int]] = {}
+    arguments = [arg for arg in args if arg["kind"] != "weight"]
+    for position, arg in enumerate(arguments):
+        for dim, size in enumerate(arg.get("shape", ())):
+            if isinstance(size, str) and size.isidentifier():
+                reads.setdefault(size, [position, dim])
+    return reads
 
 
 def _plain(spec: pytree.TreeSpec) -> pytree.TreeSpec:
@@ -953,6 +1063,8 @@ def compile(
     max_specializations: int = DEFAULT_MAX_SPECIALIZATIONS,
     compile_memory: int | str | None = None,
     quantize: Int8 | None = None,
+    dynamic: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -981,6 +1093,12 @@ def compile(
     ``quantize=lowerline.quant.Int8(calibration=batches, ...)`` calibrates
     the float module on ``batches`` and compiles it as an int8 model
     (docs/quantization.md); ``quant_report()`` then checks it.
+    ``dynamic`` (``{"x": {0: (1, 64)}}``: per top-level tensor argument of
+    ``forward``, each dynamic dim and its inclusive range) or
+    ``dynamic_shapes`` (torch.export's ``Dim``s, passed through) compile one
+    artifact for every size in the ranges (``lowerline.frontend.dynamic``);
+    a call outside them is a ``ValueError`` naming the input, dim and range.
+    CPU targets only.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -994,6 +1112,8 @@ def compile(
     if max_specializations < 1:
         raise ValueError(f"max_specializations must be at least 1, got {max_specializations}")
     if is_gpu_target(target):
+        if dynamic is not None or dynamic_shapes is not None:
+            raise ValueError(f"dynamic dims are for CPU targets; '{target}' compiles static shapes")
         parsed = _parse_options({**options, "target": target_name}, GpuOptions)
     else:
         parsed = _parse_options({**options, "target": target_name})
@@ -1011,6 +1131,9 @@ def compile(
         **options,
     )
     quantization = None
+    if quantize is not None and (dynamic is not None or dynamic_shapes is not None):
+        # The calibrated QDQ graph is exported from the examples' shapes.
+        raise ValueError("quantize= compiles static shapes: drop dynamic= / dynamic_shapes=")
     if quantize is not None:  # the calibrated QDQ graph compiles in the float model's place
         quantization = quantize_model(module, example_inputs, quantize, compile_alike)
         module = quantization.graph
@@ -1018,7 +1141,17 @@ def compile(
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
     store.prepare()  # CacheError for a folder others can write to, or one that cannot be written
-    compiled = CompiledModule(module, target, parsed, store, dump_dir, max_specializations, memory)
+    compiled = CompiledModule(
+        module,
+        target,
+        parsed,
+        store,
+        dump_dir,
+        max_specializations,
+        memory,
+        dynamic,
+        dynamic_shapes,
+    )
     if private:
         weakref.finalize(compiled, _remove_private_cache, private)
     first = compiled._add(compiled._build(example_inputs))

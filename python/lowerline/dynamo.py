@@ -17,9 +17,16 @@ into stay the module's own state. A weight replaced or changed in place
 version counter and compiles the graph again; ``.data`` writes are not seen.
 
 Symbolic sizes (Dynamo's dynamic shapes: ``dynamic=True``, or its automatic
-dynamic graph after a second shape) arrive as int inputs: each concrete
-shape is one of lowerline's per-shape specializations (at most
-``max_specializations``), never one artifact for a range of sizes.
+dynamic graph after a second shape) become lowerline's dynamic dims: a
+tensor input whose size is a plain symbol of Dynamo's is compiled with a
+``torch.export.Dim`` of that symbol's range (one ``Dim`` per symbol, shared
+by the inputs that share it), and a size Dynamo passes as an int input is
+read from the tensor it measures inside the graph: one artifact serves every
+size Dynamo's guards let through (``_DynamicSizes``). A graph whose symbolic
+sizes are not all such (a size that is an expression of a symbol, an int
+input no tensor dim gives) is compiled per concrete shape, as with
+``dynamic=False``: each shape one specialization (at most
+``max_specializations``).
 
 Registered for ``backend="lowerline"`` through the ``torch_dynamo_backends``
 entry point (pyproject.toml): no ``import lowerline`` needed first.
@@ -40,6 +47,7 @@ from torch._dynamo.symbolic_convert import InstructionTranslator
 from lowerline import api
 from lowerline.driver import workers
 from lowerline.errors import LowerlineError
+from lowerline.frontend.dynamic import range_end
 from lowerline.frontend.fastpath import FAST_PATHS
 
 # What a graph input may be besides a tensor: numbers, symbolic or not.
@@ -90,12 +98,13 @@ def backend(
         if isinstance(example_inputs[index], torch.Tensor) and _is_module_state(node)
     ]
     numbers = [index for index, node in enumerate(placeholders) if _is_punned_number(node)]
+    sizes = _DynamicSizes.find(placeholders, set(weights), options)
     if "dump_dir" in options:
         compile_id = str(gm.meta.get("dynamo_compile_id", "graph")).replace("/", "_")
         options["dump_dir"] = os.path.join(options["dump_dir"], f"graph-{compile_id}")
     # The graph is compiled at its first call: the workers start now.
     workers.prestart_workers()
-    return LoweredGraph(gm, weights, numbers, options)
+    return LoweredGraph(gm, weights, numbers, options, sizes)
 
 
 class LoweredGraph:
@@ -111,13 +120,16 @@ class LoweredGraph:
         weights: list[int],
         numbers: list[int],
         options: dict[str, Any],
+        sizes: _DynamicSizes | None = None,
     ):
         self._gm = gm
         self._options = options
         self._weights = weights  # positions of the lifted parameters and buffers
         self._numbers = frozenset(numbers)  # positions of numbers passed as 0-d tensors
+        self._sizes = sizes  # Dynamo's symbolic sizes as dynamic dims, if all can be
         count = len(list(gm.graph.find_nodes(op="placeholder")))
-        self._inputs = [i for i in range(count) if i not in set(weights)]
+        derived = set(sizes.derived) if sizes else set()
+        self._inputs = [i for i in range(count) if i not in set(weights) | derived]
         # Nothing to pick out of or convert in the call: pass it as it is.
         self._as_is = len(self._inputs) == count and not numbers
         # (position, tensor, version) of every weight baked into the library.
@@ -151,8 +163,12 @@ class LoweredGraph:
                 return self.compiled  # another thread compiled it meanwhile
             weights = {_attribute(self._gm, i): args[i] for i in self._weights}
             numbers = {_placeholder(self._gm, i) for i in self._numbers}
-            module = _exportable(self._gm, weights, numbers)
-            compiled = api.compile(module, *self._user_inputs(args), **self._options)
+            derived = self._sizes.derived if self._sizes else {}
+            module = _exportable(self._gm, weights, numbers, derived)
+            options = dict(self._options)
+            if self._sizes is not None:
+                options["dynamic_shapes"] = self._sizes.dynamic_shapes(self._inputs)
+            compiled = api.compile(module, *self._user_inputs(args), **options)
             # A buffer the graph writes into is state the library updates at
             # every call (its version moves), not a baked weight.
             state = {
@@ -278,19 +294,105 @@ def _version(tensor: torch.Tensor) -> int:
     return -1 if tensor.is_inference() else tensor._version
 
 
+class _DynamicSizes:
+    """Dynamo's symbolic sizes of one graph as lowerline's dynamic dims.
+
+    ``dims``: graph input position -> {dim: (symbol, low, high)} for tensor
+    inputs whose size is a plain symbol; ``derived``: position of an int input
+    that is such a size -> (position of the tensor, dim) it is read from."""
+
+    def __init__(self, dims: dict[int, dict[int, tuple[str, int, int | None]]], derived: dict):
+        self.dims = dims
+        self.derived: dict[int, tuple[int, int]] = derived
+
+    @classmethod
+    def find(
+        cls, placeholders: list[torch.fx.Node], weights: set[int], options: dict[str, Any]
+    ) -> _DynamicSizes | None:
+        """None when the graph has no symbolic size, when the caller gave its
+        own dynamic dims, or when a symbolic size is not a plain symbol of a
+        tensor input's dim (those graphs are compiled per shape)."""
+        if "dynamic" in options or "dynamic_shapes" in options:
+            return None
+        dims: dict[int, dict[int, tuple[str, int, int | None]]] = {}
+        where: dict[str, tuple[int, int]] = {}
+        for index, node in enumerate(placeholders):
+            value = node.meta.get("example_value")
+            if index in weights or not isinstance(value, torch.Tensor):
+                continue
+            for dim, size in enumerate(value.shape):
+                # A size Dynamo specialized (guarded to one value) is static.
+                if isinstance(size, int) or size.node.maybe_as_int() is not None:
+                    continue
+                found = _symbol_range(size)
+                if found is None:
+                    return None
+                dims.setdefault(index, {})[dim] = found
+                where.setdefault(found[0], (index, dim))
+        derived = {}
+        for index, node in enumerate(placeholders):
+            value = node.meta.get("example_value")
+            if isinstance(value, torch.SymInt):
+                if str(value) not in where:
+                    return None
+                derived[index] = where[str(value)]
+        return cls(dims, derived) if dims else None
+
+    def dynamic_shapes(self, inputs: list[int]) -> tuple:
+        """torch.export's ``dynamic_shapes`` for the compiled graph's inputs
+        (graph input positions ``inputs``): one ``Dim`` per symbol."""
+        made: dict[str, Any] = {}
+
+        def dim(symbol: str, low: int, high: int | None) -> Any:
+            if symbol not in made:
+                made[symbol] = torch.export.Dim(symbol, min=low, max=high)
+            return made[symbol]
+
+        return tuple(
+            {d: dim(*spec) for d, spec in self.dims[i].items()} if i in self.dims else None
+            for i in inputs
+        )
+
+
+def _symbol_range(size: torch.SymInt) -> tuple[str, int, int | None] | None:
+    """A size that is one of Dynamo's symbols alone: its name and range."""
+    expr = size.node.expr
+    if not getattr(expr, "is_Symbol", False):  # sympy's own test, without importing sympy
+        return None
+    bounds = size.node.shape_env.var_to_range.get(expr)
+    if bounds is None:
+        return None
+    return str(expr), range_end(bounds.lower) or 0, range_end(bounds.upper)
+
+
 def _exportable(
-    gm: torch.fx.GraphModule, weights: dict[str, torch.Tensor], numbers: set[str]
+    gm: torch.fx.GraphModule,
+    weights: dict[str, torch.Tensor],
+    numbers: set[str],
+    derived: dict[int, tuple[int, int]] | None = None,
 ) -> torch.fx.GraphModule:
     """``gm`` as lowerline.compile takes it: the lifted weights read by
     ``get_attr`` from attributes of the same names (parameters or buffers, the
     very tensors, not copies), so ``torch.export`` sees them as the module's
     and lowerline bakes them in; the ``numbers`` inputs are numbers, their
     ``.item()`` reads gone; torch's fused inference kernels, which Dynamo
-    traces and torch.export does not, written out (frontend.fastpath)."""
+    traces and torch.export does not, written out (frontend.fastpath); the
+    ``derived`` int inputs (position -> (tensor position, dim)) read from
+    their tensors' sizes."""
     root = torch.nn.Module()
     graph = torch.fx.Graph()
     env: dict[torch.fx.Node, torch.fx.Node] = {}
+    placeholders = list(gm.graph.find_nodes(op="placeholder"))
+    derived = derived or {}
+    for index, node in enumerate(placeholders):
+        if index not in derived and f"lifted_{node.name}" not in weights:
+            env[node] = graph.node_copy(node, lambda arg: env[arg])
+    for index, (source, dim) in derived.items():
+        size = graph.call_function(torch.ops.aten.sym_size.int, (env[placeholders[source]], dim))
+        env[placeholders[index]] = size
     for node in gm.graph.nodes:
+        if node in env:
+            continue
         name = f"lifted_{node.name}"
         if node.op == "placeholder" and name in weights:
             env[node] = graph.get_attr(name)

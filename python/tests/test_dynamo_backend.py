@@ -168,26 +168,47 @@ def test_data_dependent_branch_compiles_each_side(cache_dir):
     assert counter.compiles() == 3
 
 
-def test_symbolic_sizes_specialize_per_shape(cache_dir):
+def test_symbolic_sizes_compile_once(cache_dir):
     # dynamic=True: one Dynamo graph with a symbolic batch (an int input) and
-    # Dropout.p as a 0-d tensor; lowerline compiles each concrete batch once.
+    # Dropout.p as a 0-d tensor; lowerline compiles it once with a dynamic
+    # batch dim (the int input read from the tensor's size).
     torch.manual_seed(0)
     module = nn.Sequential(nn.Linear(7, 5), nn.Dropout(0.25), nn.GELU()).eval()
     counter = Backend(cache_dir=cache_dir)
     compiled = torch.compile(module, backend=counter, dynamic=True)
     case = Case("symbolic", "dynamo", nn.Identity, tuple)
     with torch.no_grad():
-        for batch in (3, 8, 3, 8):
+        for batch in (3, 8, 3, 8, 33):
             x = torch.randn(batch, 7)
             assert_matches(compiled(x), module(x), case)
         assert len(counter.graphs) == 1
-        assert counter.compiles() == 2
+        assert counter.compiles() == 1
+        assert "tensor<?x7xf32>" in counter.graphs[0].compiled.ir("linalg")
         # Dynamo specializes a size of 1 (a static graph of its own).
         for batch in (1, 1):
             x = torch.randn(batch, 7)
             assert_matches(compiled(x), module(x), case)
     assert len(counter.graphs) == 2
-    assert counter.compiles() == 3
+    assert counter.compiles() == 2
+
+
+class SizeInCompute(nn.Module):
+    """Reads its symbolic sizes as numbers: a reshape and a scale by the batch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], -1).sum(1) * x.shape[0]
+
+
+def test_symbolic_sizes_used_as_numbers_compile_once(cache_dir):
+    counter = Backend(cache_dir=cache_dir)
+    module = SizeInCompute().eval()
+    compiled = torch.compile(module, backend=counter, dynamic=True)
+    with torch.no_grad():
+        for batch, rows in ((3, 5), (9, 2), (4, 7), (3, 5)):
+            x = torch.randn(batch, rows, 6)
+            torch.testing.assert_close(compiled(x), module(x))
+    assert len(counter.graphs) == 1
+    assert counter.compiles() == 1
 
 
 def test_weights_changed_in_place_compile_again(cache_dir):

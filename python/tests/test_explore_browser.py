@@ -13,8 +13,11 @@ import os
 import shutil
 
 import pytest
+import torch
 from test_explore import ADD_RELU
+from test_explore_roofline import _two_layers
 
+import lowerline
 from lowerline.explore import browser, report
 from lowerline.tools import opt
 
@@ -217,3 +220,23 @@ def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
     banner = driver.find_element("id", "bisection").text
     assert "first divergent pass: test-break (stage graph)" in banner
     assert "reproduce: lowerline-opt b.mlir" in banner
+
+
+def test_the_roofline_has_one_dot_per_timed_kernel(driver, tmp_path):
+    torch.manual_seed(0)
+    compiled = lowerline.compile(
+        _two_layers().eval(), torch.randn(3, 7), cache_dir=str(tmp_path / "c")
+    )
+    page = compiled.explore(str(tmp_path / "roofline.html"))
+    kernels = report.read_page(page)["roofline"]["kernels"]
+    _open(driver, page)
+    assert browser.console_errors(driver) == []
+    dots = driver.find_elements("css selector", "#roofline svg.roofline circle.kernel")
+    assert len(dots) == len([k for k in kernels if k["intensity"] and k["flops"]]) > 0
+    assert driver.find_elements("css selector", "#roofline svg.roofline polyline.peak")
+    tips = [d.find_element("css selector", "title").get_attribute("textContent") for d in dots]
+    assert all(t.startswith("kernel #") and "GFLOP/s" in t for t in tips)
+    rows = driver.find_elements("css selector", "#roofline table tr")
+    assert len(rows) == 1 + len(kernels)  # the header, a row per kernel
+    driver.execute_script("document.getElementById('roofline').scrollIntoView()")
+    _screenshot(driver, tmp_path, "roofline")

@@ -166,16 +166,32 @@ func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: 
 
 // -----
 
-// Not planned: dynamic shapes (no static register tiles to choose).
-// EXPLAIN: remark: linalg.pooling_nchw_sum: left as loops: dynamic shapes
-// CHECK-LABEL: func.func @dynamic_pool_stays(
-// CHECK-NOT:     scf.forall
-// CHECK:         linalg.pooling_nchw_sum
-func.func @dynamic_pool_stays(%x: tensor<?x8x15x15xf32>, %init: tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32> {
+// A dynamic batch (lowerline.compile(..., dynamic=...)) is planned: the
+// forall tiles the batch by 1, so every register tile is static.
+// EXPLAIN: remark: linalg.pooling_nchw_sum: g0: window
+// CHECK-LABEL: func.func @dynamic_batch_pool_is_tiled(
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 1, 1)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x7xf32>, tensor<f32>)
+// CHECK-NOT:     linalg.pooling_nchw_sum
+func.func @dynamic_batch_pool_is_tiled(%x: tensor<?x8x15x15xf32>, %init: tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32> {
   %w = tensor.empty() : tensor<3x3xf32>
   %r = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
     ins(%x, %w : tensor<?x8x15x15xf32>, tensor<3x3xf32>) outs(%init : tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32>
   return %r : tensor<?x8x7x7xf32>
+}
+
+// -----
+
+// Not planned: dynamic channels (no static register tiles to choose).
+// EXPLAIN: remark: linalg.pooling_nchw_sum: left as loops: dynamic shapes other than the batch
+// CHECK-LABEL: func.func @dynamic_channels_pool_stays(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.pooling_nchw_sum
+func.func @dynamic_channels_pool_stays(%x: tensor<1x?x15x15xf32>, %init: tensor<1x?x7x7xf32>) -> tensor<1x?x7x7xf32> {
+  %w = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %w : tensor<1x?x15x15xf32>, tensor<3x3xf32>) outs(%init : tensor<1x?x7x7xf32>) -> tensor<1x?x7x7xf32>
+  return %r : tensor<1x?x7x7xf32>
 }
 
 // -----

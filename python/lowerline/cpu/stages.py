@@ -58,6 +58,11 @@ class CpuOptions:
         "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
         "by ~1e-6 relative); False: direct convolution kernels",
     )
+    time_kernels: bool = opt(
+        False,
+        "loops stage: bracket each top-level kernel with calls to a timer "
+        "(lowerline-time-kernels), for the explorer's roofline; normal compiles leave it off",
+    )
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -197,8 +202,10 @@ def loops(o: CpuOptions) -> str:
             # (lowerline-plan-arena) out of the loop bodies' alloca scopes.
             "lowerline-dynamic-omp-schedule,func.func(lowerline-hoist-thread-number)"
         )
+    # Before the parallel loops become OpenMP regions: a region is timed whole.
+    timers = "lowerline-time-kernels," if o.time_kernels else ""
     return (
-        f"{parallel},"
+        f"{timers}{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
         "canonicalize,cse"
     )
@@ -294,6 +301,7 @@ _ALL_OPTIONS = (
     "parallel",
     "buffer_reuse",
     "arena",
+    "time_kernels",
     "widen_i1",
 )
 # The named pipelines of these stages, as data: lowerline.pipeline.registry
@@ -323,7 +331,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-loops",
             "bufferized -> loops (scf, OpenMP)",
             loops,
-            ("target", "num_threads", "parallel"),
+            ("target", "num_threads", "parallel", "time_kernels"),
         ),
         ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
         (

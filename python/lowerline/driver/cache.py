@@ -46,6 +46,7 @@ from typing import Any
 
 from lowerline.errors import LowerlineError
 from lowerline.pipeline.remarks import Remark
+from lowerline.runtime.sizes import valid_dim
 
 DEFAULT_MAX_BYTES = 4 << 30
 LAYOUT = "v1"
@@ -218,13 +219,23 @@ def check_manifest(meta: Any) -> None:
         isinstance(arguments, list) and all(type(a) in (int, str) for a in arguments),
         "arguments must be a list of input indices and buffer names",
     )
+    dims = meta.get("dims", {})
+    _expect(
+        isinstance(dims, dict)
+        and all(
+            isinstance(place, list) and len(place) == 2 and all(type(i) is int for i in place)
+            for place in dims.values()
+        ),
+        "dims must map symbols to [argument, dim]",
+    )
     results = meta.get("results")
     _expect(isinstance(results, list), "results must be a list")
     for result in results:
         _expect(
             isinstance(result, dict)
             and isinstance(result.get("shape"), list)
-            and all(type(size) is int for size in result["shape"])
+            # A dynamic dim is its size expression's text (lowerline.runtime.sizes).
+            and all(valid_dim(size, set(dims)) for size in result["shape"])
             and isinstance(result.get("dtype"), str)
             and result.get("kind") in ("output", "input", "state"),
             f"bad result {result!r}",

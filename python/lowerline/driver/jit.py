@@ -41,6 +41,11 @@ class RunError(LowerlineError):
 # during the call, so OpenMP workers calling it take the GIL without deadlock.
 _FAILED_CHECK = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
 
+# lowerline-time-kernels' timer calls (explorer builds): the stage numerics
+# JIT-run the loops stage's IR, which holds them; a JIT module times nothing.
+_KERNEL_CLOCK = ctypes.CFUNCTYPE(ctypes.c_int64)(lambda: 0)
+_KERNEL_DONE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(lambda kernel, start: None)
+
 
 @dataclass(frozen=True)
 class TensorSpec:
@@ -121,6 +126,11 @@ class JitFunction:
         self._engine.raw_register_runtime(
             "lowerline_assert_failed", ctypes.cast(self._on_failed, ctypes.c_void_p)
         )
+        for name, callback in (
+            ("lowerline_kernel_clock", _KERNEL_CLOCK),
+            ("lowerline_kernel_done", _KERNEL_DONE),
+        ):
+            self._engine.raw_register_runtime(name, ctypes.cast(callback, ctypes.c_void_p))
         arena = protocol.arena_plan(llvm_module.operation, signature.name)
         self._arena_bytes = None if arena is None else arena["bytes"]
         # The arena's failure word (lowerline.failure_record), where the

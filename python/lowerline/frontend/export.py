@@ -38,6 +38,12 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.errors import LowerlineError
+from lowerline.frontend.dynamic import (
+    DynamicDim,
+    export_dynamic_shapes,
+    input_dims,
+    size_oblivious,
+)
 
 
 class ExportError(LowerlineError):
@@ -52,10 +58,20 @@ class InputSpec:
     shape: tuple[int, ...] | None = None
     dtype: torch.dtype | None = None
     value: Any = None  # for Python numbers: torch.export bakes them in
+    # Dims whose size varies from call to call (lowerline.frontend.dynamic).
+    dynamic: tuple[DynamicDim, ...] = ()
 
     @property
     def is_tensor(self) -> bool:
         return self.dtype is not None
+
+    @property
+    def key_shape(self) -> tuple[int, ...] | None:
+        """The shape as a specialization's key holds it: -1 for a dynamic dim."""
+        if not self.dynamic or self.shape is None:
+            return self.shape
+        varying = {d.dim for d in self.dynamic}
+        return tuple(-1 if i in varying else size for i, size in enumerate(self.shape))
 
 
 @dataclass
@@ -138,8 +154,15 @@ def describe_inputs(
 _EXPORT_LOCK = threading.Lock()
 
 
-def export_program(module: torch.nn.Module, args: tuple) -> Program:
-    """Export a snapshot of ``module`` (one export at a time).
+def export_program(
+    module: torch.nn.Module,
+    args: tuple,
+    dynamic: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
+) -> Program:
+    """Export a snapshot of ``module`` (one export at a time), with the dims
+    ``dynamic`` (``{argument: {dim: (min, max)}}``) or ``dynamic_shapes``
+    (torch.export's own) names as dynamic.
 
     torch.export swaps fake tensors into the module it traces; on the live
     module, another thread's eager call during the export computed with them
@@ -148,27 +171,67 @@ def export_program(module: torch.nn.Module, args: tuple) -> Program:
     the weights while a new specialization is exported.
     """
     in_spec, inputs = describe_inputs(module, args)
+    shapes = _dynamic_shapes(module, args, dynamic, dynamic_shapes)
     with _EXPORT_LOCK:
         try:
             snapshot = copy.deepcopy(module)
         except Exception:  # a module holding something uncopyable: trace it as it is
             snapshot = module
-        return _export(snapshot, args, in_spec, inputs)
+        return _export(snapshot, args, in_spec, inputs, shapes)
+
+
+def _dynamic_shapes(
+    module: torch.nn.Module, args: tuple, dynamic: dict[str, Any] | None, dynamic_shapes: Any
+) -> Any:
+    """torch.export's ``dynamic_shapes`` from either spelling (not both)."""
+    if dynamic is not None and dynamic_shapes is not None:
+        raise TypeError("pass dynamic= or dynamic_shapes=, not both")
+    if dynamic is None:
+        return dynamic_shapes
+    return export_dynamic_shapes(_argument_names(module, len(args)), args, dynamic)
 
 
 def _export(
-    module: torch.nn.Module, args: tuple, in_spec: pytree.TreeSpec, inputs: list[InputSpec]
+    module: torch.nn.Module,
+    args: tuple,
+    in_spec: pytree.TreeSpec,
+    inputs: list[InputSpec],
+    dynamic_shapes: Any = None,
 ) -> Program:
     try:
-        exported = _trace(module, args)
+        exported = _trace(module, args, dynamic_shapes)
     except Exception as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ExportError(f"torch.export could not capture the model: {first}") from err
+        lines = str(err).strip().splitlines()
+        first = lines[0] if lines else type(err).__name__
+        # A dynamic dim the model's code specializes: torch's lines say which
+        # values its guards allow ("... satisfy the generated guard ... != 1").
+        why = [line.strip() for line in lines if line.strip().startswith("- Not all values")]
+        detail = "".join(f"\n  {line}" for line in why[:3])
+        raise ExportError(f"torch.export could not capture the model: {first}{detail}") from err
+    if dynamic_shapes is not None:
+        inputs = _with_dynamic_dims(exported, inputs)
     outputs = _check_outputs(exported)
     _numbers_as_tensors(exported)
     _keyword_defaults_explicit(exported.graph)
     state, mutated = _writes(exported)
     return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+
+
+def _with_dynamic_dims(
+    exported: torch.export.ExportedProgram, inputs: list[InputSpec]
+) -> list[InputSpec]:
+    """``inputs`` with the dynamic dims torch.export traced (the exported
+    program's user inputs are the flat inputs, numbers included)."""
+    try:
+        dims = input_dims(exported)
+    except ValueError as err:
+        raise ExportError(str(err)) from None
+    if len(dims) != len(inputs):  # not expected: torch.export keeps every flat input
+        raise ExportError(f"torch.export kept {len(dims)} of the {len(inputs)} inputs")
+    return [
+        InputSpec(spec.name, spec.shape, spec.dtype, spec.value, found)
+        for spec, found in zip(inputs, dims, strict=True)
+    ]
 
 
 # Constants an output may hold: what torch.export.save can write (the import
@@ -225,7 +288,9 @@ def _writes(exported: torch.export.ExportedProgram) -> tuple[frozenset[str], fro
     return state, frozenset(i for i, spec in enumerate(users) if spec.arg.name in written)
 
 
-def _trace(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram:
+def _trace(
+    module: torch.nn.Module, args: tuple, dynamic_shapes: Any = None
+) -> torch.export.ExportedProgram:
     """``torch.export`` non-strict; strict where non-strict fails on a data-dependent value.
 
     Non-strict export runs ``forward`` in Python, where ``int(t)`` and
@@ -240,12 +305,14 @@ def _trace(module: torch.nn.Module, args: tuple) -> torch.export.ExportedProgram
     """
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stderr(printed):
-            exported = torch.export.export(module, args, strict=False)
+        with contextlib.redirect_stderr(printed), size_oblivious(dynamic_shapes is not None):
+            exported = torch.export.export(
+                module, args, dynamic_shapes=dynamic_shapes, strict=False
+            )
     except Exception as err:
         if _data_dependent(err):
-            with contextlib.suppress(Exception):
-                return torch.export.export(module, args, strict=True)
+            with contextlib.suppress(Exception), size_oblivious(dynamic_shapes is not None):
+                return torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=True)
         sys.stderr.write(printed.getvalue())
         raise
     sys.stderr.write(printed.getvalue())
@@ -307,13 +374,17 @@ def _describe_output(result: torch.fx.Node) -> tuple[Any, ...]:
         return ("number", _NUMBER_TYPES[type(val)])
     if not isinstance(val, torch.Tensor):
         raise ExportError(f"output '{result.name}' is a {type(val).__name__}, not a tensor")
-    if not all(isinstance(size, int) for size in val.shape):
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    if free_unbacked_symbols(val.shape):
         raise ExportError(
             f"output '{result.name}' has a data-dependent shape {tuple(val.shape)} "
             "(its size comes from a tensor's value, e.g. x[: int(n)] or nonzero()); "
-            "lowerline compiles static shapes only"
+            "lowerline compiles shapes that follow the inputs' only"
         )
-    return ("tensor", tuple(val.shape), val.dtype)
+    # A size that follows a dynamic input dim is the text of its expression (s0, 2*s0).
+    shape = tuple(size if isinstance(size, int) else str(size) for size in val.shape)
+    return ("tensor", shape, val.dtype)
 
 
 # The tensor type of a run-time number output: what torch.tensor(number) makes of it.

@@ -39,8 +39,21 @@ TORCH_BACKEND = (
 )
 LINALG_BACKEND = "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline)"
 # Dialects whose ops the upstream MLIR 22 parser and lowerline's pipeline accept.
+# affine: torch-mlir computes sizes of dynamic dims with affine.apply.
 UPSTREAM_DIALECTS = frozenset(
-    {"builtin", "func", "arith", "math", "linalg", "tensor", "scf", "cf", "complex", "ml_program"}
+    {
+        "builtin",
+        "func",
+        "arith",
+        "math",
+        "linalg",
+        "tensor",
+        "scf",
+        "cf",
+        "complex",
+        "ml_program",
+        "affine",
+    }
 )
 # torch-mlir's TMTensor ops that lowerline lowers (lowerline-lower-tm-tensor),
 # the stand-in each crosses as (declared in dialects/lowerline.irdl.mlir) and
@@ -113,7 +126,14 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
                     )
                 graph.erase_node(node)
                 continue
-            args.append({"kind": "input", "name": node.name, "user_index": user_index})
+            args.append(
+                {
+                    "kind": "input",
+                    "name": node.name,
+                    "user_index": user_index,
+                    "shape": _sizes(value.shape),
+                }
+            )
             continue
         if spec.target in mutated_buffers:
             args.append({"kind": "state", "name": spec.target})
@@ -134,6 +154,12 @@ def _prepare_graph(ep, job: str) -> dict[str, Any]:
     results = _prepare_results(ep, graph, args)
     graph.lint()
     return {"args": args, "results": results}
+
+
+def _sizes(shape) -> list[int | str]:
+    """A shape for the reply: a dynamic dim as its expression's text (``s0``,
+    ``2*s0``), which the caller evaluates at each call (``runtime.sizes``)."""
+    return [size if isinstance(size, int) else str(size) for size in shape]
 
 
 def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -163,7 +189,7 @@ def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, An
             raise ImportFailure(
                 "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
             )
-        entry.update(shape=list(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        entry.update(shape=_sizes(val.shape), dtype=str(val.dtype).removeprefix("torch."))
         kept.append(value)
         results.append(entry)
     output.args = (tuple(kept),)
@@ -396,12 +422,15 @@ def import_job(job: str) -> dict[str, Any]:
 
     from lowerline.frontend import quantized
     from lowerline.frontend.decompositions import decompose
+    from lowerline.frontend.dynamic import size_oblivious
 
     torch_dirs = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(ir.__file__)))
     quantized.register_ops()  # before the load, which looks the ops up by name
     ep = torch.export.load(os.path.join(job, "program.pt2"))
     exported_shapes = _output_shapes(ep.graph)
-    ep = decompose(ep)
+    # Re-tracing a batch-1 example of a dynamic dim must not specialize it to 1 either.
+    with size_oblivious(bool(ep.range_constraints)):
+        ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
@@ -431,20 +460,20 @@ def import_job(job: str) -> dict[str, Any]:
     return {"ok": True, **layout}
 
 
-def _output_shapes(graph) -> list[tuple[int, ...]]:
+def _output_shapes(graph) -> list[tuple[int | str, ...]]:
     """The shapes of the graph's tensor outputs (constants left out, as
     ``_prepare_graph`` leaves them out of ``@main``)."""
     import torch
 
     output = next(n for n in graph.nodes if n.op == "output")
     return [
-        tuple(r.meta["val"].shape)
+        tuple(_sizes(r.meta["val"].shape))
         for r in output.args[0]
         if isinstance(r, torch.fx.Node) and isinstance(r.meta.get("val"), torch.Tensor)
     ]
 
 
-def _check_output_shapes(module, exported: list[tuple[int, ...]], ir) -> None:
+def _check_output_shapes(module, exported: list[tuple[int | str, ...]], ir) -> None:
     """``@main``'s results have torch.export's shapes, or the compile stops.
 
     The caller allocates each output from the exported shape and the library
@@ -460,7 +489,10 @@ def _check_output_shapes(module, exported: list[tuple[int, ...]], ir) -> None:
     )
     results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
     compiled = [tuple(ir.ShapedType(t).shape) for t in results]
-    if compiled != exported:
+    # A dynamic dim (an expression's text) is ``?`` in the IR.
+    dynamic = ir.ShapedType.get_dynamic_size()
+    expected = [tuple(dynamic if isinstance(d, str) else d for d in s) for s in exported]
+    if compiled != expected:
         raise ImportFailure(
             "import",
             f"the compiled outputs have shapes {compiled}, torch.export's are {exported}: "

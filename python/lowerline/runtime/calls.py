@@ -127,10 +127,17 @@ def number_or_error(spec: InputSpec, value: Any) -> bool | int | float:
     raise TypeError(f"{spec.name}: expected an int or a float, got {type(value).__name__}")
 
 
-def call_key(specs: list[InputSpec], flat: tuple | list, tensor_positions: list[int]) -> tuple:
+def call_key(
+    specs: list[InputSpec],
+    flat: tuple | list,
+    tensor_positions: list[int],
+    shared_symbols: bool = False,
+) -> tuple:
     """Check every input of a flat call against ``specs``; return the call's
-    key: shapes, numbers, and which tensor inputs (at ``tensor_positions``)
-    share memory."""
+    key: shapes (-1 for a dynamic dim, once in its range), numbers, and which
+    tensor inputs (at ``tensor_positions``) share memory. ``shared_symbols``:
+    some dynamic dims of different inputs are one size, which the call must
+    give them."""
     key: list[Any] = []
     for spec, value in zip(specs, flat, strict=True):
         if spec.is_tensor:
@@ -142,12 +149,47 @@ def call_key(specs: list[InputSpec], flat: tuple | list, tensor_positions: list[
                 or value.layout != torch.strided
             ):
                 raise tensor_error(spec, value)
-            key.append(value.shape)
+            key.append(dynamic_shape(spec, value.shape) if spec.dynamic else value.shape)
         else:
             if type(value) not in (bool, int, float) or (type(value) is bool) != (
                 type(spec.value) is bool
             ):
                 value = number_or_error(spec, value)
             key.append(number_key(value))
+    if shared_symbols:
+        check_shared_symbols(specs, flat)
     key.append(aliases(flat, tensor_positions) if len(tensor_positions) > 1 else ())
     return tuple(key)
+
+
+def dynamic_shape(spec: InputSpec, shape: torch.Size) -> tuple[int, ...]:
+    """A call's shape of an input with dynamic dims (``lowerline.compile(...,
+    dynamic=...)``) as a key holds it: -1 for each dynamic dim, once its size
+    is checked against its range (ValueError naming the input, dim, range)."""
+    for dim in spec.dynamic:
+        if dim.dim >= len(shape):
+            raise ValueError(
+                f"{spec.name} has {len(shape)} dims, compiled with a dynamic dim {dim.dim}"
+            )
+        size = shape[dim.dim]
+        if not dim.holds(size):
+            raise ValueError(
+                f"{spec.name} has size {size} in dim {dim.dim}, outside the dynamic range "
+                f"{dim.describe()} it was compiled for"
+            )
+    varying = {d.dim for d in spec.dynamic}
+    return tuple(-1 if i in varying else size for i, size in enumerate(shape))
+
+
+def check_shared_symbols(specs: list[InputSpec], flat: tuple | list) -> None:
+    """Inputs whose dims share one symbol (one ``torch.export.Dim``) have equal sizes there."""
+    seen: dict[str, tuple[str, int, int]] = {}
+    for spec, value in zip(specs, flat, strict=True):
+        for dim in spec.dynamic:
+            size = value.shape[dim.dim]
+            first = seen.setdefault(dim.symbol, (spec.name, dim.dim, size))
+            if first[2] != size:
+                raise ValueError(
+                    f"{spec.name} has size {size} in dim {dim.dim} but {first[0]} has "
+                    f"{first[2]} in dim {first[1]}: they were compiled as one dynamic size"
+                )

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from lowerline.errors import runtime_check_error
+from lowerline.runtime.sizes import SizeFunction
 
 
 @cache
@@ -320,6 +321,18 @@ class NativeFunction:
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
 
+    def kernel_times(self, kernels: int) -> list[tuple[int, int]]:
+        """Per kernel of an explorer build (``CpuOptions.time_kernels``):
+        the nanoseconds and calls its timers added up since the last read,
+        which clears them (``runtime_support.c``)."""
+        read = getattr(self._lib, "lowerline_kernel_times", None)
+        if read is None:
+            raise RuntimeError(f"{self.library} has no kernel timers: compile again")
+        ns, calls = (ctypes.c_int64 * kernels)(), (ctypes.c_int64 * kernels)()
+        read.restype = ctypes.c_int64
+        read(ns, calls, ctypes.c_int64(kernels))
+        return list(zip(ns, calls, strict=True))
+
     def memory(self) -> MemoryStats:
         """The allocations of the last call (of any thread) into this library.
 
@@ -339,6 +352,84 @@ class NativeFunction:
             arena_bytes=arena.get("bytes", 0),
             lower_bound_bytes=arena.get("lower_bound", 0),
         )
+
+
+# Frames a thread keeps for a dynamic-shape function: one per set of input
+# shapes seen, up to this many, then rebuilt at each new shape.
+MAX_DYNAMIC_FRAMES = 16
+
+
+class DynamicNativeFunction(NativeFunction):
+    """A library compiled for dynamic input sizes (``lowerline.compile(...,
+    dynamic=...)``): each call computes its outputs' sizes from the inputs'
+    (``lowerline.runtime.sizes``) and uses descriptors for those shapes.
+
+    A thread keeps one frame per set of input shapes (descriptors hold sizes
+    and strides, which a static function fixes once), so a steady stream of
+    calls at a few sizes builds nothing. The sizes' ranges are the caller's
+    check (``lowerline.api``): the code trusts its descriptors.
+    """
+
+    def __init__(
+        self,
+        library: str,
+        entry: str,
+        outputs: Sequence[tuple[tuple[int | str, ...], torch.dtype]],
+        symbols: dict[str, Sequence[int]],
+        arena: dict[str, int] | None = None,
+    ):
+        self._sizes = SizeFunction([shape for shape, _ in outputs], symbols)
+        self._dtypes = [dtype for _, dtype in outputs]
+        # The base class allocates from static shapes: none here (see _outputs_for).
+        super().__init__(library, entry, [((), dtype) for dtype in self._dtypes], arena)
+
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
+        shapes = tuple(tuple(t.shape) for t in inputs)
+        sizes = self._sizes(shapes)
+        outputs = [
+            torch.empty(*_empty_sizes(size), dtype=dtype)
+            for size, dtype in zip(sizes, self._dtypes, strict=True)
+        ]
+        return shapes, outputs
+
+    def _frame_for(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+    ) -> _CallFrame:
+        frames = getattr(self._frames, "by_shape", None)
+        if frames is None:  # this thread's first call
+            self._blocktime.ensure()
+            frames = self._frames.by_shape = {}
+        frame = frames.get(shapes)
+        if frame is None:
+            frame = _CallFrame(inputs, trailing)
+            if len(frames) < MAX_DYNAMIC_FRAMES:
+                frames[shapes] = frame
+        return frame
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        shapes, outputs = self._outputs_for(inputs)
+        pool = self.arenas
+        trailing = outputs if pool is None else [*outputs, pool.take()]
+        frame = self._frame_for(shapes, inputs, trailing)
+        if self._reset is not None:
+            self._reset()
+        frame.point_at(inputs, trailing)
+        try:
+            self._function(*frame.arguments)
+        finally:
+            if pool is not None:
+                pool.give(trailing[-1])
+        if self._failed_slot is not None and self._failed_slot.value:
+            raise self._failure()
+        return outputs
+
+    def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
+        _, outputs = self._outputs_for(inputs)
+        trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
+        self._blocktime.ensure()
+        frame = _CallFrame(inputs, trailing)
+        frame.point_at(inputs, trailing)
+        return self._function, frame.arguments, outputs
 
 
 class GpuFunction:

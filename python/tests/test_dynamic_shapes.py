@@ -1,0 +1,231 @@
+"""Dynamic dims: ``lowerline.compile(..., dynamic=...)`` / ``dynamic_shapes=``
+compiles once and serves every size in the declared range; sizes outside it
+are refused naming the input, the dim and the range."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import lowerline
+from lowerline.driver import workers
+from lowerline.examples.classifier import Classifier
+from lowerline.runtime.sizes import SizeExpressionError, SizeFunction, compile_dim, valid_dim
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("dynamic-cache"))
+
+
+def _mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(37, 64), nn.ReLU(), nn.Linear(64, 10), nn.LogSoftmax(dim=-1)
+    ).eval()
+
+
+def _encoder() -> nn.Module:
+    torch.manual_seed(2)
+    return nn.TransformerEncoderLayer(
+        d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True
+    ).eval()
+
+
+def _check_sizes(compiled, model, make, sizes) -> None:
+    """Each size matches eager, through the checked and the fast path, with no new compile."""
+    compiles = workers.jobs["compile"]
+    for size in sizes:
+        x = make(size)
+        with torch.no_grad():
+            expected = model(x)
+        for _ in range(2):  # the second call takes the fast path
+            got = compiled(x)
+            assert got.shape == expected.shape
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+    assert workers.jobs["compile"] == compiles
+    assert len(compiled.specializations) == 1
+
+
+def test_mlp_dynamic_batch_from_a_batch_1_example(cache_dir):
+    model = _mlp()
+    compiles = workers.jobs["compile"]
+    compiled = lowerline.compile(
+        model, torch.randn(1, 37), dynamic={"input": {0: (1, 64)}}, cache_dir=cache_dir
+    )
+    assert workers.jobs["compile"] == compiles + 1
+    assert "tensor<?x37xf32>" in compiled.ir("linalg")
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 37), [1, 2, 7, 33, 64, 5])
+
+
+def test_saving_a_dynamic_module_is_refused(cache_dir, tmp_path):
+    compiled = lowerline.compile(
+        _mlp(), torch.randn(4, 37), dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir
+    )
+    with pytest.raises(NotImplementedError, match="dynamic dims"):
+        compiled.save(str(tmp_path / "mlp.lowerline"))
+
+
+def test_sizes_outside_the_range_name_input_dim_and_range(cache_dir):
+    model = _mlp()
+    compiled = lowerline.compile(
+        model, torch.randn(4, 37), dynamic={"input": {0: (2, 16)}}, cache_dir=cache_dir
+    )
+    for size in (1, 17, 100):
+        with pytest.raises(ValueError, match=rf"input has size {size} in dim 0, .*\[2, 16\]"):
+            compiled(torch.randn(size, 37))
+    assert len(compiled.specializations) == 1
+    torch.testing.assert_close(compiled(torch.randn(16, 37)).shape, torch.Size([16, 10]))
+
+
+def test_cnn_dynamic_batch(cache_dir):
+    torch.manual_seed(1)
+    model = Classifier().eval()
+    compiled = lowerline.compile(
+        model,
+        torch.randn(3, 3, 21, 21),
+        dynamic={"images": {0: (1, 16)}},
+        cache_dir=cache_dir,
+    )
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 3, 21, 21), [1, 3, 16, 5])
+
+
+def test_encoder_dynamic_sequence_length(cache_dir):
+    model = _encoder()
+    compiled = lowerline.compile(
+        model, torch.randn(2, 9, 32), dynamic={"src": {1: (2, 128)}}, cache_dir=cache_dir
+    )
+    _check_sizes(compiled, model, lambda s: torch.randn(2, s, 32), [2, 17, 64, 128, 3])
+
+
+def test_a_dim_the_model_specializes_is_refused_with_torchs_reason():
+    # torch's attention takes another path for a batch of 1: a dynamic batch
+    # from 1 cannot be one artifact; the error says which values the guard allows.
+    with pytest.raises(lowerline.ExportError, match=r"Constraints violated[\s\S]*guard"):
+        lowerline.compile(
+            _encoder(), torch.randn(4, 9, 32), dynamic={"src": {0: (1, 8)}}, cache=False
+        )
+
+
+def test_encoder_dynamic_batch_from_2(cache_dir):
+    model = _encoder()
+    compiled = lowerline.compile(
+        model, torch.randn(5, 7, 32), dynamic={"src": {0: (2, 16)}}, cache_dir=cache_dir
+    )
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 7, 32), [2, 5, 16, 3])
+    with pytest.raises(ValueError, match=r"src has size 1 in dim 0, .*\[2, 16\]"):
+        compiled(torch.randn(1, 7, 32))
+
+
+class Doubled(nn.Module):
+    """Outputs whose sizes are expressions of the inputs' (``2*s0``, ``s0 + s1``)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.cat([x, x]) * 2, torch.cat([x, y], dim=1)
+
+
+def test_torch_export_dims_pass_through_and_sizes_follow_expressions(cache_dir):
+    batch, width = Dim("batch", min=1, max=32), Dim("width", min=1, max=20)
+    compiled = lowerline.compile(
+        Doubled(),
+        torch.randn(3, 4),
+        torch.randn(3, 5),
+        dynamic_shapes={"x": {0: batch}, "y": {0: batch, 1: width}},
+        cache_dir=cache_dir,
+    )
+    for rows, cols in ((1, 1), (3, 5), (32, 20), (7, 11)):
+        x, y = torch.randn(rows, 4), torch.randn(rows, cols)
+        first, second = compiled(x, y)
+        torch.testing.assert_close(first, torch.cat([x, x]) * 2)
+        torch.testing.assert_close(second, torch.cat([x, y], dim=1))
+    assert len(compiled.specializations) == 1
+    # One Dim for both inputs: the call must give them the same size.
+    with pytest.raises(ValueError, match="y has size 4 in dim 0 but x has 3 in dim 0"):
+        compiled(torch.randn(3, 4), torch.randn(4, 5))
+
+
+def test_the_cache_key_holds_the_dynamic_ranges(cache_dir):
+    model = _mlp()
+    x = torch.randn(4, 37)
+    dynamic = lowerline.compile(model, x, dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir)
+    static = lowerline.compile(model, x, cache_dir=cache_dir)
+    other = lowerline.compile(model, x, dynamic={"input": {0: (1, 9)}}, cache_dir=cache_dir)
+    again = lowerline.compile(model, x, dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir)
+    assert len({dynamic.artifacts_dir, static.artifacts_dir, other.artifacts_dir}) == 3
+    assert again.cache_hit and again.artifacts_dir == dynamic.artifacts_dir
+    # The static artifact compiles a new specialization for a new batch; the dynamic one does not.
+    static(torch.randn(5, 37))
+    assert len(static.specializations) == 2
+    with pytest.raises(ValueError, match=r"size 9 in dim 0, outside the dynamic range \[1, 8\]"):
+        dynamic(torch.randn(9, 37))
+
+
+@pytest.mark.parametrize(
+    ("dynamic", "error", "message"),
+    [
+        ({"z": {0: (1, 8)}}, ValueError, "'z', not an argument of forward"),
+        ({"input": {2: (1, 8)}}, ValueError, "input has 2 dims, no dim 2"),
+        ({"input": {0: (8, 1)}}, ValueError, r"range \(8, 1\) is empty"),
+        ({"input": {0: 8}}, TypeError, r"takes a \(min, max\) pair of ints"),
+        ({"input": {0: (5, 8)}}, ValueError, r"size 4 in dim 0, outside its range \[5, 8\]"),
+        ([0], TypeError, "dynamic takes"),
+    ],
+)
+def test_bad_dynamic_specs_are_refused_before_any_worker_runs(dynamic, error, message):
+    jobs = dict(workers.jobs)
+    with pytest.raises(error, match=message):
+        lowerline.compile(_mlp(), torch.randn(4, 37), dynamic=dynamic, cache=False)
+    assert dict(workers.jobs) == jobs
+
+
+def test_dynamic_and_dynamic_shapes_together_are_refused():
+    with pytest.raises(TypeError, match="not both"):
+        lowerline.compile(
+            _mlp(),
+            torch.randn(4, 37),
+            dynamic={"input": {0: (1, 8)}},
+            dynamic_shapes={"input": {0: Dim("b")}},
+            cache=False,
+        )
+
+
+def test_quantize_with_dynamic_dims_is_refused_before_calibrating():
+    jobs = dict(workers.jobs)
+    config = lowerline.quant.Int8(calibration=[(torch.randn(4, 37),)])
+    with pytest.raises(ValueError, match="quantize= compiles static shapes"):
+        lowerline.compile(
+            _mlp(), torch.randn(4, 37), dynamic={"input": {0: (1, 8)}}, quantize=config
+        )
+    assert dict(workers.jobs) == jobs
+
+
+def test_size_expressions_evaluate_torch_functions():
+    values = {"s0": 7, "s1": 3}
+    assert compile_dim("2*s0 + s1")(values) == 17
+    assert compile_dim("FloorDiv(s0, 2) + 1")(values) == 4
+    assert compile_dim("Max(s0, 10) - Min(s1, 1)")(values) == 9
+    assert compile_dim("CeilToInt(IntTrueDiv(s0, 2))")(values) == 4
+    assert compile_dim("FloorToInt(IntTrueDiv(s0, 2))")(values) == 3
+    sizes = SizeFunction([[4, "s0"], ["s0*s1"]], {"s0": [0, 1], "s1": [1, 0]})
+    assert sizes([(2, 7), (3, 9)]) == [(4, 7), (21,)]
+
+
+@pytest.mark.parametrize(
+    "text", ["__import__('os').system('true')", "s0.real", "s0 ** 2", "lambda: 1", "s0 +"]
+)
+def test_size_expressions_other_than_arithmetic_are_refused(text):
+    with pytest.raises(SizeExpressionError):
+        compile_dim(text)
+
+
+def test_a_size_no_input_gives_is_refused_when_loading():
+    with pytest.raises(SizeExpressionError, match="depends on s9, which no input dim gives"):
+        SizeFunction([["s9"]], {"s0": [0, 0]})
+
+
+def test_manifests_hold_ints_or_expressions_of_known_symbols():
+    assert valid_dim(3, set()) and valid_dim("2*s0 + 1", {"s0"})
+    for bad in ("3", "s1", "__import__('os')", True, 2.0, None):
+        assert not valid_dim(bad, {"s0"})

@@ -266,3 +266,18 @@ def test_float_remainder_by_zero_is_nan_and_unchecked():
     compiled = lowerline.compile(IntegerDivision(torch.remainder), a, b, num_threads=1)
     assert "integer division by zero" not in compiled.ir("llvm")
     torch.testing.assert_close(compiled(a, b), torch.remainder(a, b), equal_nan=True)
+
+
+def test_failed_check_of_a_dynamic_function_raises(embed):
+    """A function compiled for dynamic sizes reports through the same word."""
+    compiled = lowerline.compile(
+        embed, torch.randint(0, 11, (2, 3)), dynamic={"index": {0: (1, 9)}}, num_threads=1
+    )
+    for batch in (1, 5):
+        index = torch.randint(0, 11, (batch, 3))
+        torch.testing.assert_close(compiled(index), embed(index))
+        bad = index.clone()
+        bad[-1, 1] = 11
+        with pytest.raises(IndexCheckError, match="index must be smaller than dim size"):
+            compiled(bad)
+        torch.testing.assert_close(compiled(index), embed(index))

@@ -256,27 +256,40 @@ class NativeFunction:
         self._frames = threading.local()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
+        shapes, outputs = self._outputs_for(inputs)
         if self._slot_lock is None:
-            self._run(inputs, outputs)
+            self._run(shapes, inputs, outputs)
             return outputs
         # The slot is the library's: no other call may fail into it (or take
         # this call's failure) between this call's start and its read.
         with self._slot_lock:
-            self._run(inputs, outputs)
+            self._run(shapes, inputs, outputs)
             assert self._failed_slot is not None  # the lock exists only with it
             if self._failed_slot.value:
                 raise self._failure()
         return outputs
 
-    def _run(self, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
+        """The key of the inputs' shapes for ``_frame_for`` (static: none) and
+        fresh outputs."""
+        return (), [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
+
+    def _frame_for(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+    ) -> _CallFrame:
+        frame = getattr(self._frames, "frame", None)
+        if frame is None:  # this thread's first call
+            frame = self._new_frame(inputs, trailing)
+        return frame
+
+    def _run(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
+    ) -> None:
         """One call of the entry; raises the failure its arena's word holds."""
         pool = self.arenas
         # The arena is one more out-parameter, after the outputs.
         trailing = outputs if pool is None else [*outputs, pool.take()]
-        frame = getattr(self._frames, "frame", None)
-        if frame is None:  # this thread's first call
-            frame = self._new_frame(inputs, trailing)
+        frame = self._frame_for(shapes, inputs, trailing)
         if self._reset is not None:
             self._reset()  # memory() is about this call
         frame.point_at(inputs, trailing)
@@ -405,23 +418,6 @@ class DynamicNativeFunction(NativeFunction):
             if len(frames) < MAX_DYNAMIC_FRAMES:
                 frames[shapes] = frame
         return frame
-
-    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        shapes, outputs = self._outputs_for(inputs)
-        pool = self.arenas
-        trailing = outputs if pool is None else [*outputs, pool.take()]
-        frame = self._frame_for(shapes, inputs, trailing)
-        if self._reset is not None:
-            self._reset()
-        frame.point_at(inputs, trailing)
-        try:
-            self._function(*frame.arguments)
-        finally:
-            if pool is not None:
-                pool.give(trailing[-1])
-        if self._failed_slot is not None and self._failed_slot.value:
-            raise self._failure()
-        return outputs
 
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
         _, outputs = self._outputs_for(inputs)

@@ -4,8 +4,9 @@
 The wrapper builds one memref descriptor per tensor from the caller's
 pointers (contiguous, row-major: strides follow from the static shapes),
 one for the workspace (the arena), calls ``_mlir_ciface_main`` and turns a
-failed run-time check, which the compiled code records through
-``lowerline_assert_failed`` (``runtime_support.c``) instead of aborting,
+failed run-time check, which the compiled code records in the workspace's
+failure word (``lowerline.failure_record``), or without one through
+``lowerline_assert_failed`` (``runtime_support.c``), instead of aborting,
 into a non-zero status.
 """
 

@@ -41,6 +41,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-strided-copies-to-linalg": "bufferization.strided_copies_to_linalg",
     "lowerline-approximate-exp": "lowering.approximate_exp",
     "lowerline-approximate-math": "lowering.approximate_math",
+    "lowerline-check-integer-division": "lowering.check_integer_division",
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
     "lowerline-hoist-thread-number": "lowering.hoist_thread_number",

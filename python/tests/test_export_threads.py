@@ -135,3 +135,27 @@ def test_missing_openmp_runtime_is_named_before_compiling(tmp_path, monkeypatch)
     with pytest.raises(toolchain.ToolchainError, match="intel-openmp"):
         lowerline.export(mlp(), torch.randn(2, 61), out_dir=str(tmp_path / "o"), num_threads=2)
     assert not (tmp_path / "o").exists()
+
+
+class Gather(torch.nn.Module):
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x, 1, index)
+
+
+def test_threaded_export_failed_check_on_a_worker_is_a_status(tmp_path):
+    """A bounds check that fails on an OpenMP worker: its compare-and-swap
+    into the workspace's failure word reaches the caller's status."""
+    x, index = torch.randn(301, 515), torch.randint(0, 515, (301, 257))  # parallel tiles
+    exported = lowerline.export(
+        Gather(), x, index, out_dir=str(tmp_path / "out"), name="gather", num_threads=THREADS
+    )
+    assert "__kmpc_fork_call" in symbols(exported.library)[1]  # rows on the runtime's threads
+    outputs, printed = run_exported(exported, (x, index), str(tmp_path))
+    assert printed["status"] == "0", printed
+    torch.testing.assert_close(outputs[0], torch.gather(x, 1, index))
+    for row in (0, 150, 300):  # first, middle and last rows: different threads
+        bad = index.clone()
+        bad[row, 256] = 515
+        _, printed = run_exported(exported, (x, bad), str(tmp_path))
+        assert printed["status"] == printed["first"] == "3", printed  # CHECK_FAILED
+        assert "index must be smaller than dim size" in printed["message"]

@@ -83,6 +83,8 @@ class Signature:
     num_threads: int  # the threads the code was built for; > 1 calls the OpenMP runtime
     baked: list[str]  # number inputs torch.export baked in, "name = value"
     constants: list[str]  # outputs that are constants, not in the struct
+    # The workspace's failure word (protocol.FAILURE_RECORD); None: the library's slot.
+    failure_record: int | None = None
 
 
 def check_name(name: str) -> str:
@@ -158,5 +160,13 @@ def build(name: str, program: Program, meta: dict, num_threads: int) -> Signatur
         outputs.append(_tensor(field, dtype, result["shape"], what))
     arena = meta.get("arena") or {"bytes": 0, "lower_bound": 0}
     return Signature(
-        name, inputs, outputs, arena["bytes"], arena["lower_bound"], num_threads, baked, constants
+        name,
+        inputs,
+        outputs,
+        arena["bytes"],
+        arena["lower_bound"],
+        num_threads,
+        baked,
+        constants,
+        arena.get("failure_record"),
     )

@@ -236,6 +236,8 @@ def llvm(o: CpuOptions) -> str:
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # An integer division by a zero element traps (SIGFPE): check first.
+        "lowerline-check-integer-division",
         # A failed cf.assert reports its message and skips the work it guards:
         # convert-cf-to-llvm would call abort() in the user's process.
         "lowerline-report-failed-asserts",

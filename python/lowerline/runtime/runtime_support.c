@@ -141,7 +141,11 @@ EXPORT int64_t lowerline_kernel_times(int64_t *ns, int64_t *calls, int64_t n) {
  * whichever thread (OpenMP worker included) ran it. The first message wins;
  * lowerline_failed_check, called by the runtime after a call that left the slot
  * set, takes it and clears the slot for the next call. The
- * slot belongs to the library: calls running at the same time share it. */
+ * slot belongs to the library: calls running at the same time share it, so
+ * their callers hold a lock on it for the call's duration. Only functions
+ * without a failure word in their arena (lowerline.failure_record: a
+ * module built with arena=False) report here; the others compare-and-swap
+ * the message into their own call's arena and never call this. */
 EXPORT _Atomic(const char *) lowerline_failed_slot; /* read by the runtime after a call */
 
 HIDDEN void lowerline_assert_failed(const char *message) {

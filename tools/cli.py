@@ -82,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("file", help="a .py file defining `model` and `example_inputs`")
     export.add_argument("--target", default="cpu", help=_EXPORT_TARGET_HELP)
     export.add_argument(
+        "--num-threads",
+        type=int,
+        default=1,
+        help="threads a call uses (default 1); more, on x86 only, link the OpenMP runtime "
+        "(libiomp5.so), copied beside the library",
+    )
+    export.add_argument(
         "-o",
         "--out",
         help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
@@ -349,8 +356,15 @@ def _export(args: argparse.Namespace) -> int:
     name = args.name or re.sub(r"\W", "_", stem)
     model, inputs = load_model_file(args.file)
     try:
-        export(model, *inputs, target=args.target, out_dir=args.out, name=name)
-    except (ValueError, TypeError) as err:  # a bad --name or --target: the user's to fix
+        export(
+            model,
+            *inputs,
+            target=args.target,
+            out_dir=args.out,
+            name=name,
+            num_threads=args.num_threads,
+        )
+    except (ValueError, TypeError) as err:  # a bad --name, --target or --num-threads
         raise UsageError(str(err)) from None
     return 0
 

@@ -30,6 +30,21 @@ Before / after::
                                                  }
                                                  scf.yield %r : f32
 
+**Where the message goes.** The failure must belong to the call, not the
+library: calls running at the same time on other threads share the library,
+and an assert fails on whichever OpenMP worker ran it, so a thread-local of
+the caller cannot hold it. When every assert of the module sits in an entry
+function with an arena (``lowerline.arena``, lowerline-plan-arena), each such
+entry gets an 8-byte failure word past its planned buffers, at the offset
+``lowerline.failure_record`` names (the arena grows by it; -1 on an entry
+without a check): the else branch stores the message's address there with a
+compare-and-swap from zero (``memref.generic_atomic_rmw``: the first failure
+wins), and the caller zeroes the word before the call and reads it after.
+Otherwise (an assert in a function without an arena: ``arena=False``, or a
+function that is not an entry) every assert calls
+``lowerline_assert_failed``, whose slot belongs to the library, and the
+caller holds a lock on the library for the call's duration.
+
 An assert whose block goes on to define values of other types than
 integers, indices, floats and vectors of them (a memref, say) has no safe
 stand-in value: it stays a ``cf.assert`` (an abort), with a refusal remark naming it.
@@ -41,13 +56,14 @@ import itertools
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, llvm, scf
+from mlir.dialects import arith, func, llvm, memref, scf
 
-from lowerline.pipeline import remarks
+from lowerline.pipeline import protocol, remarks
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 FAILED = "lowerline_assert_failed"  # runtime_support.c
 _GLOBAL_PREFIX = "__lowerline_assert_"
+_WORD = 8  # the failure record: a message address (i64), 8-byte aligned
 
 
 def _c_string_literal(text: str) -> tuple[str, int]:
@@ -116,16 +132,18 @@ class ReportFailedAsserts(Pass):
 
     def run(self, op: ir.Operation) -> None:
         guarded = [a for a in ops_matching(op, lambda o: o.name == "cf.assert") if self._safe(a)]
+        body = op.regions[0].blocks[0]
+        records = _plan_records(body, guarded)
         if not guarded:
             return
-        body = op.regions[0].blocks[0]
-        self._declare(body)
+        if records is None:
+            self._declare(body)
         # Names no symbol has yet: a second run meets the first run's globals.
         taken = {_symbol(o) for o in body.operations}
         names = (f"{_GLOBAL_PREFIX}{i}" for i in itertools.count())
         for assert_op in guarded:
             name = next(n for n in names if n not in taken)
-            self._rewrite(body, assert_op, name)
+            self._rewrite(body, assert_op, name, records)
 
     def _safe(self, assert_op: ir.Operation) -> bool:
         """Whether every value the guarded work defines has a stand-in; if
@@ -149,7 +167,13 @@ class ReportFailedAsserts(Pass):
             declaration = func.FuncOp(FAILED, ir.FunctionType.get([ptr], []))
             declaration.sym_visibility = ir.StringAttr.get("private")
 
-    def _rewrite(self, body: ir.Block, assert_op: ir.Operation, name: str) -> None:
+    def _rewrite(
+        self,
+        body: ir.Block,
+        assert_op: ir.Operation,
+        name: str,
+        records: dict[ir.Operation, int] | None,
+    ) -> None:
         rest = _rest_of_block(assert_op)
         inside = _inside(rest)
         escaping = _escaping(rest, inside)
@@ -170,7 +194,11 @@ class ReportFailedAsserts(Pass):
                     use.owner.operands[use.operand_number] = result
         with assert_op.location, ir.InsertionPoint(guard.else_block):
             pointer = llvm.AddressOfOp(llvm.PointerType.get(), name).result
-            func.CallOp([], FAILED, [pointer])
+            if records is None:
+                func.CallOp([], FAILED, [pointer])
+            else:
+                entry = _function_of(assert_op)
+                _record(entry.regions[0].blocks[0].arguments[-1], records[entry], pointer)
             scf.YieldOp([_zero(t) for t in types])
         assert_op.erase()
 
@@ -187,3 +215,47 @@ def _symbol(op: ir.Operation) -> str | None:
     if "sym_name" not in op.attributes:
         return None
     return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _function_of(op: ir.Operation) -> ir.Operation:
+    """The ``func.func`` holding ``op``."""
+    parent = op.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    return parent.operation
+
+
+def _plan_records(body: ir.Block, guarded: list[ir.Operation]) -> dict[ir.Operation, int] | None:
+    """The failure word's offset in the arena of each entry function (and
+    ``lowerline.failure_record`` set on each), or None where an assert sits in
+    a function without an arena: then every assert goes to the library's slot."""
+    arenas = [o.operation for o in body.operations if protocol.ARENA.has(o.operation)]
+    holders = {_function_of(a) for a in guarded}
+    if any(not protocol.ARENA.has(f) for f in holders):
+        return None
+    records = {}
+    for entry in arenas:
+        known = protocol.FAILURE_RECORD.get(entry)
+        offset = -1 if known is None else known
+        if offset < 0 and entry in holders:  # a second run keeps the first's word
+            planned, lower_bound = protocol.ARENA.require(entry)
+            offset = -(-planned // _WORD) * _WORD
+            protocol.ARENA.set(entry, [offset + _WORD, lower_bound])
+        protocol.FAILURE_RECORD.set(entry, offset)
+        records[entry] = offset
+    return records
+
+
+def _record(arena: ir.Value, offset: int, message: ir.Value) -> None:
+    """Store ``message``'s address in the arena's failure word unless a
+    failure of this call is there already (compare-and-swap from zero)."""
+    i64 = ir.IntegerType.get_signless(64)
+    address = llvm.PtrToIntOp(i64, message).result
+    at = arith.ConstantOp(ir.IndexType.get(), offset).result
+    word = memref.view(ir.MemRefType.get([], i64), arena, at, [])
+    update = memref.GenericAtomicRMWOp(i64, word, [])
+    current = update.regions[0].blocks.append(i64).arguments[0]
+    with ir.InsertionPoint(update.regions[0].blocks[0]):
+        zero = arith.ConstantOp(i64, 0).result
+        free = arith.cmpi(arith.CmpIPredicate.eq, current, zero)
+        memref.AtomicYieldOp(arith.select(free, address, current))

@@ -44,6 +44,7 @@ measures it). Every other call, bad ones included, takes the checked path.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import json
@@ -60,7 +61,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.cpu.stages import CPU_STAGES, CpuOptions
-from lowerline.driver.cache import Cache
+from lowerline.cpu.stages import threads as cpu_threads
+from lowerline.driver.cache import Cache, default_root
 from lowerline.driver.memory import compile_memory as memory_bound
 from lowerline.driver.workers import (
     CompileError,
@@ -183,6 +185,9 @@ class Specialization:
         flat = [calls.output(kind, tensors) for kind in self.outputs]
         return pytree.tree_unflatten(flat, self.out_spec)
 
+
+# Calls the explorer times its build's kernels over (after one warm-up call).
+KERNEL_TIMING_CALLS = 10
 
 # The most signatures a compiled module remembers for its fast path; calls
 # beyond them (many stride patterns of strided views) take the checked path.
@@ -500,6 +505,10 @@ class CompiledModule:
         trace = self._traced_compile(program, args, against, bisect or "")
         title = title or f"{type(self._module).__name__} for {self.target}"
         data = ExploreData(title, trace.pop("remarks"), bisection=trace.pop("bisect", None))
+        data.roofline = self._roofline(data.remarks, trace.pop("timing", None))
+        if self._quantization is not None:  # each int8 layer against its QDQ reference
+            report = self.quant_report()
+            data.quantization = {**dataclasses.asdict(report), "ok": report.ok}
         data.numerics, data.notes = stage_rows(expected, trace.pop("probe"))
         if isinstance(self.options, GpuOptions):  # no GPU needed: the mapped IR on this CPU
             data.numerics += compare(expected, self.run_on_cpu(*args), "GPU IR on the CPU")
@@ -537,12 +546,17 @@ class CompiledModule:
         from lowerline.explore.numerics import load_probe
 
         workspace = tempfile.mkdtemp(prefix="lowerline-explore-")
+        # The explorer's own build times its kernels (lowerline-time-kernels);
+        # a bisection judges the passes of a normal build.
+        options, timed = self.options, False
+        if isinstance(options, CpuOptions) and expected is None:
+            options, timed = dataclasses.replace(options, time_kernels=True), True
         try:
             failures = os.path.join(self._cache.root, "failures")
             flat = pytree.tree_leaves(args)
-            _compile_artifact(
+            meta = _compile_artifact(
                 program,
-                self.options,
+                options,
                 workspace,
                 failures,
                 self._compile_memory,
@@ -554,9 +568,44 @@ class CompiledModule:
             trace["probe"] = load_probe(trace.get("probe"))
             if expected is not None:
                 trace["bisect"] = _kept_bisection(workspace, keep)
+            if timed:
+                trace["timing"] = self._time_build(meta, workspace, flat, trace["remarks"])
             return trace
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+    def _time_build(self, meta: dict, workspace: str, flat: list, found: list) -> dict:
+        """The explorer build's per-kernel times on the example inputs
+        (``explore.roofline.time_kernels``); nothing is written back."""
+        from lowerline.explore import roofline
+
+        library = os.path.join(workspace, "lib.so")
+        function = _native_function(library, meta, _result_types(meta))
+        for name in meta["arguments"]:
+            if isinstance(name, str) and name not in self._state:
+                self._state[name] = self._module.get_buffer(name)
+        tensors = [calls.argument(a, flat, self._state) for a in meta["arguments"]]
+        count = len(roofline.kernels(found))
+        return roofline.time_kernels(
+            lambda: function(tensors), function.kernel_times, count, KERNEL_TIMING_CALLS
+        )
+
+    def _roofline(self, found: list, timing: dict | None) -> dict | None:
+        """The page's roofline: the kernels' rows against this machine's
+        peaks (measured once per machine, kept in the user cache folder)."""
+        from lowerline.explore import roofline
+
+        if timing is None:
+            return None
+        assert isinstance(self.options, CpuOptions)  # only CPU builds are timed
+        peak = roofline.peaks(default_root(), cpu_threads(self.options))
+        rows = roofline.rows(roofline.kernels(found), timing, peak)
+        return {
+            "peak": peak,
+            "kernels": rows,
+            "wall_ns": timing["wall_ns"],
+            "calls": timing["calls"],
+        }
 
     # -- calling -----------------------------------------------------------
 

@@ -21,9 +21,18 @@ class IndexCheckError(RuntimeCheckError, IndexError):
     """A failed index-bounds check (like eager PyTorch's IndexError)."""
 
 
+class ZeroDivisionCheckError(RuntimeCheckError, ZeroDivisionError):
+    """An integer division or remainder by zero (lowerline-check-integer-division)."""
+
+
 def runtime_check_error(message: str) -> RuntimeCheckError:
     """The error for a failed check's message: an IndexCheckError for the
     index-bounds checks torch-mlir's gather, embedding and index lowerings
-    emit ("index must be smaller than dim size", "... larger or equal to 0")."""
-    kind = IndexCheckError if message.startswith("index ") else RuntimeCheckError
+    emit ("index must be smaller than dim size", "... larger or equal to 0"),
+    a ZeroDivisionCheckError for an integer division by zero."""
+    kind: type[RuntimeCheckError] = RuntimeCheckError
+    if message.startswith("index "):
+        kind = IndexCheckError
+    elif message.startswith("integer division by zero"):
+        kind = ZeroDivisionCheckError
     return kind(f"a run-time check failed in compiled code: {message}")

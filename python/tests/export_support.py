@@ -2,12 +2,17 @@
 under ``qemu-aarch64``, on inputs and outputs passed through files.
 
 The program is generated from the export's signature: it reads ``in<i>.bin``
-from a folder, calls ``name_run`` twice on a workspace filled with garbage
-(the second call checks that nothing depends on a first call or on a zeroed
-workspace), writes ``out<i>.bin`` and prints the status and the heap calls
-made during the runs. It links with ``-Wl,--wrap`` for malloc, calloc,
-realloc, aligned_alloc, posix_memalign and free, so every call the library
-makes to them goes through the counting wrappers below.
+from a folder, calls ``name_run`` RUNS times on a workspace filled with
+garbage (the later calls check that nothing depends on a first call or on a
+zeroed workspace), writes ``out<i>.bin`` and prints the status and the heap
+calls made during the first call and during the later ones (the steady
+state). It defines malloc, calloc, realloc, aligned_alloc, posix_memalign,
+memalign, valloc, pvalloc and free itself, forwarding to glibc's
+``__libc_*`` functions: the program's definitions interpose on every caller
+in the process, the library linked into it and the shared OpenMP runtime a
+multithreaded export calls alike (``-Wl,--wrap`` would see the program's own
+objects only). Each counted call records its caller's address, and the
+program names the objects (``dladdr``) the first call's heap calls came from.
 """
 
 from __future__ import annotations
@@ -24,33 +29,88 @@ from lowerline.aot.export import ExportedModel
 from lowerline.driver.objects import llvm_tool
 from lowerline.driver.standalone import HEAP_FUNCTIONS
 
-WRAPPED = ("malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "free")
 QEMU = "qemu-aarch64"
 AARCH64_CC = "aarch64-linux-gnu-gcc"
 AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+RUNS = 4  # the first call, then the steady state
 
-_WRAPPERS = """
+_COUNTING = """
 #include <stddef.h>
-static int counting;
-static long heap_calls;
-void *__real_malloc(size_t);
-void *__real_calloc(size_t, size_t);
-void *__real_realloc(void *, size_t);
-void *__real_aligned_alloc(size_t, size_t);
-int __real_posix_memalign(void **, size_t, size_t);
-void __real_free(void *);
-void *__wrap_malloc(size_t n) { heap_calls += counting; return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { heap_calls += counting; return __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { heap_calls += counting; return __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t a, size_t n) {
-  heap_calls += counting;
-  return __real_aligned_alloc(a, n);
+#include <dlfcn.h>
+#include <string.h>
+/* 0: not counting; 1: the first call; 2: the later calls. */
+static int phase;
+static long heap_calls[3], heap_bytes[3];
+#define MAX_CALLERS 4096
+static void *callers[MAX_CALLERS];
+static long n_callers;
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void *__libc_memalign(size_t, size_t);
+void *__libc_valloc(size_t);
+void *__libc_pvalloc(size_t);
+void __libc_free(void *);
+/* OpenMP's threads allocate concurrently: atomic counters. */
+static void note(void *caller, size_t bytes) {
+  int now = __atomic_load_n(&phase, __ATOMIC_RELAXED);
+  if (!now)
+    return;
+  __atomic_fetch_add(&heap_calls[now], 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&heap_bytes[now], (long)bytes, __ATOMIC_RELAXED);
+  long slot = __atomic_fetch_add(&n_callers, 1, __ATOMIC_RELAXED);
+  if (now == 1 && slot < MAX_CALLERS)
+    callers[slot] = caller;
 }
-int __wrap_posix_memalign(void **p, size_t a, size_t n) {
-  heap_calls += counting;
-  return __real_posix_memalign(p, a, n);
+#define CALLER __builtin_return_address(0)
+void *malloc(size_t n) { note(CALLER, n); return __libc_malloc(n); }
+void *calloc(size_t n, size_t m) { note(CALLER, n * m); return __libc_calloc(n, m); }
+void *realloc(void *p, size_t n) { note(CALLER, n); return __libc_realloc(p, n); }
+void *memalign(size_t a, size_t n) { note(CALLER, n); return __libc_memalign(a, n); }
+void *aligned_alloc(size_t a, size_t n) { note(CALLER, n); return __libc_memalign(a, n); }
+void *valloc(size_t n) { note(CALLER, n); return __libc_valloc(n); }
+void *pvalloc(size_t n) { note(CALLER, n); return __libc_pvalloc(n); }
+int posix_memalign(void **p, size_t a, size_t n) {
+  note(CALLER, n);
+  void *got = __libc_memalign(a, n);
+  if (!got)
+    return 12; /* ENOMEM */
+  *p = got;
+  return 0;
 }
-void __wrap_free(void *p) { heap_calls += counting && p; __real_free(p); }
+void free(void *p) {
+  if (p)
+    note(CALLER, 0);
+  __libc_free(p);
+}
+/* "object:count,..." for the first call's heap calls, by calling object. */
+static void print_callers(void) {
+  const char *names[32];
+  long counts[32];
+  int n = 0;
+  long recorded = n_callers < MAX_CALLERS ? n_callers : MAX_CALLERS;
+  for (long i = 0; i < recorded; ++i) {
+    Dl_info info;
+    const char *name = "?";
+    if (dladdr(callers[i], &info) && info.dli_fname) {
+      const char *slash = strrchr(info.dli_fname, '/');
+      name = slash ? slash + 1 : info.dli_fname;
+    }
+    int k = 0;
+    while (k < n && strcmp(names[k], name))
+      ++k;
+    if (k == n && n < 32) {
+      names[n] = name;
+      counts[n++] = 0;
+    }
+    if (k < n)
+      ++counts[k];
+  }
+  printf("first_heap_by=");
+  for (int k = 0; k < n; ++k)
+    printf("%s%s:%ld", k ? "," : "", names[k], counts[k]);
+  printf("\\n");
+}
 """
 
 
@@ -58,11 +118,12 @@ def driver_c(exported: ExportedModel) -> str:
     sig = exported.signature
     n, up = sig.name, sig.name.upper()
     lines = [
+        "#define _GNU_SOURCE /* dladdr */",
         "#include <stdio.h>",
         "#include <stdlib.h>",
         "#include <string.h>",
         f'#include "{n}.h"',
-        _WRAPPERS,
+        _COUNTING,
         "static void *load(const char *dir, const char *file, size_t bytes) {",
         "  char path[4096];",
         '  snprintf(path, sizeof path, "%s/%s", dir, file);',
@@ -93,11 +154,16 @@ def driver_c(exported: ExportedModel) -> str:
         f"  void *workspace = aligned_alloc({up}_WORKSPACE_ALIGNMENT,",
         f"      ({up}_WORKSPACE_BYTES + {up}_WORKSPACE_ALIGNMENT) & ~({up}_WORKSPACE_ALIGNMENT - 1));",
         f"  memset(workspace, 0xAB, {up}_WORKSPACE_BYTES);",
-        "  counting = 1;",
+        "  phase = 1;",
         f"  int first = {n}_run(&in, &out, workspace);",
-        f"  int status = {n}_run(&in, &out, workspace);",
-        "  counting = 0;",
-        '  printf("status=%d first=%d heap_calls=%ld\\n", status, first, heap_calls);',
+        "  phase = 2;",
+        "  int status = 0;",
+        f"  for (int run = 1; run < {RUNS} && !status; ++run)",
+        f"    status = {n}_run(&in, &out, workspace);",
+        "  phase = 0;",
+        '  printf("status=%d first=%d first_heap_calls=%ld first_heap_bytes=%ld heap_calls=%ld\\n",',
+        "         status, first, heap_calls[1], heap_bytes[1], heap_calls[2]);",
+        "  print_callers();",
         f'  if (status) printf("message=%s\\n", {n}_error_message());',
     ]
     for i, t in enumerate(sig.outputs):
@@ -127,10 +193,12 @@ def build_driver(exported: ExportedModel, folder: str, aarch64: bool) -> str:
         handle.write(driver_c(exported))
     program = os.path.join(folder, "driver")
     compiler = AARCH64_CC if aarch64 else os.environ.get("CC", "cc")
-    wrap = "-Wl," + ",".join(f"--wrap={name}" for name in WRAPPED)
     command = [compiler, "-std=c11", "-O1", source, f"-I{exported.out_dir}", "-o", program]
-    command += [exported.library, wrap, "-lm"]
-    subprocess.run(command, check=True, capture_output=True, text=True)
+    command += [exported.library, "-lm"]
+    if exported.openmp:  # a multithreaded export: the runtime shipped beside it
+        command += [exported.openmp, f"-Wl,-rpath,{exported.out_dir}"]
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(command)}\n{done.stderr}"
     return program
 
 
@@ -138,7 +206,9 @@ def run_exported(
     exported: ExportedModel, inputs: tuple, folder: str, aarch64: bool = False
 ) -> tuple[list[torch.Tensor], dict[str, str]]:
     """The outputs of the exported model on ``inputs`` and what the driver
-    printed (``status``, ``first``, ``heap_calls``, ``message``)."""
+    printed (``status``, ``first``: the first call's; ``first_heap_calls``,
+    ``first_heap_bytes``, ``first_heap_by``; ``heap_calls``: the later calls';
+    ``message``)."""
     program = build_driver(exported, folder, aarch64)
     for index, tensor in enumerate(inputs):
         tensor.contiguous().numpy().tofile(os.path.join(folder, f"in{index}.bin"))

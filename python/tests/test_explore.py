@@ -236,3 +236,24 @@ def test_bad_paths_are_named(tmp_path, capsys):
 
     assert cli.main(["explore", str(source), "-o", str(tmp_path / "x.html")]) == 1
     assert "lowerline explore takes a model's .py file" in capsys.readouterr().err
+
+
+def test_a_quantized_model_s_page_holds_its_quant_report(tmp_path):
+    torch.manual_seed(0)
+    model = _TwoLayers().eval()
+    batches = [torch.randn(3, 7) for _ in range(4)]
+    compiled = lowerline.compile(
+        model,
+        batches[0],
+        cache_dir=str(tmp_path / "cache"),
+        quantize=lowerline.quant.Int8(calibration=batches),
+    )
+    data = report.read_page(compiled.explore(str(tmp_path / "page.html")))
+    quantization = data["quantization"]
+    assert [layer["kind"] for layer in quantization["layers"]] == ["linear", "linear"]
+    assert quantization["ok"] and all(
+        layer["max_steps"] <= 1 and "i8" in layer["kernel"] for layer in quantization["layers"]
+    )
+    # A float model's page has none.
+    plain = lowerline.compile(model, batches[0], cache_dir=str(tmp_path / "cache"))
+    assert report.read_page(plain.explore(str(tmp_path / "plain.html")))["quantization"] is None

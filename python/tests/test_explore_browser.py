@@ -13,8 +13,11 @@ import os
 import shutil
 
 import pytest
+import torch
 from test_explore import ADD_RELU
+from test_explore_roofline import _two_layers
 
+import lowerline
 from lowerline.explore import browser, report
 from lowerline.tools import opt
 
@@ -183,6 +186,36 @@ def test_numerics_and_remarks_tables(driver, tmp_path):
     assert driver.find_element("css selector", "#ir-title").text.startswith("#0 input")
 
 
+def test_the_quantization_table_marks_layers_over_one_step(driver, tmp_path):
+    trace = {
+        "passes": [{"stage": "input", "label": "(input)", "seconds": 0.0, "ir": "module {\n}"}]
+    }
+    layer = {"kind": "linear", "output_scale": 0.02, "batches": 4}
+    quantization = {
+        "layers": [
+            {**layer, "name": "first", "kernel": "linalg.matmul i8", "max_steps": 0.5},
+            {**layer, "name": "second", "kernel": "float", "max_steps": 1.5},
+        ],
+        "skipped": ["head"],
+        "max_abs_error": 0.01,
+        "mean_abs_error": 0.002,
+        "float_max_abs": 3.0,
+        "max_abs_error_vs_qdq": 0.001,
+        "calibrate_seconds": 0.2,
+        "ok": False,
+    }
+    data = report.ExploreData("t", quantization=quantization)
+    _open(driver, report.write_report(str(tmp_path / "q.html"), trace, data))
+    assert browser.console_errors(driver) == []
+    rows = driver.find_elements("css selector", "#quantization tr")
+    cells = [[c.text for c in row.find_elements("css selector", "td")] for row in rows]
+    cells = [row for row in cells if row]
+    assert [row[0] for row in cells] == ["first", "second"]
+    assert [row[-1] for row in cells] == ["ok", "over one step"]
+    assert "left in float: head" in driver.find_element("css selector", "#quantization").text
+    _screenshot(driver, tmp_path, "quantization")
+
+
 def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
     module = "module {\n  func.func @f() {\n    return\n  }\n}"
     trace = {
@@ -217,3 +250,23 @@ def test_the_divergent_pass_is_marked_and_shown(driver, tmp_path):
     banner = driver.find_element("id", "bisection").text
     assert "first divergent pass: test-break (stage graph)" in banner
     assert "reproduce: lowerline-opt b.mlir" in banner
+
+
+def test_the_roofline_has_one_dot_per_timed_kernel(driver, tmp_path):
+    torch.manual_seed(0)
+    compiled = lowerline.compile(
+        _two_layers().eval(), torch.randn(3, 7), cache_dir=str(tmp_path / "c")
+    )
+    page = compiled.explore(str(tmp_path / "roofline.html"))
+    kernels = report.read_page(page)["roofline"]["kernels"]
+    _open(driver, page)
+    assert browser.console_errors(driver) == []
+    dots = driver.find_elements("css selector", "#roofline svg.roofline circle.kernel")
+    assert len(dots) == len([k for k in kernels if k["intensity"] and k["flops"]]) > 0
+    assert driver.find_elements("css selector", "#roofline svg.roofline polyline.peak")
+    tips = [d.find_element("css selector", "title").get_attribute("textContent") for d in dots]
+    assert all(t.startswith("kernel #") and "GFLOP/s" in t for t in tips)
+    rows = driver.find_elements("css selector", "#roofline table tr")
+    assert len(rows) == 1 + len(kernels)  # the header, a row per kernel
+    driver.execute_script("document.getElementById('roofline').scrollIntoView()")
+    _screenshot(driver, tmp_path, "roofline")

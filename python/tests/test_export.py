@@ -38,7 +38,7 @@ def test_mlp_runs_from_c_without_malloc_and_matches_torch(batch, tmp_path):
         assert (tmp_path / "out" / name).is_file()
     outputs, printed = run_exported(exported, (x,), str(tmp_path))
     assert printed["status"] == printed["first"] == "0"
-    assert printed["heap_calls"] == "0"
+    assert printed["first_heap_calls"] == printed["heap_calls"] == "0"
     torch.testing.assert_close(outputs[0], model(x).detach(), rtol=1e-4, atol=1e-5)
     # Only the API is global: two exported models link into one program.
     defined, undefined = symbols(exported.library)
@@ -92,6 +92,60 @@ def test_failed_check_is_a_status_not_an_abort(tmp_path):
     assert "index must be smaller than dim size" in printed["message"]
 
 
+_CONCURRENT_DRIVER = r"""
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "embed.h"
+
+typedef struct { int64_t index[12]; float out[60]; int expected, wrong; } job;
+
+static void *calls(void *argument) {
+  job *j = argument;
+  void *workspace = aligned_alloc(EMBED_WORKSPACE_ALIGNMENT,
+      (EMBED_WORKSPACE_BYTES + EMBED_WORKSPACE_ALIGNMENT) & ~(EMBED_WORKSPACE_ALIGNMENT - 1));
+  embed_inputs in = {j->index};
+  embed_outputs out = {j->out};
+  for (int i = 0; i < 200000; i++)
+    j->wrong += embed_run(&in, &out, workspace) != j->expected;
+  free(workspace);
+  return NULL;
+}
+
+int main(void) {
+  job valid = {{0}, {0}, EMBED_OK, 0}, failing = {{0}, {0}, EMBED_ERROR_CHECK_FAILED, 0};
+  for (int i = 0; i < 12; i++)
+    valid.index[i] = failing.index[i] = i % 11;
+  failing.index[1] = 11; /* early: the failure is set long before the call ends */
+  pthread_t threads[2];
+  pthread_create(&threads[0], NULL, calls, &valid);
+  pthread_create(&threads[1], NULL, calls, &failing);
+  pthread_join(threads[0], NULL);
+  pthread_join(threads[1], NULL);
+  printf("%d %d\n", valid.wrong, failing.wrong);
+  return 0;
+}
+"""
+
+
+def test_concurrent_calls_with_own_workspaces_get_their_own_status(tmp_path):
+    """Two threads call one exported model, each with its own workspace: the
+    failure word is the workspace's, so the valid calls always return OK
+    and the failing ones always CHECK_FAILED."""
+    model, index = Embed().eval(), torch.zeros(3, 4, dtype=torch.int64)
+    exported = lowerline.export(model, index, out_dir=str(tmp_path / "out"), name="embed")
+    assert exported.signature.inputs[0].name == "index"  # the driver's field
+    source = tmp_path / "concurrent.c"
+    source.write_text(_CONCURRENT_DRIVER)
+    program = str(tmp_path / "concurrent")
+    compiler = os.environ.get("CC", "cc")
+    command = [compiler, "-std=c11", "-O1", "-pthread", str(source), f"-I{exported.out_dir}"]
+    subprocess.run([*command, "-o", program, exported.library, "-lm"], check=True)
+    done = subprocess.run([program], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "0"], done.stdout  # wrong statuses: valid, failing
+
+
 class AddsInPlace(torch.nn.Module):
     def forward(self, x):
         x.add_(1)
@@ -104,7 +158,13 @@ class AddsInPlace(torch.nn.Module):
         ({"name": "2fast"}, ValueError, "C identifier"),
         ({"name": "int"}, ValueError, "keyword"),
         ({"target": "cuda:sm_80"}, ValueError, "CPUs"),
-        ({"num_threads": 2}, ValueError, "single-threaded"),
+        (
+            {"num_threads": 2, "target": "cpu:cortex-a72"},
+            ValueError,
+            "no.*OpenMP runtime|none for aarch64",
+        ),
+        ({"num_threads": 2, "parallel": "async"}, ValueError, "parallel='openmp'"),
+        ({"num_threads": 0}, ValueError, "positive int"),
     ],
 )
 def test_bad_arguments_are_refused_before_compiling(kwargs, error, match, tmp_path):

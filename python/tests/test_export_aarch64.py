@@ -69,10 +69,29 @@ def test_zoo_model_runs_under_qemu_and_matches_torch(case, tmp_path):
     )
     outputs, printed = run_exported(exported, inputs, str(tmp_path), aarch64=True)
     assert printed["status"] == printed["first"] == "0", printed
-    assert printed["heap_calls"] == "0"
+    assert printed["first_heap_calls"] == printed["heap_calls"] == "0"
     torch.testing.assert_close(outputs[0], expected, rtol=case.rtol, atol=case.atol)
     # Only libc and libm are needed (no libgcc helpers, no MLIR runtime).
     assert not foreign(symbols(exported.library)[1])
     # The issue's bound on the plan: at most 1.25x the liveness lower bound.
     assert exported.lower_bound_bytes <= exported.workspace_bytes
     assert exported.workspace_bytes <= 1.25 * exported.lower_bound_bytes
+
+
+def test_failed_check_is_a_status_under_qemu(tmp_path):
+    """The failure word in the workspace (a compare-and-swap in the compiled
+    code, atomics in the wrapper) needs no libgcc helper on AArch64."""
+    require_aarch64_tools()
+    torch.manual_seed(0)
+    model, index = nn.Embedding(11, 5).eval(), torch.randint(0, 11, (3, 4))
+    exported = lowerline.export(
+        model, index, target="cpu:cortex-a72", out_dir=str(tmp_path / "out"), name="embed"
+    )
+    assert not foreign(symbols(exported.library)[1])
+    _, printed = run_exported(exported, (index,), str(tmp_path), aarch64=True)
+    assert printed["status"] == "0", printed
+    bad = index.clone()
+    bad[2, 3] = 11
+    _, printed = run_exported(exported, (bad,), str(tmp_path), aarch64=True)
+    assert printed["status"] == "3", printed  # EMBED_ERROR_CHECK_FAILED
+    assert "index must be smaller than dim size" in printed["message"]

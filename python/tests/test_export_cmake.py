@@ -1,5 +1,6 @@
 """The example C application (examples/c) built with CMake through
-``lowerline_add_model`` (cmake/Lowerline.cmake): natively, and for AArch64
+``lowerline_add_model`` (cmake/Lowerline.cmake): natively (one thread, and
+two, linking the OpenMP runtime), and for AArch64
 with the toolchain file, run under qemu-aarch64; its outputs match torch."""
 
 import os
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 import torch
 from export_support import AARCH64_SYSROOT, QEMU, require_aarch64_tools
+
+from lowerline.driver.objects import llvm_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "c"
@@ -28,7 +31,7 @@ def _build(build: Path, *flags: str) -> Path:
     return build / "classify"
 
 
-@pytest.mark.parametrize("arch", ["native", "aarch64"])
+@pytest.mark.parametrize("arch", ["native", "native-threads", "aarch64"])
 def test_example_app_builds_with_cmake_and_matches_torch(arch, tmp_path):
     if shutil.which("cmake") is None:
         pytest.skip("cmake is not installed")
@@ -38,6 +41,8 @@ def test_example_app_builds_with_cmake_and_matches_torch(arch, tmp_path):
         require_aarch64_tools()
         flags = [f"-DCMAKE_TOOLCHAIN_FILE={TOOLCHAIN}", "-DLOWERLINE_TARGET=cpu:cortex-a72"]
         runner = [QEMU, "-L", AARCH64_SYSROOT]
+    if arch == "native-threads":  # the OpenMP runtime in the target's link interface
+        flags = ["-DLOWERLINE_THREADS=2"]
     program = _build(tmp_path / "build", *flags)
     example = runpy.run_path(str(ROOT / "python" / "lowerline" / "examples" / "classifier.py"))
     model = example["model"]
@@ -58,4 +63,11 @@ def test_example_app_builds_with_cmake_and_matches_torch(arch, tmp_path):
     # Without arguments the example prints a class per image and its workspace.
     done = subprocess.run([*runner, str(program)], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "image 1: class" in done.stdout
-    assert os.path.isfile(tmp_path / "build" / "lowerline" / "classifier" / "libclassifier.a")
+    out = tmp_path / "build" / "lowerline" / "classifier"
+    assert os.path.isfile(out / "libclassifier.a")
+    assert os.path.isfile(out / "libiomp5.so") == (arch == "native-threads")
+    if arch == "native-threads":  # linked through the target, found through the rpath
+        dynamic = subprocess.run(
+            [llvm_tool("llvm-readelf"), "-d", str(program)], capture_output=True, text=True
+        ).stdout
+        assert "[libiomp5.so]" in dynamic and str(out) in dynamic, dynamic

@@ -95,13 +95,14 @@ def test_qparams_hold_zero_and_the_range():
 
 
 def test_weights_are_symmetric_per_output_channel():
-    weight = torch.randn(6, 3, 3, 3)
+    weight = torch.randn(6, 3, 3, 3, generator=torch.Generator().manual_seed(3))
     weight[2] *= 50  # one channel far larger: its own scale
     stored, scales, zero_points = weight_qparams(weight)
     assert stored.dtype == torch.int8 and scales.shape == (6,) and not zero_points.any()
     restored = ops.dequantize_per_channel(stored, scales, zero_points, 0, -128, 127, torch.int8)
     error = (restored - weight).abs().reshape(6, -1).amax(dim=1)
-    assert torch.all(error <= scales / 2 + 1e-6)
+    # Half a step, plus f32's rounding of w / scale at magnitudes up to 128 steps.
+    assert torch.all(error <= scales * (0.5 + 128 * torch.finfo(torch.float32).eps))
     assert scales[2] > 20 * scales[0]
 
 

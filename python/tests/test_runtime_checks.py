@@ -6,12 +6,18 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 import torch
 
 import lowerline
-from lowerline.errors import IndexCheckError, RuntimeCheckError, runtime_check_error
+from lowerline.errors import (
+    IndexCheckError,
+    RuntimeCheckError,
+    ZeroDivisionCheckError,
+    runtime_check_error,
+)
 
 
 class Embed(torch.nn.Module):
@@ -78,6 +84,53 @@ def test_check_in_parallel_loop_reports_from_a_worker_thread():
         with pytest.raises(IndexError, match="index must be smaller than dim size"):
             compiled(x, bad)
         torch.testing.assert_close(compiled(x, index), torch.gather(x, 1, index))
+
+
+def _hammer(call, iterations: int) -> list[BaseException]:
+    """Runs ``call`` ``iterations`` times; the unexpected outcomes."""
+    wrong: list[BaseException] = []
+    for _ in range(iterations):
+        try:
+            call()
+        except BaseException as error:  # pytest.raises fails with one: collected too
+            wrong.append(error)
+    return wrong
+
+
+@pytest.mark.parametrize(
+    ("arena", "record"),
+    [(True, "lowerline.failure_record"), (False, None)],  # the arena's word / the slot
+)
+def test_concurrent_calls_get_their_own_failures(arena, record):
+    """Two threads call one compiled module at once (its checks run on
+    OpenMP workers): the one with a bad index always gets its error, the one
+    with valid inputs never gets one, nor a wrong result."""
+    x = torch.randn(301, 203)  # long enough calls for two to overlap
+    index = torch.randint(0, 203, (301, 1025))
+    compiled = lowerline.compile(Gather(), x, index, num_threads=2, arena=arena)
+    llvm = compiled.ir("llvm")
+    assert (record in llvm) if record else ("lowerline.failure_record" not in llvm)
+    bad = index.clone()
+    bad[7, 33] = 203  # early: the failure is set long before the call ends
+    expected = torch.gather(x, 1, index)
+
+    def failing() -> None:
+        with pytest.raises(IndexError, match="index must be smaller than dim size"):
+            compiled(x, bad)
+
+    def valid() -> None:
+        torch.testing.assert_close(compiled(x, index), expected)
+
+    results: dict[str, list[BaseException]] = {}
+    threads = [
+        threading.Thread(target=lambda f=f, k=k: results.__setitem__(k, _hammer(f, 300)))
+        for k, f in (("failing", failing), ("valid", valid))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {"failing": [], "valid": []}, {k: v[:3] for k, v in results.items()}
 
 
 def test_failed_check_does_not_kill_the_process(tmp_path):
@@ -175,3 +228,56 @@ def test_index_select_out_of_range_raises(dim, batch):
     torch.testing.assert_close(
         compiled(x, index.flip(0)), torch.index_select(x, dim, index.flip(0))
     )
+
+
+class IntegerDivision(torch.nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return self.op(a, b)
+
+
+# torch.floor_divide of integers goes through f64 in torch-mlir: no integer division.
+@pytest.mark.parametrize("op", [torch.remainder, torch.fmod])
+@pytest.mark.parametrize(("shape", "dtype"), [((1, 7), torch.int32), ((5, 13), torch.int64)])
+def test_integer_division_by_zero_raises_instead_of_sigfpe(op, shape, dtype):
+    """Eager torch raises on an integer division by zero; the compiled code
+    checks the divisor and raises naming the op and this file's line."""
+    torch.manual_seed(0)
+    a = torch.randint(-50, 50, shape, dtype=dtype)
+    b = torch.randint(1, 9, shape, dtype=dtype) * torch.where(torch.rand(shape) < 0.5, 1, -1)
+    compiled = lowerline.compile(IntegerDivision(op), a, b, num_threads=1)
+    torch.testing.assert_close(compiled(a, b), op(a, b))
+    zero = b.clone()
+    zero[-1, shape[1] // 2] = 0
+    with pytest.raises(ZeroDivisionError, match=r"integer division by zero \(arith\.\w+\)") as e:
+        compiled(a, zero)
+    assert isinstance(e.value, ZeroDivisionCheckError)
+    assert __file__.rsplit("/", 1)[-1] in str(e.value)
+    torch.testing.assert_close(compiled(a, b), op(a, b))  # usable after
+
+
+def test_float_remainder_by_zero_is_nan_and_unchecked():
+    a = torch.randn(3, 5)
+    b = torch.randn(3, 5)
+    b[1, 2] = 0.0
+    compiled = lowerline.compile(IntegerDivision(torch.remainder), a, b, num_threads=1)
+    assert "integer division by zero" not in compiled.ir("llvm")
+    torch.testing.assert_close(compiled(a, b), torch.remainder(a, b), equal_nan=True)
+
+
+def test_failed_check_of_a_dynamic_function_raises(embed):
+    """A function compiled for dynamic sizes reports through the same word."""
+    compiled = lowerline.compile(
+        embed, torch.randint(0, 11, (2, 3)), dynamic={"index": {0: (1, 9)}}, num_threads=1
+    )
+    for batch in (1, 5):
+        index = torch.randint(0, 11, (batch, 3))
+        torch.testing.assert_close(compiled(index), embed(index))
+        bad = index.clone()
+        bad[-1, 1] = 11
+        with pytest.raises(IndexCheckError, match="index must be smaller than dim size"):
+            compiled(bad)
+        torch.testing.assert_close(compiled(index), embed(index))

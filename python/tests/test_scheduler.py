@@ -42,6 +42,7 @@ def test_named_pipelines_expand_in_place(context):
     python_flags = [s.pass_.flag for s in steps if isinstance(s, PythonStep)]
     assert python_flags == [
         "lowerline-expand-bf16-truncf",
+        "lowerline-check-integer-division",
         "lowerline-report-failed-asserts",
         "lowerline-approximate-exp",
         "lowerline-approximate-math",

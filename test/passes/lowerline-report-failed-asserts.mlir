@@ -87,3 +87,65 @@ func.func @second_run(%ok: i1) {
   cf.assert %ok, "later"
   return
 }
+
+// -----
+
+// Entries with an arena (lowerline-plan-arena): the failure goes to an 8-byte
+// word of the call's arena past the planned 68 bytes (at 72, the arena grows
+// to 80), compare-and-swapped from zero, on whichever thread fails. No
+// library slot: nothing is declared. An entry without a check gets -1.
+// CHECK-NOT:   lowerline_assert_failed
+// CHECK-LABEL: func.func @arena_entry(
+// CHECK-SAME:    %[[ARENA:[^:]*]]: memref<?xi8>)
+// CHECK-SAME:    lowerline.arena = array<i64: 80, 64>, lowerline.failure_record = 72 : i64
+// CHECK:         scf.parallel
+// CHECK:           } else {
+// CHECK:             %[[MSG:.*]] = llvm.mlir.addressof @__lowerline_assert_0 : !llvm.ptr
+// CHECK:             %[[ADDR:.*]] = llvm.ptrtoint %[[MSG]] : !llvm.ptr to i64
+// CHECK:             %[[AT:.*]] = arith.constant 72 : index
+// CHECK:             %[[WORD:.*]] = memref.view %[[ARENA]][%[[AT]]][] : memref<?xi8> to memref<i64>
+// CHECK:             memref.generic_atomic_rmw %[[WORD]][] : memref<i64> {
+// CHECK:             ^bb0(%[[OLD:.*]]: i64):
+// CHECK:               %[[FREE:.*]] = arith.cmpi eq, %[[OLD]], %{{.*}} : i64
+// CHECK:               %[[NEW:.*]] = arith.select %[[FREE]], %[[ADDR]], %[[OLD]] : i64
+// CHECK:               memref.atomic_yield %[[NEW]] : i64
+// CHECK-LABEL: func.func @arena_no_check(
+// CHECK-SAME:    lowerline.arena = array<i64: 64, 64>, lowerline.failure_record = -1 : i64
+// CHECK-NOT:   lowerline_assert_failed
+func.func @arena_entry(%x: memref<4xindex>, %t: memref<8xf32>, %out: memref<4xf32>, %arena: memref<?xi8>) attributes {lowerline.arena = array<i64: 68, 64>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %j = memref.load %x[%i] : memref<4xindex>
+    %ok = arith.cmpi ult, %j, %c8 : index
+    cf.assert %ok, "index out of range"
+    %v = memref.load %t[%j] : memref<8xf32>
+    memref.store %v, %out[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @arena_no_check(%out: memref<4xf32>, %arena: memref<?xi8>) attributes {lowerline.arena = array<i64: 64, 64>} {
+  return
+}
+
+// -----
+
+// One assert in a function without an arena: every assert of the module
+// goes to the library's slot, no entry gets a failure word.
+// CHECK:       func.func private @lowerline_assert_failed(!llvm.ptr)
+// CHECK-LABEL: func.func @arena_but_slot(
+// CHECK-SAME:    lowerline.arena = array<i64: 64, 64>}
+// CHECK:         func.call @lowerline_assert_failed
+// CHECK-LABEL: func.func @no_arena(
+// CHECK:         func.call @lowerline_assert_failed
+func.func @arena_but_slot(%ok: i1, %arena: memref<?xi8>) attributes {lowerline.arena = array<i64: 64, 64>} {
+  cf.assert %ok, "in the entry"
+  return
+}
+func.func @no_arena(%ok: i1) {
+  cf.assert %ok, "elsewhere"
+  return
+}

@@ -4,14 +4,16 @@
 The wrapper builds one memref descriptor per tensor from the caller's
 pointers (contiguous, row-major: strides follow from the static shapes),
 one for the workspace (the arena), calls ``_mlir_ciface_main`` and turns a
-failed run-time check, which the compiled code records through
-``lowerline_assert_failed`` (``runtime_support.c``) instead of aborting,
+failed run-time check, which the compiled code records in the workspace's
+failure word (``lowerline.failure_record``), or without one through
+``lowerline_assert_failed`` (``runtime_support.c``), instead of aborting,
 into a non-zero status.
 """
 
 from __future__ import annotations
 
 from lowerline.aot.signature import CTensor, Signature
+from lowerline.aot.toolchain import OPENMP
 
 
 def _strides(shape: tuple[int, ...]) -> list[int]:
@@ -38,6 +40,33 @@ def _sizes(signature: Signature) -> list[str]:
     ]
 
 
+def _needs(signature: Signature) -> str:
+    """What the library needs at run time, for the header and README."""
+    if signature.num_threads == 1:
+        return "needs only libc and libm"
+    return f"needs libc, libm and {OPENMP} (OpenMP, beside it)"
+
+
+def _link(signature: Signature) -> str:
+    n = signature.name
+    if signature.num_threads == 1:
+        return f"cc app.c -I. -L. -l{n} -lm"
+    return f"cc app.c -I. -L. -l{n} -liomp5 -lm -Wl,-rpath,'$ORIGIN'"
+
+
+def _threads_doc(signature: Signature) -> list[str]:
+    """The header's paragraph on threads: what the OpenMP runtime allocates."""
+    up, threads = signature.name.upper(), signature.num_threads
+    if threads == 1:
+        return [" * Single-threaded: a call runs on the caller's thread."]
+    return [
+        f" * Multithreaded: a call runs its parallel loops on up to {up}_NUM_THREADS",
+        f" * ({threads}) OpenMP threads, and the workspace holds a scratch slot per thread.",
+        f" * The OpenMP runtime ({OPENMP}) allocates its thread pool on the heap at the",
+        " * first call from a thread; later calls from that thread make no heap call.",
+    ]
+
+
 def header(signature: Signature, target: str) -> str:
     n, up = signature.name, signature.name.upper()
     baked = "".join(f"\n *   {line}" for line in signature.baked) or " none"
@@ -45,7 +74,9 @@ def header(signature: Signature, target: str) -> str:
     lines = [
         f"/* {n}.h: the C API of a model exported by lowerline.export for target {target}.",
         " *",
-        f" * Link lib{n}.a (weights included; needs only libc and libm). One call:",
+        f" * Link lib{n}.a (weights included); it {_needs(signature)}:",
+        f" *   {_link(signature)}",
+        " * One call:",
         " *",
         f" *   static unsigned char ws[{up}_WORKSPACE_BYTES]"
         f" __attribute__((aligned({up}_WORKSPACE_ALIGNMENT)));",
@@ -58,6 +89,7 @@ def header(signature: Signature, target: str) -> str:
         " * at the same time must not share. A failed run-time check (an index out of",
         f" * range) returns {up}_ERROR_CHECK_FAILED and never aborts; the outputs are then",
         " * unspecified.",
+        *_threads_doc(signature),
         f" * Numbers the model took, baked in when it was exported:{baked}",
         f" * Outputs that are constants, not computed:{constants}",
         " */",
@@ -76,6 +108,8 @@ def header(signature: Signature, target: str) -> str:
         f"#define {up}_WORKSPACE_LOWER_BOUND_BYTES {signature.lower_bound_bytes}",
         "/* The workspace's address must be a multiple of this. */",
         f"#define {up}_WORKSPACE_ALIGNMENT 64",
+        "/* The threads a call uses at most (the workspace is sized for them). */",
+        f"#define {up}_NUM_THREADS {signature.num_threads}",
         "/* Elements of each tensor. */",
         *_sizes(signature),
         "",
@@ -140,6 +174,22 @@ def _null_checks(signature: Signature) -> list[str]:
     return [f"  if (!{p})\n    return {up}_ERROR_NULL_ARGUMENT;" for p in pointers]
 
 
+def _failure_lines(record: int | None) -> tuple[list[str], list[str]]:
+    """The wrapper's lines before and after the call that find the call's
+    failed check: in the workspace's failure word (lowerline.failure_record,
+    so calls with their own workspaces may run at the same time; -1: the
+    model has no check), else in the library's slot."""
+    if record is None:
+        return [], ["  const char *failed = lowerline_failed_check();"]
+    if record < 0:
+        return [], ["  const char *failed = 0;"]
+    word = f"(const char *_Atomic *)((char *)workspace + {record})"
+    return (
+        [f"  atomic_store({word}, (const char *)0);"],
+        [f"  const char *failed = atomic_load({word});"],
+    )
+
+
 def wrapper(signature: Signature) -> str:
     n, up = signature.name, signature.name.upper()
     tensors = [(t, f"inputs->{t.name}", f"in{i}") for i, t in enumerate(signature.inputs)]
@@ -153,9 +203,11 @@ def wrapper(signature: Signature) -> str:
         arena = [
             f"  memref1 arena = {{workspace, workspace, 0, {{{up}_WORKSPACE_BYTES}}, {{1}}}};",
         ]
+    take, failed = _failure_lines(signature.failure_record)
     lines = [
         f"/* The wrapper behind {n}_run (generated by lowerline.export). */",
         f'#include "{n}.h"',
+        "#include <stdatomic.h>",
         "",
         *_descriptor_types(signature),
         "",
@@ -175,10 +227,11 @@ def wrapper(signature: Signature) -> str:
         "  (void)workspace;",
         *(f"  {_descriptor(t, pointer, variable)}" for t, pointer, variable in tensors),
         *arena,
+        *take,
         f"  _mlir_ciface_main({', '.join(calls)});",
         "  /* The compiled code records the first failed check and skips the work it",
         "   * guarded (lowerline-report-failed-asserts); take it. */",
-        "  const char *failed = lowerline_failed_check();",
+        *failed,
         "  if (failed) {",
         "    failed_message = failed;",
         f"    return {up}_ERROR_CHECK_FAILED;",
@@ -189,6 +242,15 @@ def wrapper(signature: Signature) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _readme_heap(signature: Signature) -> str:
+    if signature.num_threads == 1:
+        return ""
+    return (
+        f" (the OpenMP runtime allocates its pool of {signature.num_threads} threads "
+        "at the first call from a thread, and not after)"
+    )
+
+
 def readme(signature: Signature, target: str, sizes_text: str) -> str:
     n, up = signature.name, signature.name.upper()
     inputs = "\n".join(f"- `{t.name}`: {t.describe} ({t.what})" for t in signature.inputs)
@@ -196,8 +258,8 @@ def readme(signature: Signature, target: str, sizes_text: str) -> str:
     return f"""# {n}: a model exported by lowerline for `{target}`
 
 - `{n}.h`: the C API (`{n}_run`, the `{n}_inputs` / `{n}_outputs` structs, status codes).
-- `lib{n}.a`: the compiled model with its weights; it needs only libc and libm,
-  reads no file and makes no heap allocation when it runs.
+- `lib{n}.a`: the compiled model with its weights; it {_needs(signature)},
+  reads no file and makes no heap allocation when it runs{_readme_heap(signature)}.
 
 ```c
 #include "{n}.h"
@@ -209,7 +271,7 @@ static unsigned char workspace[{up}_WORKSPACE_BYTES]
 if ({n}_run(&in, &out, workspace) != {up}_OK) {{ /* {n}_error_message() */ }}
 ```
 
-Build: `cc app.c -I. -L. -l{n} -lm` (a cross compiler for another target).
+Build: `{_link(signature)}` (a cross compiler for another target).
 
 Inputs (contiguous, row-major):
 {inputs}
@@ -218,8 +280,9 @@ Outputs (written into the caller's buffers):
 {outputs}
 
 Workspace: {signature.workspace_bytes} bytes (`{up}_WORKSPACE_BYTES`, the static
-memory plan), liveness lower bound {signature.lower_bound_bytes} bytes. Calls that
-run at the same time need a workspace each.
+memory plan, for {signature.num_threads} thread(s): `{up}_NUM_THREADS`), liveness lower
+bound {signature.lower_bound_bytes} bytes. Calls that run at the same time need a
+workspace each.
 
 Sizes:
 

@@ -4,11 +4,12 @@
     # out/mlp.h, out/libmlp.a, out/README.md
 
 The model is captured and compiled as ``lowerline.compile`` does (the same
-workers and pipeline, single-threaded), but the compile worker stops at the
-object files and checks that the code runs without malloc and with a
-bounded stack (``driver.standalone``); the header, the wrapper and the
-library are built here for the target with its C compiler
-(``aot.toolchain``). Nothing is cached: an export always compiles.
+workers and pipeline; single-threaded unless ``num_threads`` asks for
+threads on x86, where the library calls the OpenMP runtime shipped beside
+it), but the compile worker stops at the object files and checks that the
+code runs without malloc and with a bounded stack (``driver.standalone``);
+the header, the wrapper and the library are built here for the target with
+its C compiler (``aot.toolchain``). Nothing is cached: an export always compiles.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -50,6 +51,11 @@ class ExportedModel:
     lower_bound_bytes: int  # the most planned bytes live at once
     sizes: toolchain.Sizes
     signature: signature.Signature
+    openmp: str | None = None  # the OpenMP runtime copied beside the library (threads > 1)
+
+    def _threads(self) -> str:
+        threads = self.signature.num_threads
+        return f", sized for {threads} threads; needs {self.openmp}" if self.openmp else ""
 
     def report(self) -> str:
         """The code-size and workspace report ``export`` prints."""
@@ -57,7 +63,8 @@ class ExportedModel:
         return (
             f"{self.name} for {self.target}: {self.header}, {self.library}\n"
             f"workspace: {self.workspace_bytes} bytes (liveness lower bound "
-            f"{self.lower_bound_bytes} bytes, {ratio:.2f}x)\n" + self.sizes.table(self.name)
+            f"{self.lower_bound_bytes} bytes, {ratio:.2f}x){self._threads()}\n"
+            + self.sizes.table(self.name)
         )
 
 
@@ -65,14 +72,33 @@ def _options(target: str, options: dict[str, Any]) -> CpuOptions:
     if is_gpu_target(target):
         raise ValueError(f"lowerline.export builds C libraries for CPUs; got target '{target}'")
     threads = options.setdefault("num_threads", 1)
-    if threads != 1:
-        raise ValueError(
-            f"exported models are single-threaded (num_threads=1), got num_threads={threads!r}: "
-            "multithreaded code needs an OpenMP runtime, which edge targets lack"
-        )
+    if type(threads) is not int or threads < 1:
+        raise ValueError(f"num_threads must be a positive int for an export, got {threads!r}")
     parsed = _parse_options({**options, "target": _target_name(target)})
     assert isinstance(parsed, CpuOptions)  # a CPU target (checked above)
+    if threads > 1:
+        _check_threaded(target, parsed)
     return parsed
+
+
+def _check_threaded(target: str, parsed: CpuOptions) -> None:
+    """A multithreaded export links the OpenMP runtime the compiler uses
+    (``toolchain.OPENMP``): only for x86 (the wheel's runtime is x86-64;
+    there is none for AArch64 here), and only with ``parallel="openmp"``
+    (the async runtime allocates its tasks on the heap)."""
+    arch = cpu_target(parsed.target).arch
+    if arch != "x86_64":
+        raise ValueError(
+            f"num_threads={parsed.num_threads}: target '{target}' ({arch}) exports are "
+            "single-threaded (num_threads=1): multithreaded code needs an OpenMP runtime, "
+            f"and there is none for {arch} here"
+        )
+    if parsed.parallel != "openmp":
+        raise ValueError(
+            f"num_threads={parsed.num_threads} with parallel={parsed.parallel!r}: multithreaded "
+            "exports run their parallel tiles on OpenMP (parallel='openmp'); the async runtime "
+            "allocates on the heap"
+        )
 
 
 def _refuse(problems: list[str]) -> ExportRefused:
@@ -107,7 +133,10 @@ def export(
     ``"cpu:cortex-a72"``, built with that target's C compiler).
 
     ``name`` prefixes the C API (``name_run``, ``NAME_WORKSPACE_BYTES``).
-    Compile options are ``lowerline.compile``'s, single-threaded. Prints the
+    Compile options are ``lowerline.compile``'s; ``num_threads`` defaults to
+    1, and more (x86 targets only) link the OpenMP runtime, copied into
+    ``out_dir`` (``NAME_NUM_THREADS``; the workspace holds a scratch slot per
+    thread). Prints the
     workspace and code-size report unless ``print_report=False``. Raises
     ``ExportRefused`` when the code would allocate outside the workspace,
     ``signature.ExportSignatureError`` for inputs or outputs C cannot take,
@@ -118,7 +147,9 @@ def export(
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"expected an nn.Module, got {type(model).__name__}")
     parsed = _options(target, dict(options))
-    compiler = toolchain.c_compiler(cpu_target(parsed.target))  # before minutes of compiling
+    # The toolchain, and the OpenMP runtime if threaded, before minutes of compiling.
+    compiler = toolchain.c_compiler(cpu_target(parsed.target))
+    openmp = toolchain.openmp_runtime(cpu_target(parsed.target)) if parsed.num_threads > 1 else None
     out_dir = os.path.abspath(out_dir or os.path.join("lowerline-export", name))
     os.makedirs(out_dir, exist_ok=True)
     memory = None if compile_memory is None else memory_bound(compile_memory)
@@ -130,7 +161,11 @@ def export(
         meta = _compile_artifact(program, parsed, workspace, failures, memory, export=True)
         if meta["standalone_problems"]:
             raise _refuse(meta["standalone_problems"])
-        exported = _build(name, target, program, meta, workspace, out_dir, compiler)
+        exported = _build(
+            name, target, parsed.num_threads, program, meta, workspace, out_dir, compiler
+        )
+        if openmp:
+            exported = replace(exported, openmp=toolchain.ship_openmp(openmp, out_dir))
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     if print_report:
@@ -139,10 +174,17 @@ def export(
 
 
 def _build(
-    name: str, target: str, program, meta: dict, workspace: str, out_dir: str, compiler: str
+    name: str,
+    target: str,
+    threads: int,
+    program,
+    meta: dict,
+    workspace: str,
+    out_dir: str,
+    compiler: str,
 ) -> ExportedModel:
     """Header, wrapper, library and README from the compiled objects."""
-    api = signature.build(name, program, meta)
+    api = signature.build(name, program, meta, threads)
     header = _write(os.path.join(out_dir, f"{name}.h"), cgen.header(api, target))
     wrapper = _write(os.path.join(workspace, f"{name}_wrapper.c"), cgen.wrapper(api))
     shutil.copyfile(header, os.path.join(workspace, f"{name}.h"))

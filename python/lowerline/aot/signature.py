@@ -78,10 +78,13 @@ class Signature:
     name: str  # the C prefix: name_run, name_inputs, NAME_WORKSPACE_BYTES
     inputs: list[CTensor]
     outputs: list[CTensor]
-    workspace_bytes: int
+    workspace_bytes: int  # with a scratch slot per thread for the parallel tiles
     lower_bound_bytes: int
+    num_threads: int  # the threads the code was built for; > 1 calls the OpenMP runtime
     baked: list[str]  # number inputs torch.export baked in, "name = value"
     constants: list[str]  # outputs that are constants, not in the struct
+    # The workspace's failure word (protocol.FAILURE_RECORD); None: the library's slot.
+    failure_record: int | None = None
 
 
 def check_name(name: str) -> str:
@@ -129,8 +132,9 @@ def _check_no_state(program: Program, meta: dict) -> None:
         )
 
 
-def build(name: str, program: Program, meta: dict) -> Signature:
-    """The C API of the compiled entry ``meta`` describes (``_compile_artifact``)."""
+def build(name: str, program: Program, meta: dict, num_threads: int) -> Signature:
+    """The C API of the compiled entry ``meta`` describes (``_compile_artifact``),
+    built for ``num_threads``."""
     _check_no_state(program, meta)
     taken: set[str] = set()
     inputs, baked = [], []
@@ -155,4 +159,14 @@ def build(name: str, program: Program, meta: dict) -> Signature:
         what = f"output {index}" + (" (a number: a scalar)" if kind[0] == "number" else "")
         outputs.append(_tensor(field, dtype, result["shape"], what))
     arena = meta.get("arena") or {"bytes": 0, "lower_bound": 0}
-    return Signature(name, inputs, outputs, arena["bytes"], arena["lower_bound"], baked, constants)
+    return Signature(
+        name,
+        inputs,
+        outputs,
+        arena["bytes"],
+        arena["lower_bound"],
+        num_threads,
+        baked,
+        constants,
+        arena.get("failure_record"),
+    )

@@ -10,6 +10,12 @@ relocatable object (``-r``), ``llvm-objcopy`` makes every symbol local but
 program: their ``_mlir_ciface_main`` and support code stay apart), and
 ``llvm-ar`` archives it as ``libname.a``.
 
+A multithreaded export (x86 only) calls the OpenMP runtime the compiler
+links for ``lowerline.compile`` too (Intel's ``libiomp5.so`` of the
+``intel-openmp`` wheel: ``runtime.libraries.openmp_library``); it is copied
+beside the library (``ship_openmp``), so the artifact folder is all a
+program needs.
+
 The C compiler: ``$LOWERLINE_EXPORT_CC`` if set, else this machine's ``$CC``
 or ``cc`` for its own architecture, else the Debian cross compiler of the
 target's triple (``aarch64-linux-gnu-gcc``: ``tools/apt-packages.txt``).
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 
 from lowerline.driver.objects import host_arch, llvm_tool, weights_object
 from lowerline.errors import LowerlineError
-from lowerline.runtime.libraries import RUNTIME_SUPPORT
+from lowerline.runtime.libraries import RUNTIME_SUPPORT, openmp_library
 from lowerline.targets import CpuTarget
 
 CC_VAR = "LOWERLINE_EXPORT_CC"
@@ -34,6 +40,8 @@ CFLAGS = ["-std=c11", "-O2", "-fPIC", "-ffunction-sections", "-fdata-sections"]
 # Per architecture: GCC's AArch64 atomics call libgcc's __aarch64_* helpers
 # by default; inline ones leave the library needing only libc and libm.
 ARCH_CFLAGS = {"aarch64": ["-mno-outline-atomics"]}
+# The OpenMP runtime multithreaded code calls (``__kmpc_*``); its soname.
+OPENMP = "libiomp5.so"
 
 
 class ToolchainError(LowerlineError):
@@ -61,6 +69,32 @@ def c_compiler(target: CpuTarget) -> str:
             f"tools/apt-packages.txt, or set ${CC_VAR})"
         )
     return found
+
+
+def openmp_runtime(target: CpuTarget) -> str:
+    """The OpenMP runtime a multithreaded export for ``target`` links: the
+    x86-64 ``libiomp5.so`` the compiler uses; ToolchainError when it is
+    missing or not for ``target``'s architecture."""
+    found = openmp_library()
+    if found is None:
+        raise ToolchainError(
+            f"a multithreaded export needs the OpenMP runtime {OPENMP} (the intel-openmp "
+            "package, a lowerline dependency), which is not installed; export with num_threads=1"
+        )
+    if _arch(target.triple) != host_arch():
+        raise ToolchainError(
+            f"the OpenMP runtime {found} is for {host_arch()}, not for target '{target.name}' "
+            f"({target.triple}); export with num_threads=1"
+        )
+    return found
+
+
+def ship_openmp(runtime: str, out_dir: str) -> str:
+    """Copy the OpenMP runtime beside the library; returns the copy."""
+    shipped = os.path.join(out_dir, OPENMP)
+    shutil.copyfile(runtime, shipped)
+    os.chmod(shipped, 0o755)
+    return shipped
 
 
 def _run(step: str, command: list[str]) -> str:

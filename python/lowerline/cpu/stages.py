@@ -58,6 +58,11 @@ class CpuOptions:
         "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
         "by ~1e-6 relative); False: direct convolution kernels",
     )
+    time_kernels: bool = opt(
+        False,
+        "loops stage: bracket each top-level kernel with calls to a timer "
+        "(lowerline-time-kernels), for the explorer's roofline; normal compiles leave it off",
+    )
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -89,9 +94,12 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
-    its fused bias epilogue collapsed with it.
+    its fused bias epilogue collapsed with it. With ``vector_rows`` (CPU), a
+    gather's row index is read in its body, so its rows vectorize as
+    contiguous reads (``lowerline-read-gather-indices``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
+    gathers = ",lowerline-read-gather-indices" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
         "func.func(lowerline-sink-qdq-through-layout-ops,"
@@ -99,7 +107,7 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
-        "lowerline-collapse-broadcast-batch-matmul),canonicalize,cse"
+        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
     )
 
 
@@ -197,8 +205,10 @@ def loops(o: CpuOptions) -> str:
             # (lowerline-plan-arena) out of the loop bodies' alloca scopes.
             "lowerline-dynamic-omp-schedule,func.func(lowerline-hoist-thread-number)"
         )
+    # Before the parallel loops become OpenMP regions: a region is timed whole.
+    timers = "lowerline-time-kernels," if o.time_kernels else ""
     return (
-        f"{parallel},"
+        f"{timers}{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
         "canonicalize,cse"
     )
@@ -226,6 +236,8 @@ def llvm(o: CpuOptions) -> str:
         "lowerline-expand-bf16-truncf",
         # Before any pass creates functions: only the user's get a wrapper.
         "func.func(llvm-request-c-wrappers)",
+        # An integer division by a zero element traps (SIGFPE): check first.
+        "lowerline-check-integer-division",
         # A failed cf.assert reports its message and skips the work it guards:
         # convert-cf-to-llvm would call abort() in the user's process.
         "lowerline-report-failed-asserts",
@@ -292,6 +304,7 @@ _ALL_OPTIONS = (
     "parallel",
     "buffer_reuse",
     "arena",
+    "time_kernels",
     "widen_i1",
 )
 # The named pipelines of these stages, as data: lowerline.pipeline.registry
@@ -321,7 +334,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-loops",
             "bufferized -> loops (scf, OpenMP)",
             loops,
-            ("target", "num_threads", "parallel"),
+            ("target", "num_threads", "parallel", "time_kernels"),
         ),
         ("lowerline-to-llvm", "loops -> LLVM dialect (C-callable wrappers)", llvm, _LLVM_OPTIONS),
         (

@@ -12,6 +12,7 @@ one more trailing argument, an aligned byte array of the planned size.
 from __future__ import annotations
 
 import ctypes
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,11 @@ class RunError(LowerlineError):
 # bind runtime_support.c's, a JIT module this one. ctypes releases the GIL
 # during the call, so OpenMP workers calling it take the GIL without deadlock.
 _FAILED_CHECK = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+
+# lowerline-time-kernels' timer calls (explorer builds): the stage numerics
+# JIT-run the loops stage's IR, which holds them; a JIT module times nothing.
+_KERNEL_CLOCK = ctypes.CFUNCTYPE(ctypes.c_int64)(lambda: 0)
+_KERNEL_DONE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(lambda kernel, start: None)
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,17 @@ class JitFunction:
         self._engine.raw_register_runtime(
             "lowerline_assert_failed", ctypes.cast(self._on_failed, ctypes.c_void_p)
         )
+        for name, callback in (
+            ("lowerline_kernel_clock", _KERNEL_CLOCK),
+            ("lowerline_kernel_done", _KERNEL_DONE),
+        ):
+            self._engine.raw_register_runtime(name, ctypes.cast(callback, ctypes.c_void_p))
         arena = protocol.arena_plan(llvm_module.operation, signature.name)
         self._arena_bytes = None if arena is None else arena["bytes"]
+        # The arena's failure word (lowerline.failure_record), where the
+        # code's checks report instead of calling lowerline_assert_failed.
+        self._record = None if arena is None else arena.get("failure_record")
+        self._slot_lock = threading.Lock()  # the callback's list is the engine's
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         sig = self.signature
@@ -138,10 +153,17 @@ class JitFunction:
             ctypes.pointer(ctypes.pointer(mlir_runtime.get_ranked_memref_descriptor(a)))
             for a in [*inputs, *outputs, *arena]
         ]
-        self._failed.clear()
-        self._engine.invoke(sig.name, *pointers)
-        if self._failed:
-            raise runtime_check_error(self._failed[0].decode(errors="replace"))
+        if self._record is not None:
+            self._engine.invoke(sig.name, *pointers)
+            failed = _failure_word(arena[0], self._record) if self._record >= 0 else 0
+            if failed:
+                raise runtime_check_error(ctypes.string_at(failed).decode(errors="replace"))
+            return outputs
+        with self._slot_lock:  # calls of other threads fail into the same list
+            self._failed.clear()
+            self._engine.invoke(sig.name, *pointers)
+            if self._failed:
+                raise runtime_check_error(self._failed[0].decode(errors="replace"))
         return outputs
 
     def _arena(self) -> list[np.ndarray]:
@@ -150,4 +172,12 @@ class JitFunction:
             return []
         raw = np.empty(self._arena_bytes + protocol.ARENA_ALIGNMENT, np.uint8)
         skip = -raw.ctypes.data % protocol.ARENA_ALIGNMENT
-        return [raw[skip : skip + self._arena_bytes]]
+        arena = raw[skip : skip + self._arena_bytes]
+        if self._record is not None and self._record >= 0:
+            arena[self._record : self._record + 8] = 0  # no failure yet
+        return [arena]
+
+
+def _failure_word(arena: np.ndarray, offset: int) -> int:
+    """The message address a failed check left in the arena's failure word (0: none)."""
+    return int(arena[offset : offset + 8].view(np.int64)[0])

@@ -7,6 +7,8 @@ it keeps the IR after every pass, with its stage and wall time; the compile
 worker adds the passes' remarks (``trace.json``). Here that becomes a page:
 ``report`` (diffs, op counts, the arena plan via ``memory_plan``, the
 template with the data inlined), ``numerics`` (outputs against eager),
+``roofline`` (per-kernel times of the explorer's timed build, the
+machine's cached peaks),
 ``model`` (a model file, compiled and explored or bisected) and ``browser``
 (headless chromium for the tests and the bench).
 

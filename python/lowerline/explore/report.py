@@ -60,6 +60,11 @@ class ExploreData:
     notes: list[str] = field(default_factory=list)
     # ``bisect.json``: {"divergence": {stage, label, op, ...} or None} or {"error": ...}
     bisection: dict[str, Any] | None = None
+    # explore.roofline: {"peak", "kernels" (rows), "wall_ns"}; None when not timed
+    roofline: dict[str, Any] | None = None
+    # quant_report() of a module compiled with quantize= (its dataclass as a
+    # dict, with "ok"); None for float models
+    quantization: dict[str, Any] | None = None
 
 
 def shorten_dense(line: str, limit: int = DENSE_LIMIT) -> str:
@@ -229,6 +234,8 @@ def page_data(trace: dict[str, Any], data: ExploreData) -> dict[str, Any]:
         "numerics": data.numerics,
         "notes": data.notes,
         "bisection": data.bisection,
+        "roofline": data.roofline,
+        "quantization": data.quantization,
         "sources": _sources(list(locs)),
     }
 

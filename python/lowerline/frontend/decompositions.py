@@ -147,10 +147,11 @@ torch with aten ops whose lowering is exact:
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
 * ``_embedding_bag`` in mean and max mode: in ``embedding_bag``.
-* ``aten.index_select``: a ``gather`` of the index broadcast along the other
-  dims. torch-mlir lowers index_select without a bounds check (an index out
-  of range read outside the tensor); its gather checks both bounds, which
-  lowerline-report-failed-asserts turns into an IndexError.
+* ``aten.embedding`` and ``aten.index_select``: in ``gathers`` (one bounds
+  check per index, then rows gathered with no check in the loop body, which
+  vectorizes). torch-mlir lowers index_select without a bounds check and
+  embedding with one per element; lowerline-report-failed-asserts turns a
+  failed check into an IndexError.
 * ``aten.reciprocal`` of real numbers: ``1 / x``. torch-mlir's lowering
   asserts ``x != 0`` (cf.assert "unimplemented: tensor with zero element"),
   where torch gives inf; the assert also keeps the loop from being
@@ -179,7 +180,7 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops, embedding_bag, fake_quantize
+from lowerline.frontend import complex_ops, embedding_bag, fake_quantize, gathers
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -969,17 +970,6 @@ def isfinite(x: torch.Tensor) -> Any:
     return x.abs() < math.inf
 
 
-def index_select(x: torch.Tensor, dim: int, index: torch.Tensor) -> Any:
-    if x.dim() == 0:
-        return NotImplemented
-    dim %= x.dim()
-    shape = list(x.shape)
-    shape[dim] = index.numel()
-    along = [1] * x.dim()
-    along[dim] = index.numel()
-    return torch.gather(x, dim, index.reshape(along).expand(shape))
-
-
 def real_reciprocal(complex_entry: Callable[..., Any]) -> Callable[..., Any]:
     def decomposition(x: torch.Tensor) -> Any:
         if x.is_complex():
@@ -1064,7 +1054,7 @@ def decomposition_table() -> dict:
         if op in table:  # none today; an entry of torch-mlir's must not be lost
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
         table[op] = entry
-    table[aten.index_select.default] = index_select
+    table.update(gathers.table())
     reciprocal = aten.reciprocal.default
     table[reciprocal] = real_reciprocal(table[reciprocal])
     return table

@@ -294,6 +294,20 @@ DYNAMIC_RANGES = declare(
     "ranges' maxima, so it lives in the arena (a view of the call's actual size).",
 )
 
+FAILURE_RECORD = declare(
+    "lowerline.failure_record",
+    I64,
+    ("func.func", "llvm.func"),
+    ("lowerline-report-failed-asserts",),
+    ("lowerline-report-failed-asserts",),
+    "On entry functions: the byte offset in the call's arena of an 8-byte word "
+    "where a failed run-time check stores its message's address (first failure "
+    "wins, compare-and-swap), which the caller zeroes before the call and reads "
+    "after it; -1: the function has no run-time check. Absent: failures go to the "
+    "library's slot (lowerline_failed_check), which the caller must hold a lock on "
+    "for the call's duration. Kept on the llvm.func, where the driver reads it.",
+)
+
 
 # The alignment of the arena's base that the planned offsets assume (bytes:
 # a cache line, and the widest vector the targets load).
@@ -302,7 +316,8 @@ ARENA_ALIGNMENT = 64
 
 def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
     """The arena the function ``@name`` at the top of ``module`` takes as its
-    trailing argument: ``{"bytes", "lower_bound"}``; None if it takes none."""
+    trailing argument: ``{"bytes", "lower_bound"}``, with ``"failure_record"``
+    (``FAILURE_RECORD``) where the function has one; None if it takes none."""
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
         if (
@@ -313,7 +328,11 @@ def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
         plan = ARENA.get(op)
         if plan is None:
             return None
-        return {"bytes": plan[0], "lower_bound": plan[1]}
+        arena = {"bytes": plan[0], "lower_bound": plan[1]}
+        record = FAILURE_RECORD.get(op)
+        if record is not None:  # absent: failures go to the library's slot
+            arena["failure_record"] = record
+        return arena
     return None
 
 

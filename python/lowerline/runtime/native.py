@@ -203,6 +203,17 @@ def _empty_sizes(shape: tuple[int, ...]) -> tuple:
     return tuple(shape) if shape else ((),)
 
 
+_SLOT_LOCKS: dict[str, threading.Lock] = {}
+_SLOT_LOCKS_LOCK = threading.Lock()
+
+
+def _slot_lock(library: str) -> threading.Lock:
+    """The lock of ``library``'s failure slot: every function loaded from the
+    file (one handle: ``dlopen`` loads a file once) fails into the same slot."""
+    with _SLOT_LOCKS_LOCK:
+        return _SLOT_LOCKS.setdefault(os.path.realpath(library), threading.Lock())
+
+
 class NativeFunction:
     """``_mlir_ciface_<entry>`` of a shared library, called on torch tensors."""
 
@@ -228,36 +239,73 @@ class NativeFunction:
         if self._reset is not None:
             self._reset.restype = None
             self._reset.argtypes = []
-        # The first failed check of a call (runtime_support.c): the slot is
-        # read after every call (no foreign call), taken only when set.
+        # The first failed check of a call: in the call's arena where the
+        # function has a failure word (lowerline.failure_record; -1: it has
+        # no check), else in the library's slot (runtime_support.c), which
+        # calls of other threads share: those calls hold the library's lock.
+        self._record = (arena or {}).get("failure_record")
         self._failed_slot = None
+        self._slot_lock: threading.Lock | None = None
         self._failed_check = getattr(self._lib, "lowerline_failed_check", None)
-        if self._failed_check is not None:
+        if self._failed_check is not None and self._record is None:
             self._failed_check.restype = ctypes.c_char_p
             self._failed_check.argtypes = []
             self._failed_slot = ctypes.c_void_p.in_dll(self._lib, "lowerline_failed_slot")
+            self._slot_lock = _slot_lock(library)
         self._blocktime = _BlockTime(self._lib)
         self._frames = threading.local()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
-        pool = self.arenas
-        # The arena is one more out-parameter, after the outputs.
-        trailing = outputs if pool is None else [*outputs, pool.take()]
+        shapes, outputs = self._outputs_for(inputs)
+        if self._slot_lock is None:
+            self._run(shapes, inputs, outputs)
+            return outputs
+        # The slot is the library's: no other call may fail into it (or take
+        # this call's failure) between this call's start and its read.
+        with self._slot_lock:
+            self._run(shapes, inputs, outputs)
+            assert self._failed_slot is not None  # the lock exists only with it
+            if self._failed_slot.value:
+                raise self._failure()
+        return outputs
+
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
+        """The key of the inputs' shapes for ``_frame_for`` (static: none) and
+        fresh outputs."""
+        return (), [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
+
+    def _frame_for(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+    ) -> _CallFrame:
         frame = getattr(self._frames, "frame", None)
         if frame is None:  # this thread's first call
             frame = self._new_frame(inputs, trailing)
+        return frame
+
+    def _run(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
+    ) -> None:
+        """One call of the entry; raises the failure its arena's word holds."""
+        pool = self.arenas
+        # The arena is one more out-parameter, after the outputs.
+        trailing = outputs if pool is None else [*outputs, pool.take()]
+        frame = self._frame_for(shapes, inputs, trailing)
         if self._reset is not None:
             self._reset()  # memory() is about this call
         frame.point_at(inputs, trailing)
+        word = None
+        if pool is not None and self._record is not None and self._record >= 0:
+            # Pooled arenas are reused: a failure of an earlier call may be there.
+            word = ctypes.c_int64.from_address(trailing[-1].data_ptr() + self._record)
+            word.value = 0
         try:
             self._function(*frame.arguments)
         finally:  # free on 3.11 when nothing is raised
+            failed = word.value if word is not None else 0
             if pool is not None:
                 pool.give(trailing[-1])
-        if self._failed_slot is not None and self._failed_slot.value:
-            raise self._failure()
-        return outputs
+        if failed:  # the address of a message, a constant of the library
+            raise runtime_check_error(ctypes.string_at(failed).decode(errors="replace"))
 
     def _failure(self) -> Exception:
         """The error for the failed check the slot holds (taking it)."""
@@ -285,6 +333,18 @@ class NativeFunction:
         frame = _CallFrame(inputs, trailing)
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
+
+    def kernel_times(self, kernels: int) -> list[tuple[int, int]]:
+        """Per kernel of an explorer build (``CpuOptions.time_kernels``):
+        the nanoseconds and calls its timers added up since the last read,
+        which clears them (``runtime_support.c``)."""
+        read = getattr(self._lib, "lowerline_kernel_times", None)
+        if read is None:
+            raise RuntimeError(f"{self.library} has no kernel timers: compile again")
+        ns, calls = (ctypes.c_int64 * kernels)(), (ctypes.c_int64 * kernels)()
+        read.restype = ctypes.c_int64
+        read(ns, calls, ctypes.c_int64(kernels))
+        return list(zip(ns, calls, strict=True))
 
     def memory(self) -> MemoryStats:
         """The allocations of the last call (of any thread) into this library.
@@ -342,52 +402,35 @@ class DynamicNativeFunction(NativeFunction):
         sizes = self._sizes(shapes)
         return [(_empty_sizes(s), dtype) for s, dtype in zip(sizes, self._dtypes, strict=True)]
 
-    def _known(self, shapes: tuple) -> tuple[list, _CallFrame] | None:
-        """This thread's output allocators and frame for ``shapes``, if it has them."""
-        by_shape = getattr(self._frames, "by_shape", None)
-        return None if by_shape is None else by_shape.get(shapes)
-
-    def _remember(
-        self,
-        shapes: tuple,
-        allocators: list,
-        inputs: Sequence[torch.Tensor],
-        trailing: Sequence[torch.Tensor],
-    ) -> _CallFrame:
-        """A new frame for ``shapes``, kept with its allocators (up to
-        ``MAX_DYNAMIC_FRAMES`` shapes a thread)."""
+    def _by_shape(self) -> dict[tuple, list]:
+        """This thread's ``{input shapes: [output allocators, frame or None]}``."""
         by_shape = getattr(self._frames, "by_shape", None)
         if by_shape is None:  # this thread's first call
             self._blocktime.ensure()
             by_shape = self._frames.by_shape = {}
-        frame = _CallFrame(inputs, trailing)
-        if len(by_shape) < MAX_DYNAMIC_FRAMES:
-            by_shape[shapes] = (allocators, frame)
-        return frame
+        return by_shape
 
-    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
         # torch.Size is a tuple: the key costs no conversion.
         shapes = tuple([t.shape for t in inputs])
-        known = self._known(shapes)
-        # A repeated shape evaluates no size expression and builds no descriptor.
+        known = self._by_shape().get(shapes)
+        # A repeated shape evaluates no size expression (and builds no descriptor).
         allocators = self._allocators_for(shapes) if known is None else known[0]
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
-        pool = self.arenas
-        trailing = outputs if pool is None else [*outputs, pool.take()]
-        frame = (
-            known[1] if known is not None else self._remember(shapes, allocators, inputs, trailing)
-        )
-        if self._reset is not None:
-            self._reset()
-        frame.point_at(inputs, trailing)
-        try:
-            self._function(*frame.arguments)
-        finally:
-            if pool is not None:
-                pool.give(trailing[-1])
-        if self._failed_slot is not None and self._failed_slot.value:
-            raise self._failure()
-        return outputs
+        if known is None and len(self._frames.by_shape) < MAX_DYNAMIC_FRAMES:
+            self._frames.by_shape[shapes] = [allocators, None]
+        return shapes, outputs
+
+    def _frame_for(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+    ) -> _CallFrame:
+        known = self._by_shape().get(shapes)
+        if known is not None and known[1] is not None:
+            return known[1]
+        frame = _CallFrame(inputs, trailing)
+        if known is not None:  # kept with its allocators (up to MAX_DYNAMIC_FRAMES shapes)
+            known[1] = frame
+        return frame
 
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
         allocators = self._allocators_for(tuple([t.shape for t in inputs]))

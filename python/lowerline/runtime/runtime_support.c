@@ -13,6 +13,7 @@
  *   lowerline_memory_stats(int64_t out[3])  live bytes, peak live bytes and
  *                                           allocations since the last reset
  *   lowerline_memory_reset()                peak := live, allocations := 0
+ *   lowerline_kernel_times(ns, calls, n)    per-kernel timers (explorer builds)
  *
  * It also defines __truncsfbf2 (see below), for the same libraries, and the
  * slot where failed run-time checks go (lowerline_assert_failed, below).
@@ -27,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
@@ -94,6 +96,42 @@ EXPORT void lowerline_memory_reset(void) {
   atomic_store(&peak_bytes, atomic_load(&live_bytes));
   atomic_store(&allocations, 0);
 }
+
+/* Per-kernel timers (lowerline-time-kernels, explorer builds only).
+ *
+ * The pass brackets kernel K of the entry function with
+ * lowerline_kernel_clock() before it and lowerline_kernel_done(K, start)
+ * after it, on the calling thread (an OpenMP region is timed whole). The
+ * nanoseconds and calls add up per kernel until lowerline_kernel_times
+ * copies them out and clears them. Atomic: calls may run at the same time.
+ * LOWERLINE_MAX_KERNELS is the pass's MAX_KERNELS. */
+
+#define LOWERLINE_MAX_KERNELS 1024
+static _Atomic int64_t kernel_ns[LOWERLINE_MAX_KERNELS];
+static _Atomic int64_t kernel_calls[LOWERLINE_MAX_KERNELS];
+
+HIDDEN int64_t lowerline_kernel_clock(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+HIDDEN void lowerline_kernel_done(int64_t kernel, int64_t start) {
+  if (kernel < 0 || kernel >= LOWERLINE_MAX_KERNELS)
+    return;
+  atomic_fetch_add(&kernel_ns[kernel], lowerline_kernel_clock() - start);
+  atomic_fetch_add(&kernel_calls[kernel], 1);
+}
+
+/* Copies the first n kernels' nanoseconds and calls out and clears them;
+ * returns how many kernels the table holds. */
+EXPORT int64_t lowerline_kernel_times(int64_t *ns, int64_t *calls, int64_t n) {
+  for (int64_t k = 0; k < n && k < LOWERLINE_MAX_KERNELS; ++k) {
+    ns[k] = atomic_exchange(&kernel_ns[k], 0);
+    calls[k] = atomic_exchange(&kernel_calls[k], 0);
+  }
+  return LOWERLINE_MAX_KERNELS;
+}
 #endif /* LOWERLINE_STANDALONE */
 
 /* Failed run-time checks (lowerline-report-failed-asserts).
@@ -103,7 +141,11 @@ EXPORT void lowerline_memory_reset(void) {
  * whichever thread (OpenMP worker included) ran it. The first message wins;
  * lowerline_failed_check, called by the runtime after a call that left the slot
  * set, takes it and clears the slot for the next call. The
- * slot belongs to the library: calls running at the same time share it. */
+ * slot belongs to the library: calls running at the same time share it, so
+ * their callers hold a lock on it for the call's duration. Only functions
+ * without a failure word in their arena (lowerline.failure_record: a
+ * module built with arena=False) report here; the others compare-and-swap
+ * the message into their own call's arena and never call this. */
 EXPORT _Atomic(const char *) lowerline_failed_slot; /* read by the runtime after a call */
 
 HIDDEN void lowerline_assert_failed(const char *message) {

@@ -70,9 +70,10 @@ EXPECTED: tuple[Expected, ...] = (
     Expected(
         "linalg.generic",
         "its body has tensor.extract",
-        "gathers (embedding lookups, index_select, gather, advanced indexing, roll) and "
-        "the ops torch-mlir writes as gathers (adaptive and 1-D pooling): "
-        "no vector gather yet",
+        "gathers (gather, advanced indexing, roll) and the ops torch-mlir writes as "
+        "gathers (adaptive and 1-D pooling): no vector gather yet; embedding lookups "
+        "and index_select: only their bounds check, one per index (frontend/gathers.py), "
+        "their rows are vector gathers",
         cases=(
             "embedding",
             "embedding_i32_ids",

@@ -94,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         help="folder for NAME.h, libNAME.a, README.md (default: lowerline-export/NAME)",
     )
     export.add_argument("--name", help="the C API's prefix (default: the file's name)")
+    export.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
     comp.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
     _add_explore_parser(sub)
     _add_bisect_parser(sub)
@@ -349,6 +350,7 @@ def _export(args: argparse.Namespace) -> int:
     import re
 
     from lowerline.aot.export import export
+    from lowerline.driver import progress
     from lowerline.driver.compile_cli import load_model_file
     from lowerline.errors import UsageError
 
@@ -356,14 +358,15 @@ def _export(args: argparse.Namespace) -> int:
     name = args.name or re.sub(r"\W", "_", stem)
     model, inputs = load_model_file(args.file)
     try:
-        export(
-            model,
-            *inputs,
-            target=args.target,
-            out_dir=args.out,
-            name=name,
-            num_threads=args.num_threads,
-        )
+        with progress.shown(quiet=args.quiet):
+            export(
+                model,
+                *inputs,
+                target=args.target,
+                out_dir=args.out,
+                name=name,
+                num_threads=args.num_threads,
+            )
     except (ValueError, TypeError) as err:  # a bad --name, --target or --num-threads
         raise UsageError(str(err)) from None
     return 0

@@ -1,4 +1,4 @@
-"""The live progress line of ``lowerline compile`` and ``explore``: shown on
+"""The live progress line of ``lowerline compile``, ``explore`` and ``export``: shown on
 a terminal (a pty here), quiet on a pipe, a file or with ``--quiet``."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import select
 import subprocess
 import sys
 import time
+
+import pytest
 
 from lowerline.driver import progress
 
@@ -120,3 +122,22 @@ def test_compile_to_a_pipe_prints_no_progress(tmp_path):
     assert done.returncode == 0, stderr
     assert b"\r" not in stdout + stderr
     assert b"largest difference from eager" in stdout
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_export_on_a_terminal_shows_progress_unless_quiet(tmp_path, quiet):
+    model = tmp_path / "tiny.py"
+    model.write_text(TINY_MODEL)
+    args = ["export", str(model), "-o", str(tmp_path / "out")] + (["--quiet"] if quiet else [])
+    master, slave = pty.openpty()
+    process = _lowerline(args, tmp_path, stdout=slave, stderr=slave)
+    os.close(slave)
+    out = b""
+    while process.poll() is None:
+        out += _read_all(master, 0.5)
+    out += _read_all(master, 0.5)
+    os.close(master)
+    text = out.decode(errors="replace")
+    assert process.returncode == 0, text
+    assert (tmp_path / "out" / "tiny.h").exists()
+    assert ("\r\x1b[Kimport" in text) is not quiet

@@ -13,7 +13,7 @@ import torch
 from mlir import ir
 from test_explore import ADD_RELU
 
-from lowerline.cpu.stages import CPU_STAGES, CpuOptions
+from lowerline.cpu.stages import CPU_STAGES, CpuOptions, llvm
 from lowerline.driver import bisect
 from lowerline.pipeline.lowerer import Lowerer, LoweringError
 from lowerline.pipeline.pass_api import Pass
@@ -154,3 +154,9 @@ def test_a_model_that_writes_its_buffers_is_refused_by_name(tmp_path):
     compiled = lowerline.compile(_Counter(), x, cache_dir=str(tmp_path / "cache"))
     with pytest.raises(CompileError, match="the model writes its buffers"):
         compiled.bisect(str(tmp_path / "out"), x)
+
+
+def test_the_reference_path_calls_libm_instead_of_lowerline_s_approximations():
+    reference = bisect.reference_pipeline(CpuOptions())
+    assert "lowerline-approximate" not in reference and "convert-math-to-libm" in reference
+    assert "lowerline-approximate-math" in llvm(CpuOptions())  # compiles keep them

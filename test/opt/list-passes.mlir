@@ -25,6 +25,7 @@
 // OPTS-NEXT:     arena=<bool>  (default: true)  bufferized stage:
 // OPTS-NEXT:     winograd=<bool>  (default: true)  tiled stage: 3x3 stride-1 convolutions
 // OPTS-NEXT:     time-kernels=<bool>  (default: false)  loops stage: bracket each top-level kernel
+// OPTS-NEXT:     approximate-math=<bool>  (default: true)  llvm stage: f32 exp, tanh, erf
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)  run lowerline-widen-i1-memrefs before finalize-memref-to-llvm
 // OPTS:        lowerline-to-bufferized  (runs on: builtin.module)
 // OPTS-NEXT:     graph -> bufferized
@@ -38,4 +39,5 @@
 // OPTS-NOT:      widen-i1=
 // OPTS:        lowerline-to-llvm  (runs on: builtin.module)
 // OPTS-NEXT:     loops -> LLVM dialect
+// OPTS-NEXT:     approximate-math=<bool>  (default: true)
 // OPTS-NEXT:     widen-i1=<bool>  (default: true)

@@ -45,7 +45,7 @@
 // PIPELINE-VALUE:     {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'widen-i1' of 'lowerline-to-llvm' expects bool, got 'maybe'{{$}}
 // PIPELINE-VALUE-NOT: {{.}}
 // PIPELINE-NAME-NOT:  Traceback
-// PIPELINE-NAME:      {{^}}lowerline-opt: <pass-pipeline>:1:16: error: 'lowerline-to-llvm' has no option 'widen-i8' (its options: widen-i1){{$}}
+// PIPELINE-NAME:      {{^}}lowerline-opt: <pass-pipeline>:1:16: error: 'lowerline-to-llvm' has no option 'widen-i8' (its options: approximate-math, widen-i1){{$}}
 // PIPELINE-NAME-NOT:  {{.}}
 // NOT-READ-NOT:       Traceback
 // NOT-READ:           {{^}}lowerline-opt: <pass-pipeline>:1:16: error: 'lowerline-to-graph' has no option 'widen-i1' (its options: none){{$}}

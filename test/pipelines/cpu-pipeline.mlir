@@ -32,7 +32,7 @@
 // epilogue feeds the bias add straight into the max, with no store and reload
 // in between.
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
-// CHECK-SAME:      attributes {llvm.emit_c_interface, lowerline.arena = array<i64: 0, 0>}
+// CHECK-SAME:      attributes {llvm.emit_c_interface, lowerline.arena = array<i64: 0, 0>, lowerline.failure_record = -1 : i64}
 // CHECK:         llvm.fmul
 // CHECK:         llvm.fadd
 // CHECK:         %[[SUM:.+]] = llvm.fadd

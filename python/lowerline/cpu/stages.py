@@ -63,6 +63,12 @@ class CpuOptions:
         "loops stage: bracket each top-level kernel with calls to a timer "
         "(lowerline-time-kernels), for the explorer's roofline; normal compiles leave it off",
     )
+    approximate_math: bool = opt(
+        True,
+        "llvm stage: f32 exp, tanh, erf, log, sin, cos, atan, pow... as vector "
+        "polynomials (lowerline-approximate-exp, -math); off: libm calls per "
+        "lane (bisection's reference path)",
+    )
     widen_i1: bool = opt(
         True,
         "run lowerline-widen-i1-memrefs before finalize-memref-to-llvm, which "
@@ -245,10 +251,15 @@ def llvm(o: CpuOptions) -> str:
         # arith and math on the real and imaginary parts: convert-to-llvm
         # lowers only a few complex ops (create, re, im, add, sub, mul, div).
         "convert-complex-to-standard",
-        # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
-        "lowerline-approximate-exp",
-        # f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2, powf likewise.
-        "lowerline-approximate-math",
+    ]
+    if o.approximate_math:
+        passes += [
+            # f32 exp as a vectorizable polynomial: LLVM would call expf per lane.
+            "lowerline-approximate-exp",
+            # f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2, powf likewise.
+            "lowerline-approximate-math",
+        ]
+    passes += [
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",
         "expand-strided-metadata",
@@ -295,7 +306,7 @@ def module_pipeline(body: str) -> str:
     return f"builtin.module({body})"
 
 
-_LLVM_OPTIONS = ("widen_i1",)
+_LLVM_OPTIONS = ("approximate_math", "widen_i1")
 _ALL_OPTIONS = (
     "target",
     "tile",
@@ -305,6 +316,7 @@ _ALL_OPTIONS = (
     "buffer_reuse",
     "arena",
     "time_kernels",
+    "approximate_math",
     "widen_i1",
 )
 # The named pipelines of these stages, as data: lowerline.pipeline.registry

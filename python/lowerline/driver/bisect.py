@@ -3,14 +3,21 @@
 The stages run as in a compile, with a copy of the module kept after every
 pass. A copy is judged by finishing its lowering on a fixed reference path
 (``reference_pipeline``: bufferize, out-parameters, naive loops, then the
-llvm stage), JIT-compiling it (``driver.jit``) and comparing what ``@main``
-returns on the inputs with the expected outputs (eager's, within
-``driver.tolerance``). The reference path holds none of the tiling,
-vectorization or buffer-planning decisions, so the pass being judged is
-never in it. With the input right and the last pass wrong, a binary search
-finds two neighbouring passes, right then wrong: the second is the one named,
-with the IR before and after it (files) and the ``lowerline-opt`` command
-that replays it. Its op: the first op line the pass added.
+llvm stage with libm instead of lowerline's math approximations),
+JIT-compiling it (``driver.jit``) and comparing what ``@main`` returns on the
+inputs with the expected outputs (eager's, within ``driver.tolerance``). The
+reference path holds none of the tiling, vectorization or buffer-planning
+decisions, so the pass being judged is never in it. Its only lowerline passes
+stand in for what upstream lacks or gets wrong, not for speed:
+``lowerline-widen-i1-memrefs`` (``finalize-memref-to-llvm`` aborts on i1
+loads and stores), the bf16 truncation expansion (no libgcc helper), and the
+run-time checks (``lowerline-check-integer-division``,
+``lowerline-report-failed-asserts``: a failed check would otherwise kill the
+worker with SIGFPE or abort()). With the input right and the last pass wrong,
+a binary search finds two neighbouring passes, right then wrong: the second
+is the one named, with the IR before and after it (files) and the
+``lowerline-opt`` command that replays it. Its op: the first op line the pass
+added.
 
 Runs where MLIR may run (the compile worker, or a test); needs torch for the
 tolerance check.
@@ -22,7 +29,7 @@ import difflib
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -48,7 +55,7 @@ def reference_pipeline(options: CpuOptions) -> str:
         "convert-bufferization-to-memref,"
         "func.func(scf-forall-to-for,convert-linalg-to-loops,"
         "convert-vector-to-scf{full-unroll target-rank=1}),"
-        f"{llvm(options)})"
+        f"{llvm(replace(options, approximate_math=False))})"
     )
 
 

@@ -42,9 +42,9 @@ def test_worker_exists_while_the_model_is_exported(no_worker, monkeypatch, batch
     seen: list[tuple[int | None, int | None, dict[str, int]]] = []
     export = api.export_program
 
-    def spy(module, args):
+    def spy(module, args, *dynamic):
         seen.append((ImportWorker.pid(), CompileWorkerSpare.pid(), dict(workers.jobs)))
-        return export(module, args)
+        return export(module, args, *dynamic)
 
     monkeypatch.setattr(api, "export_program", spy)
     launched, jobs = dict(workers.launches), dict(workers.jobs)

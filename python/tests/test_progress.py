@@ -87,21 +87,25 @@ def _lowerline(args: list[str], tmp_path, **streams) -> subprocess.Popen:
     return subprocess.Popen(command, env=env, cwd=tmp_path, **streams)
 
 
-def test_compile_on_a_terminal_shows_stages_and_passes(tmp_path):
-    model = tmp_path / "tiny.py"
-    model.write_text(TINY_MODEL)
+def _on_a_terminal(args: list[str], tmp_path) -> tuple[int, str]:
+    """Run ``lowerline ARGS`` with a pty as stdout and stderr: its exit code
+    and everything it wrote."""
     master, slave = pty.openpty()
-    process = _lowerline(
-        ["compile", str(model), "--runs", "1"], tmp_path, stdout=slave, stderr=slave
-    )
+    process = _lowerline(args, tmp_path, stdout=slave, stderr=slave)
     os.close(slave)
     out = b""
     while process.poll() is None:
         out += _read_all(master, 0.5)
     out += _read_all(master, 0.5)
     os.close(master)
-    text = out.decode(errors="replace")
-    assert process.returncode == 0, text
+    return process.returncode, out.decode(errors="replace")
+
+
+def test_compile_on_a_terminal_shows_stages_and_passes(tmp_path):
+    model = tmp_path / "tiny.py"
+    model.write_text(TINY_MODEL)
+    returncode, text = _on_a_terminal(["compile", str(model), "--runs", "1"], tmp_path)
+    assert returncode == 0, text
     # The import (torch-mlir) takes seconds; of the compile's stages, which
     # ones last long enough for a 0.1 s look depends on the machine.
     assert "\r\x1b[Kimport" in text
@@ -129,15 +133,7 @@ def test_export_on_a_terminal_shows_progress_unless_quiet(tmp_path, quiet):
     model = tmp_path / "tiny.py"
     model.write_text(TINY_MODEL)
     args = ["export", str(model), "-o", str(tmp_path / "out")] + (["--quiet"] if quiet else [])
-    master, slave = pty.openpty()
-    process = _lowerline(args, tmp_path, stdout=slave, stderr=slave)
-    os.close(slave)
-    out = b""
-    while process.poll() is None:
-        out += _read_all(master, 0.5)
-    out += _read_all(master, 0.5)
-    os.close(master)
-    text = out.decode(errors="replace")
-    assert process.returncode == 0, text
+    returncode, text = _on_a_terminal(args, tmp_path)
+    assert returncode == 0, text
     assert (tmp_path / "out" / "tiny.h").exists()
     assert ("\r\x1b[Kimport" in text) is not quiet

@@ -239,8 +239,11 @@ class IntegerDivision(torch.nn.Module):
         return self.op(a, b)
 
 
-# torch.floor_divide of integers goes through f64 in torch-mlir: no integer division.
-@pytest.mark.parametrize("op", [torch.remainder, torch.fmod])
+def floor_divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.div(a, b, rounding_mode="floor")
+
+
+@pytest.mark.parametrize("op", [torch.remainder, torch.fmod, torch.floor_divide, floor_divide])
 @pytest.mark.parametrize(("shape", "dtype"), [((1, 7), torch.int32), ((5, 13), torch.int64)])
 def test_integer_division_by_zero_raises_instead_of_sigfpe(op, shape, dtype):
     """Eager torch raises on an integer division by zero; the compiled code
@@ -257,6 +260,30 @@ def test_integer_division_by_zero_raises_instead_of_sigfpe(op, shape, dtype):
     assert isinstance(e.value, ZeroDivisionCheckError)
     assert __file__.rsplit("/", 1)[-1] in str(e.value)
     torch.testing.assert_close(compiled(a, b), op(a, b))  # usable after
+
+
+class FloorDivisions(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return a // b, a // 3, a // -7, torch.div(a.to(torch.int32), b, rounding_mode="floor")
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (3, 17)])
+def test_integer_floor_division_is_exact_beyond_f64(shape):
+    """torch-mlir divides integers in f64 for rounding_mode="floor": int64
+    values over 2**53 came out wrong. The frontend writes it as a truncating
+    integer division with a sign fix-up, exact for every int64."""
+    torch.manual_seed(1)
+    a = torch.randint(-(2**62), 2**62, shape, dtype=torch.int64)
+    a[0, :3] = torch.tensor([2**60 + 3, -(2**60) - 1, 0])
+    b = torch.randint(1, 1000, shape, dtype=torch.int64) * torch.where(
+        torch.rand(shape) < 0.5, 1, -1
+    )
+    b[0, :3] = torch.tensor([3, 2, -5])
+    compiled = lowerline.compile(FloorDivisions(), a, b, num_threads=1)
+    for got, expected in zip(compiled(a, b), FloorDivisions()(a, b), strict=True):
+        assert got.dtype == expected.dtype
+        assert torch.equal(got, expected)
+    assert "arith.sitofp" not in compiled.ir("linalg")  # no f64 round trip left
 
 
 def test_float_remainder_by_zero_is_nan_and_unchecked():

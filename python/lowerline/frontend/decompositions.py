@@ -295,6 +295,37 @@ def fmod(a: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
     return torch.where(a < 0, -magnitude, magnitude)
 
 
+def integer_floor_division(a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+    """``div(a, b, rounding_mode="floor")`` of integers, exactly.
+
+    torch-mlir computes it in f64 (``sitofp``, ``divf``, ``floor``,
+    ``fptosi``), which is wrong for int64 values over 2**53 and turns a zero
+    divisor into an undefined cast instead of an error. Here it is the
+    truncating division (``arith.divsi``, checked for zero by
+    lowerline-check-integer-division) stepped down by one where the
+    remainder is not zero and its sign differs from the divisor's.
+    """
+    integral = not _is_floating(a) and not _is_floating(b) and _dtype(a) != torch.bool
+    if rounding_mode != "floor" or not integral:
+        return NotImplemented
+    if not isinstance(b, torch.Tensor):
+        b = torch.scalar_tensor(b, dtype=a.dtype)
+    quotient = aten.div.Tensor_mode(a, b, rounding_mode="trunc")
+    remainder = a - quotient * b
+    inexact_downward = (remainder != 0) & ((remainder < 0) != (b < 0))
+    return quotient - inexact_downward.to(quotient.dtype)
+
+
+def _is_floating(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() or value.is_complex()
+    return isinstance(value, (float, complex))
+
+
+def _dtype(value: Any) -> torch.dtype | None:
+    return value.dtype if isinstance(value, torch.Tensor) else None
+
+
 def upsample_nearest(x: torch.Tensor, output_size: list[int], *scales: Any) -> torch.Tensor:
     spatial = len(output_size)
     indices = []
@@ -1013,6 +1044,8 @@ def decomposition_table() -> dict:
     table[aten.cummin.default] = cummin
     table[aten.fmod.Scalar] = fmod
     table[aten.fmod.Tensor] = fmod
+    table[aten.div.Tensor_mode] = integer_floor_division
+    table[aten.div.Scalar_mode] = integer_floor_division
     table[aten.maximum.default] = maximum
     table[aten.minimum.default] = minimum
     table[aten.clamp.default] = clamp

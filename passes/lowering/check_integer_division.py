@@ -18,6 +18,13 @@ strides) over sizes. A vector divisor is checked lane by lane, reduced with
 ``vector.reduction <and>``. The assert carries the division's location, so
 the failure names the model's line.
 
+Signed divisions also get ``INT_MIN / -1`` defined: it overflows, which is
+undefined behaviour too and traps on x86. A divisor of -1 is replaced by 1
+and the quotient negated (wrapping, so ``INT_MIN // -1`` is ``INT_MIN`` as in
+eager ``torch.floor_divide``); the remainder by 1 is already the remainder
+by -1, zero. Upstream's ``arith-expand`` rewrites ``floordivsi`` and
+``ceildivsi`` into ``divsi`` with the same overflow.
+
 Before / after::
 
     %q = arith.remsi %a, %b : i32          %z = arith.constant 0 : i32
@@ -76,10 +83,40 @@ def _zero_attr(t: ir.Type) -> ir.Attribute:
     return ir.IntegerAttr.get(t, 0)
 
 
+SIGNED = frozenset({"arith.divsi", "arith.remsi", "arith.floordivsi", "arith.ceildivsi"})
+QUOTIENTS = frozenset({"arith.divsi", "arith.floordivsi", "arith.ceildivsi"})
+
+
+def _splat(t: ir.Type, value: int) -> ir.Value:
+    if isinstance(t, ir.VectorType):
+        attr = ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, value))
+        return arith.ConstantOp(t, attr).result
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, value)).result
+
+
+def _define_overflow(division: ir.Operation) -> None:
+    """``a / -1`` as ``-(a / 1)``: no ``INT_MIN / -1`` reaches the op.
+
+    Inserted before ``division``; the negation and select go after it."""
+    a, b = division.operands[0], division.operands[1]
+    by_minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, _splat(b.type, -1))
+    division.operands[1] = arith.select(by_minus_one, _splat(b.type, 1), b)
+    if division.name not in QUOTIENTS:
+        return  # x rem 1 == x rem -1 == 0
+    quotient = division.results[0]
+    with ir.InsertionPoint.after(division):
+        negated = arith.subi(_splat(a.type, 0), quotient)
+        chosen = arith.select(by_minus_one, negated, quotient)
+    quotient.replace_all_uses_except(chosen, [negated.owner.operation, chosen.owner.operation])
+
+
 @dataclass(frozen=True)
 class CheckIntegerDivision(Pass):
     flag = "lowerline-check-integer-division"
-    summary = "Check an integer division's non-constant divisor for zero (cf.assert)"
+    summary = (
+        "Check an integer division's non-constant divisor for zero (cf.assert) and "
+        "define INT_MIN / -1"
+    )
     anchor = "builtin.module"
 
     def run(self, op: ir.Operation) -> None:
@@ -87,3 +124,5 @@ class CheckIntegerDivision(Pass):
             with division.location, ir.InsertionPoint(division):
                 ok = _nonzero(division.operands[1])
                 cf.AssertOp(ok, f"{MESSAGE} ({division.name})")
+                if division.name in SIGNED:
+                    _define_overflow(division)

@@ -286,6 +286,20 @@ def test_integer_floor_division_is_exact_beyond_f64(shape):
     assert "arith.sitofp" not in compiled.ir("linalg")  # no f64 round trip left
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("op", [torch.floor_divide, torch.remainder, torch.fmod])
+def test_int_min_by_minus_one_wraps_like_eager(op, dtype):
+    """INT_MIN / -1 overflows: x86's idiv traps, which killed the process.
+    The compiled code gives eager's answers (INT_MIN for the quotient, 0 for
+    the remainders). Eager's own truncating division traps here, so it is
+    not compared."""
+    low = torch.iinfo(dtype).min
+    a = torch.tensor([[low, low, 7, -7, low + 1]], dtype=dtype)
+    b = torch.tensor([[-1, 1, -1, -1, -1]], dtype=dtype)
+    compiled = lowerline.compile(IntegerDivision(op), a, b, num_threads=1)
+    assert torch.equal(compiled(a, b), op(a, b))
+
+
 def test_float_remainder_by_zero_is_nan_and_unchecked():
     a = torch.randn(3, 5)
     b = torch.randn(3, 5)

@@ -23,7 +23,8 @@
 // CHECK:           arith.subi
 // CHECK:           arith.sitofp
 // CHECK:           arith.constant 1.000000e+00 : f32
-// CHECK:           arith.maximumf
+// The ReLU is the quantize's clamp from the zero point up: no max before rounding.
+// CHECK-NOT:       arith.maximumf
 // CHECK:           math.roundeven
 // CHECK:           arith.fptoui {{.+}} : f32 to i8
 // CHECK-NOT:     linalg.batch_matmul

@@ -81,40 +81,37 @@ def float_clamps(graph: str) -> int:
     return len(re.findall(r"arith\.cmpf une", graph))
 
 
+def check_folded(make, shape: tuple, steps: int) -> str:
+    """Compile ``make``'s PT2E-quantized model; check that no float clamp is
+    left and the outputs are within ``steps`` of eager; the graph IR."""
+    quantized = quantized_model(make, x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    graph = compiled.ir("graph")
+    assert float_clamps(graph) == 0
+    assert_within_steps(compiled, quantized, shape, steps=steps)
+    return graph
+
+
 @pytest.mark.parametrize("batch", [1, 5, 8])
 @pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
 def test_linear_clamp_folds_within_one_step(activation, batch):
     shape = (batch, 37)
     make = ACTIVATIONS[activation]
-    quantized = quantized_model(lambda: OneLinear(make), x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    graph = compiled.ir("graph")
+    graph = check_folded(lambda: OneLinear(make), shape, steps=1)
     assert integer_matmuls(graph) == (1, 0)
-    assert float_clamps(graph) == 0
-    assert_within_steps(compiled, quantized, shape, steps=1)
 
 
 def test_mlp_clamps_fold_and_match_eager():
     shape = (16, 37)
-    quantized = quantized_model(ClampMlp, x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    graph = compiled.ir("graph")
-    assert integer_matmuls(graph) == (3, 0)
-    assert float_clamps(graph) == 0
     # A one-step tie in an inner layer may move the output by more than one
     # step (see test_quant_conv's chain): two steps here.
-    assert_within_steps(compiled, quantized, shape, steps=2)
+    assert integer_matmuls(check_folded(ClampMlp, shape, steps=2)) == (3, 0)
 
 
 @pytest.mark.parametrize("batch", [2, 8])
 def test_mobilenet_block_relu6_folds_and_matches_eager(batch):
     shape = (batch, 3, 15, 13)
-    quantized = quantized_model(MobileBlock, x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    graph = compiled.ir("graph")
-    assert convolutions(graph) == (3, 0)
-    assert float_clamps(graph) == 0
-    assert_within_steps(compiled, quantized, shape, steps=2)
+    assert convolutions(check_folded(MobileBlock, shape, steps=2)) == (3, 0)
 
 
 def test_float_model_keeps_its_clamp():

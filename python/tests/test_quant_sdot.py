@@ -16,7 +16,8 @@ import torch
 from disassembly import functions
 from export_support import require_aarch64_tools, run_exported
 from test_aarch64_targets import KERNEL_SYMBOL, objdump
-from test_quant_pt2e import Mlp, QuantizedOutput, SmallCnn, quantize
+from test_quant_conv import OneConv
+from test_quant_pt2e import Mlp, QuantizedOutput, quantize
 
 import lowerline
 
@@ -38,15 +39,13 @@ class WideMlp(Mlp):
         self.b = torch.nn.Linear(45, 70)
 
 
-class ChannelCnn(SmallCnn):
-    """A convolution over 8 input channels: whole 4-deep steps of k."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(8, 5, 3)
+def conv() -> torch.nn.Module:
+    """A convolution alone (its dot products are its own) over 8 input
+    channels: whole 4-deep steps of k."""
+    return OneConv(torch.nn.Conv2d(8, 6, 3, padding=1))
 
 
-MODELS = {"mlp": (Mlp, (37,)), "wide_mlp": (WideMlp, (37,)), "cnn": (ChannelCnn, (8, 9, 9))}
+MODELS = {"mlp": (Mlp, (37,)), "wide_mlp": (WideMlp, (37,)), "conv": (conv, (8, 9, 7))}
 
 
 def quantized_model(name: str, batch: int) -> tuple[QuantizedOutput, torch.Tensor]:
@@ -85,7 +84,7 @@ def test_target_without_dotprod_has_no_dot_products(tmp_path, name):
     [
         ("mlp", 1, "cortex-a76"),
         ("wide_mlp", 13, "cortex-a76"),
-        ("cnn", 2, "neoverse-n1"),
+        ("conv", 2, "neoverse-n1"),
         ("wide_mlp", 5, "cortex-a72"),
     ],
 )

@@ -123,3 +123,32 @@ def test_float_model_keeps_its_clamp():
     graph = compiled.ir("graph")
     assert integer_matmuls(graph) == (0, 1)
     assert float_clamps(graph) == 2  # one NaN test per bound
+
+
+@pytest.mark.parametrize("batch", [1, 6])
+def test_in_compiler_quantization_folds_relu6(batch):
+    """lowerline's own quantizer (``quantize=Int8``) observes the output after
+    the ReLU6, so each convolution and its ReLU6 become one integer kernel,
+    each layer within one step of its QDQ reference (``quant_report``).
+    Without batch norms: this quantizer does not fold them into the
+    convolutions, so one would sit between a convolution and its ReLU6."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, stride=2, padding=1),
+        nn.ReLU6(),
+        nn.Conv2d(8, 8, 3, padding=1, groups=8),
+        nn.ReLU6(),
+        nn.Conv2d(8, 5, 1),
+        nn.ReLU(),
+    ).eval()
+    generator = torch.Generator().manual_seed(4)
+    batches = [torch.randn(4, 3, 15, 13, generator=generator) for _ in range(3)]
+    config = lowerline.quant.Int8(calibration=batches)
+    x = torch.randn(batch, 3, 15, 13)
+    compiled = lowerline.compile(model, x, quantize=config)
+    graph = compiled.ir("graph")
+    assert convolutions(graph) == (3, 0)
+    assert float_clamps(graph) == 0
+    report = compiled.quant_report()
+    assert report.ok, str(report)

@@ -15,12 +15,12 @@ each skipped when the other side's zero point is 0)::
 
     %xd = dequantize(%xq) ; %yd = dequantize(%yq)          // per tensor
     %bm = linalg.batch_matmul ins(%xd, %yd) outs(fill 0.0)
-    %r = relu(%bm) ; %q = quantize(%r)
+    %r = relu(%bm) | clamp(%bm, lo, hi) ; %q = quantize(%r)
         ==>
     %acc = linalg.batch_matmul ins(%xs, %ys : i8, i8) outs(fill 0 : i32)
     %rows = generic {sum_k extsi}(%xs) ; %cols = generic {sum_k extsi}(%ys)
     %q = generic {acc - zy * rows - zx * cols + K zx zy, sitofp,
-                  mulf (sx * sy / so), maximumf 0, roundeven, addf zo, clamp, fpto*i}
+                  mulf (sx * sy / so), roundeven, addf zo, clamp q(lo)..q(hi), fpto*i}
 
 Reshapes and transposes around the operands (attention's heads, ``k``
 transposed) are moved onto the integers before by
@@ -34,7 +34,6 @@ products whose correction could leave i32 (``K * 255 * 255 >= 2**31``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
@@ -42,17 +41,16 @@ from mlir.dialects import arith, linalg, tensor
 
 from lowerline.passes.graph import qdq_ops
 from lowerline.passes.graph.fold_qdq_matmul import (
+    CLAMP_AND_REQUANTIZE,
     Affine,
     Epilogue,
     _f32,
     _float_zero_fill,
     _generic,
-    _is_relu,
     activation_and_requantize,
     fold_each,
     follow_epilogue,
     match_dequantize,
-    match_requantize,
     outside_producers,
     replace_ops,
 )
@@ -91,7 +89,7 @@ def plan(bmm: ir.Operation) -> BatchPlan | None:
     k = ir.RankedTensorType(bmm.operands[0].type).shape[2]
     if k * 255 * 255 >= 2**31:
         return None
-    steps: list[tuple[str, Callable]] = [("relu", _is_relu), ("requantize", match_requantize)]
+    steps = CLAMP_AND_REQUANTIZE
     epilogue = follow_epilogue(bmm, steps)
     scale = float(x.scale[0]) * float(y.scale[0])
     if epilogue.requantize is not None:
@@ -183,7 +181,7 @@ def _rewrite(p: BatchPlan) -> None:
 @dataclass(frozen=True)
 class FoldQdqBatchMatmul(Pass):
     flag = "lowerline-fold-qdq-batch-matmul"
-    summary = "Fold dequantize -> batch_matmul (ReLU) -> quantize into i8 x i8 -> i32"
+    summary = "Fold dequantize -> batch_matmul (ReLU/clamp) -> quantize into i8 x i8 -> i32"
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

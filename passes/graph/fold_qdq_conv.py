@@ -4,8 +4,9 @@ epilogue, as lowerline-fold-qdq-matmul does for linear layers.
 
 torch-mlir lowers a PT2E-quantized ``Conv2d`` to a float named convolution
 of a dequantized activation and a dequantized constant weight (per tensor or
-per output channel), its bias broadcast into the init, then ReLU and the
-next quantize. Dense (strided, dilated), grouped (``conv_2d_ngchw_gfchw``
+per output channel), its bias broadcast into the init, then ReLU or a clamp
+(ReLU6, hardtanh; folded into the quantize's range as lowerline-fold-qdq-matmul
+does) and the next quantize. Dense (strided, dilated), grouped (``conv_2d_ngchw_gfchw``
 between ``expand_shape``s and a ``collapse_shape``) and depthwise
 (``depthwise_conv_2d_nchw_chw``) convolutions fold::
 
@@ -13,12 +14,12 @@ between ``expand_shape``s and a ``collapse_shape``) and depthwise
     %wd = dequantize(%w)  [-> expand/collapse]  // constant, per channel zw, sw
     %b = linalg.broadcast %bias | linalg.fill 0.0
     %c = linalg.conv_2d_nchw_fchw ins(%xd, %wd) outs(%b) [-> collapse_shape]
-    %r = relu(%c) ; %q = quantize(%r)
+    %r = relu(%c) | clamp(%c, lo, hi) ; %q = quantize(%r)
         ==>
     %xs = generic {xori 128}(%xq)              // u8 -> s8: x - 128
     %acc = linalg.conv_2d_nchw_fchw ins(%xs, %w' : i8, i8 constant) outs(fill 0 : i32)
-    %q = generic {addi c[f], sitofp, mulf m[f], maximumf 0, roundeven, addf zy,
-                  clamp, fptoui}(%acc)  [-> collapse_shape]
+    %q = generic {addi c[f], sitofp, mulf m[f], roundeven, addf zy,
+                  clamp q(lo)..q(hi), fptoui}(%acc)  [-> collapse_shape]
 
 with ``w' = w - zw`` (refused when it leaves int8), per output channel ``f``
 the correction ``c[f] = -(zx - 128) * sum(w'[f]) + round(bias[f] / (sx * sw[f]))``
@@ -56,6 +57,7 @@ from mlir.dialects import arith, linalg, tensor
 from lowerline import weights
 from lowerline.passes.graph import qdq_ops
 from lowerline.passes.graph.fold_qdq_matmul import (
+    CLAMP_AND_REQUANTIZE,
     Affine,
     Epilogue,
     Plan,
@@ -64,13 +66,12 @@ from lowerline.passes.graph.fold_qdq_matmul import (
     _epilogue_body,
     _float_zero_fill,
     _generic,
-    _is_relu,
     _vector_constant,
     epilogue_constants,
     fold_each,
     follow_epilogue,
     match_dequantize,
-    match_requantize,
+    one_op,
     outside_producers,
     replace_ops,
 )
@@ -148,11 +149,10 @@ def _collapse(op: ir.Operation) -> ir.Operation | None:
 
 
 def match_epilogue(conv: ir.Operation, grouped: bool) -> Epilogue:
-    """The collapse (grouped), ReLU and quantize after ``conv``, each
+    """The collapse (grouped), ReLU or clamp and quantize after ``conv``, each
     optional, each the only user of the one before."""
-    steps: list[tuple[str, Callable]] = [("relu", _is_relu), ("requantize", match_requantize)]
-    if grouped:
-        steps.insert(0, ("collapse", _collapse))
+    steps = [("collapse", one_op(_collapse))] if grouped else []
+    steps += CLAMP_AND_REQUANTIZE
     return follow_epilogue(conv, steps)
 
 
@@ -252,7 +252,7 @@ def _rewrite(p: ConvPlan) -> None:
 @dataclass(frozen=True)
 class FoldQdqConv(Pass):
     flag = "lowerline-fold-qdq-conv"
-    summary = "Fold dequantize -> conv (+bias, ReLU) -> quantize into an i8 x i8 -> i32 conv"
+    summary = "Fold dequantize -> conv (+bias, ReLU/clamp) -> quantize into an i8 x i8 -> i32 conv"
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

@@ -5,28 +5,33 @@ A PT2E-quantized linear layer (torchao's ``convert_pt2e``) reaches linalg as
 float arithmetic on dequantized values: the activation and the (constant)
 weight are each a ``linalg.generic`` of ``ext``/``subi``/``sitofp``/``mulf``
 (``real = scale * (stored - zero_point)``, the weight's scale and zero point
-per output channel), feeding a float ``linalg.matmul``, the bias add and ReLU,
-and the next layer's quantize (``divf``/``roundeven``/``addf``/clamp/``fpto*i``).
+per output channel), feeding a float ``linalg.matmul``, the bias add, ReLU
+or a clamp (ReLU6, hardtanh, clamp), and the next layer's quantize
+(``divf``/``roundeven``/``addf``/clamp/``fpto*i``).
 This pass computes the same layer on the stored integers::
 
     %xd = generic {extui, subi zx, sitofp, mulf sx} (%xq : tensor<MxKxi8>)
     %wd = generic {extsi, subi zw, sitofp, mulf sw} (%w : tensor<NxKxi8> constant, %sw, %zw)
     %wt = linalg.transpose %wd
     %mm = linalg.matmul ins(%xd, %wt) outs(fill 0.0)
-    %b = generic {addf bias}(%mm) ; %r = generic {relu}(%b)
-    %q = generic {divf sy, roundeven, addf zy, clamp, fptoui}(%r)
+    %b = generic {addf bias}(%mm) ; %r = relu(%b) | clamp(%b, lo, hi)
+    %q = generic {divf sy, roundeven, addf zy, clamp 0..255, fptoui}(%r)
         ==>
     %xs = generic {xori 128}(%xq)                    // u8 -> s8: x - 128
     %acc = linalg.matmul ins(%xs, %w' : i8, i8 constant KxN) outs(fill 0 : i32)
-    %q = generic {addi c[n], sitofp, mulf m[n], maximumf 0, roundeven, addf zy,
-                  clamp, fptoui}(%acc)
+    %q = generic {addi c[n], sitofp, mulf m[n], roundeven, addf zy,
+                  clamp q(lo)..q(hi), fptoui}(%acc)
 
 with, computed here from the constants: ``w' = w - zw`` (transposed; refused
 when it leaves int8), the zero-point correction
 ``c[n] = -(zx - 128) * sum_k w'[k, n] + round(bias[n] / (sx * sw[n]))`` and the
-requantize multiplier ``m[n] = sx * sw[n] / sy``. Without a quantize after it
-(a model's last layer) the epilogue stays float: ``(acc + c[n]) * sx * sw[n]
-+ bias[n]``.
+requantize multiplier ``m[n] = sx * sw[n] / sy``. The activation folds into
+the quantize's clamp: dividing, rounding and adding the zero point are
+monotone, so ``q(clamp(x, lo, hi))`` is ``q(x)`` clamped to ``q(lo)..q(hi)``
+(ReLU: ``lo = 0``; torch-mlir lowers each bound of ReLU6, hardtanh and clamp
+as four NaN-aware generics, which all go). Without a quantize after it (a
+model's last layer) the epilogue stays float: ``(acc + c[n]) * sx * sw[n]
++ bias[n]``, then the activation's min and max.
 
 A Linear on ``(B, S, K)`` inputs reaches the matmul through a
 ``tensor.collapse_shape`` of the dequantized activation and leaves it through
@@ -92,13 +97,44 @@ class Requantize:
     unsigned: bool
 
 
+def quantized(q: Requantize, real: float) -> int:
+    """The stored integer ``q`` gives ``real``, in float32 as the kernel computes it."""
+    scaled = np.float32(real) / np.float32(q.scale)
+    stored = np.float32(np.rint(scaled) + np.float32(q.zero_point))
+    return int(np.clip(stored, q.low, q.high))
+
+
+@dataclass
+class Clamp:
+    """``min(max(x, low), high)``: ReLU (``low`` 0), ReLU6, hardtanh, clamp;
+    an absent bound is infinite."""
+
+    low: float = -np.inf
+    high: float = np.inf
+
+    def stored_range(self, q: Requantize) -> tuple[float, float]:
+        """``q``'s clamp range once this clamp is folded into it. Dividing by
+        the scale, rounding and adding the zero point are all monotone, so
+        they commute with min and max: ``q(clamp(x, lo, hi))`` is ``q(x)``
+        clamped to ``[q(lo), q(hi)]``, each bound within ``q``'s own range."""
+        return float(quantized(q, self.low)), float(quantized(q, self.high))
+
+    def apply(self, real: ir.Value) -> ir.Value:
+        """The clamp on a real value, max first as torch-mlir orders it."""
+        if self.low > -np.inf:
+            real = arith.maximumf(real, _f32(self.low))
+        if self.high < np.inf:
+            real = arith.minimumf(real, _f32(self.high))
+        return real
+
+
 @dataclass
 class Epilogue:
     """What follows the matmul: the ops it replaces, the last one first."""
 
     ops: list[ir.Operation]
     bias: np.ndarray | None
-    relu: bool
+    clamp: Clamp | None
     requantize: Requantize | None
     # The tensor.expand_shape after the bias add (a Linear on (B, S, K)
     # inputs), applied to the epilogue's result.
@@ -328,6 +364,125 @@ def _is_relu(op: ir.Operation) -> bool:
     return predicate in (2, 9) and zero == (0.0, 0.0)  # ogt, ugt
 
 
+_OGE, _OLE, _UNE = 3, 5, 13  # arith.cmpf predicates
+
+
+def _users(value: ir.Value) -> list[ir.Operation]:
+    """The distinct ops reading ``value``."""
+    found: list[ir.Operation] = []
+    for use in value.uses:
+        if not any(use.owner == f for f in found):
+            found.append(use.owner)
+    return found
+
+
+def _reads_elementwise(op: ir.Operation, inputs: int) -> bool:
+    """An elementwise generic of ``inputs`` inputs whose first two are read
+    through the identity map."""
+    if not _elementwise(op, inputs=inputs):
+        return False
+    maps = indexing_maps(op)
+    return inputs < 2 or maps[1] == maps[-1]
+
+
+def _yields(op: ir.Operation, name: str) -> ir.Operation | None:
+    """The op ``name`` whose result ``op``'s body yields, or None."""
+    return _defining(_body(op)[1], name)
+
+
+def _on_arguments(compare: ir.Operation, block: ir.Block, count: int) -> bool:
+    return all(_is_input_arg(compare.operands[i], block, i) for i in range(count))
+
+
+def _bound_compare(op: ir.Operation, value: ir.Value) -> tuple[int, float] | None:
+    """(predicate, bound) of ``op``: ``x >= bound`` or ``x <= bound`` of ``value``
+    (torch-mlir compares in f64: ``extf`` of x against an f64 constant)."""
+    if not _reads_elementwise(op, 1) or op.operands[0] != value:
+        return None
+    compare = _yields(op, "arith.cmpf")
+    if compare is None:
+        return None
+    block = op.regions[0].blocks[0]
+    x = compare.operands[0]
+    extend = _defining(x, "arith.extf")
+    if not _is_input_arg(extend.operands[0] if extend else x, block, 0):
+        return None
+    bound = _scalar(op, compare.operands[1])
+    predicate = ir.IntegerAttr(compare.attributes["predicate"]).value
+    return (predicate, bound) if bound is not None else None
+
+
+def _is_nan_test(op: ir.Operation, value: ir.Value) -> bool:
+    """``x != x`` (``cmpf une``) of ``value``."""
+    if not _reads_elementwise(op, 2) or any(v != value for v in op.operands[:2]):
+        return False
+    compare = _yields(op, "arith.cmpf")
+    block = op.regions[0].blocks[0]
+    if compare is None or not _on_arguments(compare, block, 2):
+        return False
+    return ir.IntegerAttr(compare.attributes["predicate"]).value == _UNE
+
+
+def _single_use(value: ir.Value, user: ir.Operation) -> bool:
+    only = _only_user(value)
+    return only is not None and only == user
+
+
+def _bound(value: ir.Value) -> tuple[int, float, list[ir.Operation]] | None:
+    """One bound of torch-mlir's NaN-aware clamp of ``value``, four generics:
+    ``keep = x >= low or x != x`` (``<= high`` for the upper bound), then
+    ``select(keep, x, bound)``. Returns (predicate, bound, the four ops with
+    the select first) or None."""
+    users = _users(value)
+    select_op = next((u for u in users if _reads_elementwise(u, 3)), None)
+    select = select_op and _yields(select_op, "arith.select")
+    if select_op is None or select is None or len(users) != 3:
+        return None
+    block = select_op.regions[0].blocks[0]
+    if not _on_arguments(select, block, 2) or select_op.operands[1] != value:
+        return None
+    bound = _scalar(select_op, select.operands[2])
+    either = _defining(select_op.operands[0], "linalg.generic")
+    if bound is None or either is None or not _single_use(either.results[0], select_op):
+        return None
+    tests = [_defining(v, "linalg.generic") for v in either.operands[:2]]
+    if not _reads_elementwise(either, 2) or any(t is None for t in tests):
+        return None
+    ori = _yields(either, "arith.ori")
+    if ori is None or not _on_arguments(ori, either.regions[0].blocks[0], 2):
+        return None
+    compares = [t for t in tests if t is not None and _bound_compare(t, value)]
+    nans = [t for t in tests if t is not None and _is_nan_test(t, value)]
+    if len(compares) != 1 or len(nans) != 1:
+        return None
+    predicate, compared = _bound_compare(compares[0], value) or (0, 0.0)
+    if np.float32(compared) != np.float32(bound) or predicate not in (_OGE, _OLE):
+        return None
+    if not all(_single_use(t.results[0], either) for t in (compares[0], nans[0])):
+        return None
+    return predicate, bound, [select_op, either, nans[0], compares[0]]
+
+
+def match_clamp(value: ir.Value) -> tuple[Clamp, list[ir.Operation]] | None:
+    """The ReLU or clamp (a lower bound, an upper bound or both, in that
+    order, as torch-mlir lowers ReLU6, hardtanh and clamp) applied to
+    ``value``, and its ops with the last one first; None when there is none.
+
+    torch-mlir's clamp keeps NaN; the values it sees after a fold are sums
+    of integers times finite scales, never NaN, so min and max suffice."""
+    clamp, ops = Clamp(), []
+    user = _only_user(value)
+    low = _bound(value)
+    if user is not None and _is_relu(user):
+        clamp.low, ops = 0.0, [user]
+    elif low is not None and low[0] == _OGE:
+        clamp.low, ops = low[1], low[2]
+    high = _bound(ops[0].results[0] if ops else value)
+    if high is not None and high[0] == _OLE:
+        clamp.high, ops = high[1], high[2] + ops
+    return (clamp, ops) if ops else None
+
+
 def _expand(op: ir.Operation) -> ir.Operation | None:
     return op if op.name == "tensor.expand_shape" else None
 
@@ -339,29 +494,47 @@ def _only_user(value: ir.Value) -> ir.Operation | None:
     return uses[0].owner
 
 
+# A step of an epilogue: the value so far -> (what it found, its ops with
+# the last one first), or None.
+Step = Callable[[ir.Value], tuple[object, list[ir.Operation]] | None]
+
+
+def one_op(matcher: Callable[[ir.Operation], object]) -> Step:
+    """A step of one op, the only user of the value, that ``matcher``
+    accepts (a result other than None or False)."""
+
+    def step(value: ir.Value) -> tuple[object, list[ir.Operation]] | None:
+        user = _only_user(value)
+        found = matcher(user) if user is not None else None
+        return None if found is None or found is False else (found, [user])
+
+    return step
+
+
+# The tail every fold takes: an activation, then the next layer's quantize.
+CLAMP_AND_REQUANTIZE: list[tuple[str, Step]] = [
+    ("clamp", match_clamp),
+    ("requantize", one_op(match_requantize)),
+]
+
+
 def match_epilogue(matmul: ir.Operation) -> Epilogue:
-    """The bias add, ReLU and quantize that follow ``matmul``, each optional,
-    in that order, each the only user of the one before."""
-    steps: list[tuple[str, Callable]] = [
-        ("bias", _bias),
-        ("expand", _expand),
-        ("relu", _is_relu),
-        ("requantize", match_requantize),
-    ]
+    """The bias add, ReLU or clamp and quantize that follow ``matmul``, each
+    optional, in that order, each the only reader of the one before."""
+    steps = [("bias", one_op(_bias)), ("expand", one_op(_expand)), *CLAMP_AND_REQUANTIZE]
     return follow_epilogue(matmul, steps)
 
 
-def follow_epilogue(root: ir.Operation, steps: list[tuple[str, Callable]]) -> Epilogue:
-    """The ops after ``root`` that ``steps`` (Epilogue field, matcher) accept,
-    each optional, in that order, each the only user of the one before."""
-    epilogue = Epilogue([root], None, False, None)
-    for field, matcher in steps:
-        user = _only_user(epilogue.ops[0].results[0])
-        found = matcher(user) if user is not None else None
-        if found is None or found is False:
+def follow_epilogue(root: ir.Operation, steps: list[tuple[str, Step]]) -> Epilogue:
+    """The ops after ``root`` that ``steps`` (Epilogue field, step) accept,
+    each optional, in that order, each reading only the one before."""
+    epilogue = Epilogue([root], None, None, None)
+    for field, step in steps:
+        found = step(epilogue.ops[0].results[0])
+        if found is None:
             continue
-        setattr(epilogue, field, found)
-        epilogue.ops.insert(0, user)
+        setattr(epilogue, field, found[0])
+        epilogue.ops[:0] = found[1]
     return epilogue
 
 
@@ -482,16 +655,16 @@ def _epilogue_body(epilogue: Epilogue, has_bias: bool) -> Callable:
 
 
 def activation_and_requantize(epilogue: Epilogue, real: ir.Value) -> ir.Value:
-    """The tail of an epilogue on the real (scaled) value: ReLU, then the
-    stored integer (round half to even, zero point, clamp) when it ends in a
-    quantize, else the real value."""
-    q = epilogue.requantize
-    if epilogue.relu:
-        real = arith.maximumf(real, _f32(0.0))
+    """The tail of an epilogue on the real value (divided by the output
+    scale when it ends in a quantize): the stored integer (round half to
+    even, zero point, the quantize's clamp with the activation's folded into
+    it), else the real value clamped by the activation."""
+    q, clamp = epilogue.requantize, epilogue.clamp
     if q is None:
-        return real
+        return clamp.apply(real) if clamp is not None else real
+    low, high = clamp.stored_range(q) if clamp is not None else (q.low, q.high)
     stored = arith.addf(math.roundeven(real), _f32(q.zero_point))
-    stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
+    stored = arith.minimumf(arith.maximumf(stored, _f32(low)), _f32(high))
     i8 = ir.IntegerType.get_signless(8)
     return arith.fptoui(i8, stored) if q.unsigned else arith.fptosi(i8, stored)
 
@@ -636,7 +809,9 @@ def _erase_dead(ops: list[ir.Operation]) -> None:
 @dataclass(frozen=True)
 class FoldQdqMatmul(Pass):
     flag = "lowerline-fold-qdq-matmul"
-    summary = "Fold dequantize -> matmul (+bias, ReLU) -> quantize into an i8 x i8 -> i32 matmul"
+    summary = (
+        "Fold dequantize -> matmul (+bias, ReLU/clamp) -> quantize into an i8 x i8 -> i32 matmul"
+    )
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:

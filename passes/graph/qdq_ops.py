@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from lowerline.passes.graph.fold_qdq_matmul import Affine, Requantize, _f32, _generic
+from lowerline.passes.graph.fold_qdq_matmul import quantized as quantized  # re-exported
 
 
 def i8_type() -> ir.Type:
@@ -26,13 +27,6 @@ def i8_type() -> ir.Type:
 def i8_constant(stored: int) -> ir.Value:
     """An i8 constant holding ``stored`` (a u8 value above 127 wraps)."""
     return arith.ConstantOp(i8_type(), int(np.int8(np.uint8(stored & 0xFF)))).result
-
-
-def quantized(q: Requantize, real: float) -> int:
-    """The stored integer ``q`` gives ``real``, in float32 as the kernel computes it."""
-    scaled = np.float32(real) / np.float32(q.scale)
-    stored = np.float32(np.rint(scaled) + np.float32(q.zero_point))
-    return int(np.clip(stored, q.low, q.high))
 
 
 def integer_for(x: Affine, real: float) -> int | None:

@@ -28,18 +28,27 @@ from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
 
 
+def _allowed(name: str, allowed: list[str]) -> bool:
+    return any(name.startswith(prefix + ".") for prefix in allowed)
+
+
 @dataclass(frozen=True)
 class RequireLlvmDialect(Pass):
     flag = "lowerline-require-llvm-dialect"
     summary = "Fail, naming the op, where an op is not in the LLVM dialect"
     anchor = "builtin.module"
 
-    # OpenMP ops on LLVM types are translated to LLVM IR as they are.
-    allowed: str = opt("builtin,llvm,omp", "dialects allowed to remain, comma-separated")
+    # OpenMP ops on LLVM types, and the LLVM intrinsics of arm_neon (the
+    # sdot of lowerline.passes.tiling.int8_dot), are translated to LLVM IR
+    # as they are.
+    allowed: str = opt(
+        "builtin,llvm,omp,arm_neon.intr",
+        "dialects, or prefixes of op names (dialect.group), allowed to remain, comma-separated",
+    )
 
     def run(self, op: ir.Operation) -> None:
-        allowed = frozenset(self.allowed.split(","))
-        left = ops_matching(op, lambda o: o.name.split(".", 1)[0] not in allowed)
+        allowed = self.allowed.split(",")
+        left = ops_matching(op, lambda o: not _allowed(o.name, allowed))
         if not left:
             return
         counts = Counter(o.name for o in left)

@@ -1,46 +1,66 @@
-"""i8 x i8 -> i32 ``vector.contract`` tiles as ``vpdpbusd`` calls (AVX-512 VNNI).
+"""i8 x i8 -> i32 ``vector.contract`` tiles as int8 dot-product instructions:
+``vpdpbusd`` (AVX-512 VNNI) and ``sdot`` (AArch64 with ``+dotprod``).
 
 lowerline-tile-and-fuse gives an integer matmul (lowerline-fold-qdq-matmul's)
 register tiles 4 deep in k on a target with an int8 dot product
 (``lowerline.cpu.tile_plan.int8_dot_lanes``); vectorized, each is a
 ``vector.contract`` of ``A: vector<M x 4 x i8>`` and ``B: vector<4 x N x i8>``
-into ``vector<M x N x i32>``. ``vpdpbusd`` adds, in each i32 lane, the four
-products of the lane's u8 bytes of its first source with the s8 bytes of its
-second. Per 16 columns of the tile:
+into ``vector<M x N x i32>``. Both instructions add, in each i32 lane, the
+four products of the lane's 4 bytes of their two byte sources. Per register
+of columns (16 i32 lanes of a zmm, 4 of a NEON q register):
 
-- B's 4 x 16 bytes are shuffled so that lane ``n`` holds ``B[0..3, n]``
+- B's 4 x lanes bytes are shuffled so that lane ``n`` holds ``B[0..3, n]``
   (one ``vector.shuffle``; the weight is not yet packed at compile time); a
-  tile narrower than 16 columns is padded with zero lanes;
-- each row of A is one i32 (its 4 bytes), broadcast to every lane;
-- A is signed (the fold shifts u8 activations to s8 so that the matmul is one
-  named op) but ``vpdpbusd`` reads its A bytes as unsigned: ``a ^ 0x80`` is
-  ``a + 128`` as u8, so the sum gains ``128 * sum_k B[k, n]``, which one more
-  ``vpdpbusd`` of 0x80 bytes with B computes per tile and the rows subtract.
-  Signed A times signed B is also what ``vpdpwssd`` would take, but only after
-  widening both to i16: two instructions per 4 bytes where this uses one.
+  tile narrower than a register is padded with zero lanes;
+- each row of A is one i32 (its 4 bytes), broadcast to every lane.
 
-LLVM 22 does not form ``vpdpbusd`` from extend-multiply-add reductions (its
-partial-reduce lowering widens to ``vpmaddwd``/``vpdpwssd``), and upstream
-MLIR has no op for it (``x86vector.avx.dot.i8`` is ``vpdpbssd``, AVX-VNNI-INT8),
-so the intrinsic is declared and called through the llvm dialect.
+``sdot`` multiplies signed bytes by signed bytes, which is what the fold's
+matmul holds (it shifts u8 activations to s8 so that the matmul is one named
+op), so it takes A and B as they are; ``udot`` (u8 x u8) has no such matmul
+to serve. ``vpdpbusd`` reads its A bytes as unsigned: ``a ^ 0x80`` is
+``a + 128`` as u8, so the sum gains ``128 * sum_k B[k, n]``, which one more
+``vpdpbusd`` of 0x80 bytes with B computes per tile and the rows subtract.
+Signed A times signed B is also what ``vpdpwssd`` would take, but only after
+widening both to i16: two instructions per 4 bytes where this uses one.
+
+Upstream: LLVM 22 does not form ``vpdpbusd`` from extend-multiply-add
+reductions (its partial-reduce lowering widens to ``vpmaddwd``/``vpdpwssd``),
+and MLIR has no op for it (``x86vector.avx.dot.i8`` is ``vpdpbssd``,
+AVX-VNNI-INT8), so the intrinsic is declared and called through the llvm
+dialect. For ``sdot`` the upstream ``arm_neon.intr.sdot`` op is emitted (it
+translates to ``llvm.aarch64.neon.sdot``); upstream's contraction patterns
+for NEON (``arm_neon.vector_contract_to_i8mm``) emit ``smmla``, which needs
+``+i8mm``, and none targets ``sdot``.
 
 A masked contraction (a partial tile in m, n or k) is rewritten only when
-its operands are read with zero padding: a padded k then adds
-``(0 ^ 0x80) * 0`` and a zero correction, and padded rows or columns are not
-written back. Other contractions keep the outer-product lowering.
+its operands are read with zero padding: a padded k then adds a zero product
+(``(0 ^ 0x80) * 0`` and a zero correction for ``vpdpbusd``), and padded rows
+or columns are not written back. Other contractions keep the outer-product
+lowering.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from mlir import ir
 from mlir.dialects import arith, llvm, vector
 
-from lowerline.cpu.tile_plan import INT8_DOT_K
+from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.pipeline.pass_api import ops_matching
+from lowerline.targets import CpuTarget
 
 VPDPBUSD_512 = "llvm.x86.avx512.vpdpbusd.512"
-_LANES = 16  # i32 lanes of a zmm register
+
+
+def _i8() -> ir.Type:
+    return ir.IntegerType.get_signless(8)
+
+
+def _i32_type() -> ir.Type:
+    return ir.IntegerType.get_signless(32)
 
 
 def _shape_and_type(value: ir.Value) -> tuple[list[int], str]:
@@ -93,7 +113,12 @@ def _candidate(op: ir.Operation) -> ir.Operation | None:
 
 
 def _i32(value: int) -> ir.Value:
-    return arith.constant(ir.IntegerType.get_signless(32), value)
+    return arith.constant(_i32_type(), value)
+
+
+def _splat(vtype: ir.VectorType, value: int) -> ir.Value:
+    attr = ir.IntegerAttr.get(vtype.element_type, value)
+    return arith.constant(vtype, ir.DenseElementsAttr.get_splat(vtype, attr))
 
 
 # Pure: a call without memory effects, which bufferization's deallocation
@@ -108,7 +133,7 @@ _DECLARATION = (
 )
 
 
-def _declare(module: ir.Operation) -> None:
+def _declare_vpdpbusd(module: ir.Operation) -> None:
     """Declare the intrinsic in ``module`` once (LLVM knows it by its name)."""
     body = module.regions[0].blocks[0]
     if any(
@@ -120,10 +145,9 @@ def _declare(module: ir.Operation) -> None:
     ir.InsertionPoint.at_block_begin(body).insert(declaration)
 
 
-def _dot(acc: ir.Value, unsigned: ir.Value, signed: ir.Value) -> ir.Value:
-    i32x16 = ir.VectorType.get([_LANES], ir.IntegerType.get_signless(32))
+def _vpdpbusd(acc: ir.Value, unsigned: ir.Value, signed: ir.Value) -> ir.Value:
     call = llvm.call(
-        i32x16,
+        acc.type,
         [acc, unsigned, signed],
         [],
         [],
@@ -133,105 +157,131 @@ def _dot(acc: ir.Value, unsigned: ir.Value, signed: ir.Value) -> ir.Value:
     return call if isinstance(call, ir.Value) else call.result
 
 
-def _chunks(n: int) -> list[range]:
-    """The columns of each zmm: 16 at a time, the last one possibly fewer."""
-    return [range(first, min(first + _LANES, n)) for first in range(0, n, _LANES)]
+def _sdot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    # The installed bindings have no arm_neon module; the op is registered.
+    return ir.Operation.create(
+        "arm_neon.intr.sdot", results=[acc.type], operands=[acc, a, b]
+    ).result
+
+
+@dataclass(frozen=True)
+class DotInstruction:
+    """An int8 dot product: ``lanes`` i32 lanes per register, each adding
+    the products of its 4 bytes of A and of B; ``unsigned_a``: A's bytes are
+    read as u8 (shifted by 128 and corrected); ``declare`` puts what the
+    calls need into the module."""
+
+    lanes: int
+    unsigned_a: bool
+    emit: Callable[[ir.Value, ir.Value, ir.Value], ir.Value]
+    declare: Callable[[ir.Operation], None] | None = None
+
+
+VPDPBUSD = DotInstruction(16, True, _vpdpbusd, _declare_vpdpbusd)
+SDOT = DotInstruction(4, False, _sdot)
+
+
+def dot_instruction(target: CpuTarget) -> DotInstruction | None:
+    """The instruction lowerline emits for ``target``'s int8 dot products."""
+    if not int8_dot_lanes(target):
+        return None
+    return SDOT if target.arch == "aarch64" else VPDPBUSD
+
+
+def _chunks(n: int, lanes: int) -> list[range]:
+    """The columns of each register: ``lanes`` at a time, the last one possibly fewer."""
+    return [range(first, min(first + lanes, n)) for first in range(0, n, lanes)]
 
 
 def _gather(source: ir.Value, indices: list[int]) -> ir.Value:
     """``source[indices]`` as a 1-D vector, index -1 giving a zero lane."""
     vtype = ir.VectorType(source.type)
-    zero = arith.constant(
-        vtype, ir.DenseElementsAttr.get_splat(vtype, ir.IntegerAttr.get(vtype.element_type, 0))
-    )
     size = vtype.shape[0]
-    return vector.shuffle(source, zero, [size if i < 0 else i for i in indices])
+    return vector.shuffle(source, _splat(vtype, 0), [size if i < 0 else i for i in indices])
 
 
-def _weight_lanes(rhs: ir.Value, n: int) -> list[ir.Value]:
-    """Per zmm of columns: ``B[0..3, n]`` in the 4 bytes of lane ``n`` (zero
-    in lanes past the tile), as <64 x i8>."""
-    i8 = ir.IntegerType.get_signless(8)
-    flat = vector.shape_cast(ir.VectorType.get([INT8_DOT_K * n], i8), rhs)
+def _weight_lanes(rhs: ir.Value, n: int, lanes: int) -> list[ir.Value]:
+    """Per register of columns: ``B[0..3, n]`` in the 4 bytes of lane ``n``
+    (zero in lanes past the tile), as <4 * lanes x i8>."""
+    flat = vector.shape_cast(ir.VectorType.get([INT8_DOT_K * n], _i8()), rhs)
     chunks = []
-    for columns in _chunks(n):
-        lanes = [*columns] + [-1] * (_LANES - len(columns))
+    for columns in _chunks(n, lanes):
+        order = [*columns] + [-1] * (lanes - len(columns))
         chunks.append(
-            _gather(flat, [-1 if c < 0 else kk * n + c for c in lanes for kk in range(INT8_DOT_K)])
+            _gather(flat, [-1 if c < 0 else kk * n + c for c in order for kk in range(INT8_DOT_K)])
         )
     return chunks
 
 
-def _row_bytes(lhs: ir.Value, row: int) -> ir.Value:
-    """Row ``row`` of A as u8 (``a ^ 0x80``), its 4 bytes broadcast to every lane."""
-    i8, i32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32)
+def _row_bytes(lhs: ir.Value, row: int, dot: DotInstruction) -> ir.Value:
+    """Row ``row`` of A (as u8, ``a ^ 0x80``, where the instruction reads
+    it so), its 4 bytes broadcast to every lane."""
     four = vector.extract(lhs, [], [row])
-    word = vector.extract(vector.bitcast(ir.VectorType.get([1], i32), four), [], [0])
-    unsigned = arith.xori(word, _i32(-0x7F7F7F80))  # 0x80808080 as i32
-    lanes = vector.broadcast(ir.VectorType.get([_LANES], i32), unsigned)
-    return vector.bitcast(ir.VectorType.get([_LANES * INT8_DOT_K], i8), lanes)
+    word = vector.extract(vector.bitcast(ir.VectorType.get([1], _i32_type()), four), [], [0])
+    if dot.unsigned_a:
+        word = arith.xori(word, _i32(-0x7F7F7F80))  # 0x80808080 as i32
+    lanes = vector.broadcast(ir.VectorType.get([dot.lanes], _i32_type()), word)
+    return vector.bitcast(ir.VectorType.get([dot.lanes * INT8_DOT_K], _i8()), lanes)
 
 
-def _concat(pieces: list[tuple[range, ir.Value]], n: int) -> ir.Value:
-    """The first ``len(columns)`` lanes of each piece, one after the other."""
-    whole = pieces[0][1]
-    if n == _LANES:
+def _concat(pieces: list[ir.Value], n: int, lanes: int) -> ir.Value:
+    """The first ``n`` lanes of the pieces put one after the other."""
+    whole = pieces[0]
+    if n == lanes:
         return whole
-    if len(pieces) > 1:
-        whole = vector.shuffle(pieces[0][1], pieces[1][1], [*range(2 * _LANES)])
-        for _, piece in pieces[2:]:
-            size = ir.VectorType(whole.type).shape[0]
-            whole = vector.shuffle(whole, piece, [*range(size + _LANES)])
+    for piece in pieces[1:]:
+        size = ir.VectorType(whole.type).shape[0]
+        whole = vector.shuffle(whole, piece, [*range(size + lanes)])
     return vector.shuffle(whole, whole, [*range(n)])
 
 
-def _rewrite(contract: ir.Operation, replaced: ir.Operation) -> None:
+def _corrections(weights: list[ir.Value], dot: DotInstruction) -> list[ir.Value | None]:
+    """Per register of columns, ``128 * sum_k B[k, n]``: what reading A as
+    u8 adds to every row (None where A is read as signed)."""
+    if not dot.unsigned_a:
+        return [None] * len(weights)
+    bytes_type = ir.VectorType.get([dot.lanes * INT8_DOT_K], _i8())
+    high_bits = _splat(bytes_type, -128)
+    zero = _splat(ir.VectorType.get([dot.lanes], _i32_type()), 0)
+    return [dot.emit(zero, high_bits, w) for w in weights]
+
+
+def _rewrite(contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction) -> None:
     lhs, rhs, acc = contract.operands
     (m, n), _ = _shape_and_type(acc)
     with ir.InsertionPoint(replaced), replaced.location:
-        i8x64 = ir.VectorType.get([_LANES * INT8_DOT_K], ir.IntegerType.get_signless(8))
-        i32x16 = ir.VectorType.get([_LANES], ir.IntegerType.get_signless(32))
-        weights = _weight_lanes(rhs, n)
-        high_bits = arith.constant(
-            i8x64,
-            ir.DenseElementsAttr.get_splat(
-                i8x64, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), -128)
-            ),
-        )
-        zero = arith.constant(
-            i32x16,
-            ir.DenseElementsAttr.get_splat(
-                i32x16, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)
-            ),
-        )
-        # 128 * sum_k B[k, n]: what reading A as u8 added to every row.
-        corrections = [_dot(zero, high_bits, w) for w in weights]
+        weights = _weight_lanes(rhs, n, dot.lanes)
+        corrections = _corrections(weights, dot)
         result = acc
         for row in range(m):
-            a = _row_bytes(lhs, row)
+            a = _row_bytes(lhs, row, dot)
             c_row = vector.extract(acc, [], [row])
             pieces = []
-            for columns, w, corr in zip(_chunks(n), weights, corrections, strict=True):
-                lanes = [*columns] + [-1] * (_LANES - len(columns))
-                piece = arith.subi(_dot(_gather(c_row, lanes), a, w), corr)
-                pieces.append((columns, piece))
-            result = vector.insert(_concat(pieces, n), result, [], [row])
+            for columns, w, corr in zip(_chunks(n, dot.lanes), weights, corrections, strict=True):
+                order = [*columns] + [-1] * (dot.lanes - len(columns))
+                piece = dot.emit(_gather(c_row, order), a, w)
+                pieces.append(piece if corr is None else arith.subi(piece, corr))
+            result = vector.insert(_concat(pieces, n, dot.lanes), result, [], [row])
     replaced.results[0].replace_all_uses_with(result)
     replaced.erase()
 
 
-def int8_dot_products(module: ir.Operation) -> int:
-    """Rewrite every dot-product-shaped i8 contraction in ``module``; returns
-    how many. The caller checks that the target has AVX-512 VNNI."""
+def int8_dot_products(module: ir.Operation, target: CpuTarget) -> int:
+    """Rewrite every dot-product-shaped i8 contraction in ``module`` into
+    ``target``'s int8 dot-product instruction; returns how many (0 when the
+    target has none that lowerline emits)."""
+    dot = dot_instruction(target)
+    if dot is None:
+        return 0
     contracts = ops_matching(module, lambda op: op.name == "vector.contract")
     count = 0
     for contract in contracts:
         replaced = _candidate(contract)
         if replaced is not None:
-            _rewrite(contract, replaced)
+            _rewrite(contract, replaced, dot)
             count += 1
-    if count:
-        _declare(module)
+    if count and dot.declare is not None:
+        dot.declare(module)
     return count
 
 

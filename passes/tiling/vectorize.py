@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lowerline.cpu.tile_plan import int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.int8_dot import (
@@ -159,8 +158,8 @@ class Vectorize(Pass):
     explain: bool = opt(False, "list the ops that did not vectorize (and why) on stderr as remarks")
     target: str = opt(
         "",
-        "CPU target (a name targets.py knows): with AVX-512 VNNI, 4-deep int8 contractions "
-        "become vpdpbusd; empty: none",
+        "CPU target (a name targets.py knows): with AVX-512 VNNI or Arm dotprod, 4-deep int8 "
+        "contractions become vpdpbusd or sdot; empty: none",
         check=lambda value: check_cpu_target(value) if value else None,
     )
 
@@ -177,8 +176,8 @@ class Vectorize(Pass):
         # Stride-2 window steps: contiguous loads and shuffles, before the
         # transfers are lowered (lowerline.passes.tiling.window_tiles).
         deinterleave_strided_reads(op)
-        if self.target and int8_dot_lanes(cpu_target(self.target)):
-            int8_dot_products(op)
+        if self.target:
+            int8_dot_products(op, cpu_target(self.target))
         widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)
         if failure:

@@ -19,7 +19,8 @@
 // CHECK:         %[[M:.+]] = arith.constant dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
 // CHECK:         %[[Q:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[CH:.+]], #[[CH]], #{{.+}}], {{.*}} ins(%[[ACC]], %[[C]], %[[M]] : tensor<1x2x2x2xi32>, tensor<2xi32>, tensor<2xf32>)
 // CHECK:           arith.addi
-// CHECK:           arith.maximumf
+// The ReLU is the quantize's clamp from the zero point up: no max before rounding.
+// CHECK-NOT:       arith.maximumf
 // CHECK:           math.roundeven
 // CHECK:           arith.fptoui {{.+}} : f32 to i8
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw

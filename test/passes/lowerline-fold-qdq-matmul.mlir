@@ -22,7 +22,8 @@
 // CHECK:           arith.addi
 // CHECK:           arith.sitofp
 // CHECK:           arith.mulf
-// CHECK:           arith.maximumf
+// The ReLU is the quantize's clamp from the zero point up: no max before rounding.
+// CHECK-NOT:       arith.maximumf
 // CHECK:           math.roundeven
 // CHECK:           arith.addf
 // CHECK:           arith.maximumf

@@ -5,6 +5,11 @@
 // RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids},lowerline-vectorize)" \
 // RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
+// AArch64 with dot products (cortex-a76): sdot; without (cortex-a72): outer products.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=cortex-a76},lowerline-vectorize{target=cortex-a76})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=NEON
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=cortex-a72},lowerline-vectorize{target=cortex-a72})" \
+// RUN:   --split-input-file | FileCheck %s --check-prefix=PORTABLE
 
 // An i8 x i8 -> i32 matmul on AVX-512 VNNI: k in steps of 4; per step, B's
 // 4 x 16 bytes (a whole vector of columns; the last 4 of the 20 are a peeled
@@ -31,6 +36,19 @@ func.func @integer_matmul(%x: tensor<3x8xi8>, %w: tensor<8x20xi8>) -> tensor<3x2
   %mm = linalg.matmul ins(%x, %w : tensor<3x8xi8>, tensor<8x20xi8>) outs(%f : tensor<3x20xi32>) -> tensor<3x20xi32>
   return %mm : tensor<3x20xi32>
 }
+// On NEON, per 4 columns: B's 4 x 4 bytes shuffled into lane order, and per
+// row of A its 4 bytes as one i32 broadcast to the 4 lanes, one sdot (s8 x
+// s8: A as it is, no xor and no correction).
+// NEON-LABEL: func.func @integer_matmul(
+// NEON:         scf.for
+// NEON:           vector.shuffle %{{.+}}, %{{.+}} [0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 1, {{.*}}] : vector<{{[0-9]+}}xi8>, vector<{{[0-9]+}}xi8>
+// NEON-NOT:       arith.xori
+// NEON:           %[[ROW:.+]] = vector.broadcast %{{.+}} : i32 to vector<4xi32>
+// NEON:           %[[A:.+]] = vector.bitcast %[[ROW]] : vector<4xi32> to vector<16xi8>
+// NEON:           arm_neon.intr.sdot %{{.+}}, %[[A]], %{{.+}} : vector<16xi8>, vector<16xi8> to vector<4xi32>
+// NEON-NOT:       vector.outerproduct
+// NEON-NOT:       arith.muli
+// NEON-NOT:       arith.xori
 // PORTABLE-LABEL: func.func @integer_matmul(
 // PORTABLE-NOT:     vpdpbusd
 // PORTABLE:         arith.muli

@@ -27,10 +27,13 @@ def lanes(target: CpuTarget, element_bytes: int) -> int:
 
 def int8_dot_lanes(target: CpuTarget) -> int:
     """i32 lanes of the target's int8 dot-product instruction
-    (``vpdpbusd`` on zmm: 16), or 0 without one that lowerline emits.
-    AVX-VNNI (ymm only) and Arm's ``sdot``/``udot`` are not emitted yet."""
-    x86 = target.triple.startswith("x86_64")
-    return 16 if x86 and target.vnni and target.vector_bits >= 512 else 0
+    (``vpdpbusd`` on zmm: 16; ``sdot`` on a NEON register: 4), or 0 without
+    one that lowerline emits. AVX-VNNI (ymm only) is not emitted yet."""
+    if not target.vnni:
+        return 0
+    if target.arch == "aarch64":
+        return lanes(target, 4)
+    return 16 if target.arch == "x86_64" and target.vector_bits >= 512 else 0
 
 
 # Bytes of k one int8 dot-product step reduces per i32 lane (vpdpbusd: 4).

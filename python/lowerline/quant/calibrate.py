@@ -46,8 +46,18 @@ LAYER_OPS = {
     aten.conv2d.default: "conv",
     aten.conv3d.default: "conv",
 }
-# An activation after a layer that its integer kernel computes (the fold's epilogue).
-FUSED_ACTIVATIONS = (aten.relu.default, aten.relu_.default)
+# An activation after a layer that its integer kernel computes (the fold's
+# epilogue): ReLU, and the clamps (ReLU6 exports as hardtanh) that the folds
+# put into the requantize range. Observed after it, the output's range is
+# the clamped one.
+FUSED_ACTIVATIONS = (
+    aten.relu.default,
+    aten.relu_.default,
+    aten.hardtanh.default,
+    aten.hardtanh_.default,
+    aten.relu6.default,
+    aten.clamp.default,
+)
 
 
 @dataclass
@@ -197,7 +207,8 @@ def _skipped(layers: list[Layer], config: Int8) -> set[str]:
 
 
 def _output_value(op: fx.Node) -> fx.Node:
-    """The value a layer's output quantize reads: its ReLU's when it is the only user."""
+    """The value a layer's output quantize reads: its activation's (ReLU,
+    clamp) when that is the only user."""
     users = list(op.users)
     if len(users) == 1 and users[0].target in FUSED_ACTIVATIONS:
         return users[0]

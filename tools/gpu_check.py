@@ -350,10 +350,9 @@ def _markdown(reports: list[dict], failed: dict[str, str], device: str) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in reports:
-        mine = r.get("lowerline")
         verdict = (
             f"ERROR {r['error'][:120]}" if "error" in r
-            else _verdict(mine, "WRONG")
+            else _verdict(r["lowerline"], "WRONG")
         )  # fmt: skip
         theirs = r.get("torch_cuda")
         eager = (

@@ -406,6 +406,32 @@ def test_launch_is_recorded(gpu_run):
     assert values[15] == struct.unpack("<I", struct.pack("<f", ALPHA))[0]
 
 
+# Closing the libraries unloads their kernels: at exit this runs from atexit,
+# before the driver's own exit handler shuts it down (the stub's does too).
+UNLOAD = """
+from lowerline.runtime import cuda
+from cuda_stub.stub import StubDriver
+stub = StubDriver(cuda.load_driver())
+cuda.load_library(LIBRARY)
+loaded = stub.counters().modules_loaded
+cuda.close_libraries()
+unloaded = stub.counters().modules_unloaded
+try:
+    cuda.load_library(LIBRARY)
+    refused = ""
+except cuda.NoCudaDevice as error:
+    refused = str(error)
+print(json.dumps({"loaded": loaded, "unloaded": unloaded, "refused": refused}))
+"""
+
+
+def test_kernels_are_unloaded_before_the_driver_shuts_down(gpu_library, stub_driver):
+    _, library = gpu_library
+    result = run_python(f"LIBRARY = {str(library)!r}\n" + UNLOAD, driver=stub_driver)
+    assert result["unloaded"] == result["loaded"] > 0
+    assert "the process is exiting" in result["refused"]
+
+
 def test_memory_traffic_is_counted(gpu_run):
     counters = gpu_run[1]["main"]["counters"]
     size = 4 * N

@@ -10,12 +10,24 @@ taken, and the runtime's ``libcuda.so.1`` dependency binds to it even when it
 came from another file. ``$LOWERLINE_CUDA_DRIVER`` names such a file (the
 tests' stub driver); without it the system's ``libcuda.so.1`` is used. The
 first driver opened in a process stays bound to it.
+
+A GPU library's destructor unloads its kernel modules (``cuModuleUnload``).
+Left to the end of the process, it runs after the driver has shut down (the
+driver's exit handler, registered by ``cuInit``, runs before any library
+destructor), so every unload fails and MLIR's runtime prints
+``'cuModuleUnload(module)' failed with '<unknown>'`` once per kernel module
+(seen on an H100: 159 lines after 15 models). ``load_library`` therefore
+closes the libraries it opened from Python's ``atexit``, which runs first,
+while the driver still works.
 """
 
 from __future__ import annotations
 
+import _ctypes
+import atexit
 import ctypes
 import os
+import threading
 
 DRIVER_ENV = "LOWERLINE_CUDA_DRIVER"
 SYSTEM_DRIVER = "libcuda.so.1"
@@ -28,6 +40,11 @@ _NO_DRIVER = (
 
 # The driver opened in this process: (path, handle). Set once.
 _loaded: tuple[str, ctypes.CDLL] | None = None
+
+# GPU libraries opened by load_library (dlopen handles), closed at exit.
+_libraries: list[int] = []
+_libraries_lock = threading.Lock()
+_closed = False
 
 
 class NoCudaDevice(RuntimeError):
@@ -113,7 +130,31 @@ def require_device() -> None:
 def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
     """Open a compiled GPU library, after the driver it needs.
 
-    Opening it runs its constructors, which load its kernels onto the device.
+    Opening it runs its constructors, which load its kernels onto the device;
+    it is closed (its kernels unloaded) when the interpreter exits.
     """
     load_driver()
-    return ctypes.CDLL(os.fspath(path))
+    with _libraries_lock:
+        if _closed:
+            raise NoCudaDevice("the process is exiting: its GPU libraries are closed")
+        library = ctypes.CDLL(os.fspath(path))
+        if not _libraries:
+            atexit.register(close_libraries)
+        _libraries.append(library._handle)
+    return library
+
+
+def close_libraries() -> None:
+    """Close every library ``load_library`` opened, newest first: their
+    destructors unload their kernels while the driver still runs. Calling
+    one of their functions afterwards is an error (``closed()`` says so)."""
+    global _closed
+    with _libraries_lock:
+        _closed = True
+        while _libraries:
+            _ctypes.dlclose(_libraries.pop())
+
+
+def closed() -> bool:
+    """Whether the GPU libraries were closed (the interpreter is exiting)."""
+    return _closed

@@ -8,6 +8,12 @@
  * grid, block, shared memory, parameters), the kind of the last module image,
  * allocations and bytes copied. The stub_* functions at the end read them.
  *
+ * Like the real driver, cuInit registers an exit handler that shuts the
+ * driver down: atexit handlers run before library destructors, so a module
+ * unloaded by a library destructor at exit gets CUDA_ERROR_DEINITIALIZED
+ * (on an H100 the MLIR runtime then printed "'cuModuleUnload(module)'
+ * failed with '<unknown>'" for each kernel module).
+ *
  * Knobs for testing the caller's error paths (read by cuInit):
  *   STUB_CUDA_INIT_ERROR=<code>  cuInit returns that CUresult
  *   STUB_CUDA_DEVICE_COUNT=<n>   cuDeviceGetCount reports n devices (default 1)
@@ -31,6 +37,7 @@ enum {
   CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_DEINITIALIZED = 4,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_IMAGE = 200,
@@ -93,6 +100,7 @@ static size_t allocation_count, allocation_capacity;
 static struct stub_counters counters;
 static int last_image_kind = IMAGE_NONE;
 static int initialized;
+static int shut_down; /* by the exit handler cuInit registers */
 static int device_count = 1;
 static int dummy_object; /* contexts, streams and events point here */
 
@@ -258,11 +266,18 @@ static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
 
 /* ---- initialization, devices, contexts ---------------------------------- */
 
+static void shut_down_at_exit(void) { shut_down = 1; }
+
 CUresult cuInit(unsigned flags) {
   (void)flags;
   const char *error = getenv("STUB_CUDA_INIT_ERROR");
   if (error && atoi(error))
     return atoi(error);
+  static int registered;
+  if (!registered) {
+    atexit(shut_down_at_exit);
+    registered = 1;
+  }
   const char *count = getenv("STUB_CUDA_DEVICE_COUNT");
   device_count = count ? atoi(count) : 1;
   initialized = 1;
@@ -369,6 +384,7 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
       {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
       {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
       {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+      {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
       {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
       {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
       {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
@@ -428,6 +444,8 @@ CUresult cuModuleUnload(void *module) {
   struct module *m = module;
   if (!m)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (shut_down)
+    return CUDA_ERROR_DEINITIALIZED;
   pthread_mutex_lock(&lock);
   counters.modules_unloaded++;
   pthread_mutex_unlock(&lock);

@@ -21,6 +21,7 @@ with ``PYTHONPATH`` at the ``python/`` folder of a copy of the repository).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -63,8 +64,32 @@ class Attention(torch.nn.Module):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v)
 
 
-def _mlp() -> torch.nn.Module:
-    return torch.nn.Sequential(torch.nn.Linear(37, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+def _mlp(*sizes: int) -> torch.nn.Module:
+    layers: list[torch.nn.Module] = []
+    for given, taken in itertools.pairwise(sizes):
+        layers += [torch.nn.Linear(given, taken), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
+def _small_mlp() -> torch.nn.Module:
+    return _mlp(37, 64, 10)
+
+
+class ResidualBlock(torch.nn.Module):
+    """conv-BN-ReLU-conv-BN, plus the input, ReLU (a ResNet basic block)."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.body = torch.nn.Sequential(
+            torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False),
+            torch.nn.BatchNorm2d(channels),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False),
+            torch.nn.BatchNorm2d(channels),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.body(x) + x)
 
 
 def _cnn() -> torch.nn.Module:
@@ -91,13 +116,15 @@ def _randn(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
 # Odd sizes, batch 1 and 8; the last ones are large enough to time kernels
 # rather than launches. Tolerances: f32 against eager, reductions in another order.
 MODELS: dict[str, Model] = {
-    "mlp_b1": Model(_mlp, _randn(1, 37), "Linear 37-64, ReLU, Linear 64-10"),
-    "mlp_b8": Model(_mlp, _randn(8, 37), "Linear 37-64, ReLU, Linear 64-10"),
+    "mlp_b1": Model(_small_mlp, _randn(1, 37), "Linear 37-64, ReLU, Linear 64-10"),
+    "mlp_b8": Model(_small_mlp, _randn(8, 37), "Linear 37-64, ReLU, Linear 64-10"),
     # The kernels as PTX only (the driver compiles them when loading), and
     # built for sm_80 (an sm_80 cubin does not run on sm_90: the PTX does).
-    "mlp_b8_ptx": Model(_mlp, _randn(8, 37), "the MLP, binary='ptx'", options={"binary": "ptx"}),
+    "mlp_b8_ptx": Model(
+        _small_mlp, _randn(8, 37), "the MLP, binary='ptx'", options={"binary": "ptx"}
+    ),
     "mlp_b8_sm80": Model(
-        _mlp, _randn(8, 37), "the MLP, target cuda:sm_80", options={"target": "cuda:sm_80"}
+        _small_mlp, _randn(8, 37), "the MLP, target cuda:sm_80", options={"target": "cuda:sm_80"}
     ),
     "linear_13x29x31": Model(lambda: torch.nn.Linear(29, 31), _randn(13, 29), "odd matmul"),
     "cnn_b1": Model(_cnn, _randn(1, 3, 15, 15), "conv3x3, ReLU, maxpool, conv3x3, avgpool, linear"),
@@ -126,6 +153,28 @@ MODELS: dict[str, Model] = {
         atol=1e-4,
     ),
     "softmax_64x4096": Model(Softmax, _randn(64, 4096), "large softmax"),
+    # The sizes of bench/speed.py's models (sums of 512 to 1024 terms: 1e-3).
+    "mlp_784_b64": Model(
+        lambda: _mlp(784, 512, 512, 10),
+        _randn(64, 784),
+        "Linear 784-512-512-10, ReLUs",
+        rtol=1e-3,
+        atol=1e-4,
+    ),
+    "resblock_b8": Model(
+        lambda: ResidualBlock(32),
+        _randn(8, 32, 27, 27),
+        "ResNet basic block, 32 channels",
+        rtol=1e-3,
+        atol=1e-4,
+    ),
+    "encoder_256_b1": Model(
+        lambda: torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True),
+        _randn(1, 128, 256),
+        "TransformerEncoderLayer d256 h4 ff1024, 128 tokens",
+        rtol=1e-3,
+        atol=1e-4,
+    ),
 }
 
 

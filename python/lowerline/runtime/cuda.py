@@ -51,6 +51,12 @@ class NoCudaDevice(RuntimeError):
     """No usable CUDA driver or device: GPU code cannot run here."""
 
 
+class GpuFault(RuntimeError):
+    """The device failed while compiled code ran (a kernel's illegal address,
+    say): the call's outputs are not computed and the CUDA context is
+    unusable for the rest of the process."""
+
+
 def _driver_path() -> str:
     return os.environ.get(DRIVER_ENV) or SYSTEM_DRIVER
 
@@ -111,6 +117,45 @@ def load_driver() -> ctypes.CDLL:
     _start(driver, path)
     _loaded = (path, driver)
     return driver
+
+
+# The device's primary context, retained once: the one MLIR's runtime uses.
+_context: ctypes.c_void_p | None = None
+
+
+def _primary_context(driver: ctypes.CDLL) -> ctypes.c_void_p:
+    global _context
+    if _context is None:
+        device, context = ctypes.c_int(), ctypes.c_void_p()
+        path = _loaded[0] if _loaded else SYSTEM_DRIVER
+        _check(driver, path, "cuDeviceGet", driver.cuDeviceGet(ctypes.byref(device), 0))
+        code = driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+        _check(driver, path, "cuDevicePrimaryCtxRetain", code)
+        driver.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
+        _context = context
+    return _context
+
+
+def check_faults(what: str) -> None:
+    """Raise ``GpuFault`` if the device holds an error after ``what`` ran.
+
+    MLIR's CUDA runtime prints a failed driver call on stderr and goes on: a
+    kernel that faults makes the stream synchronization and the copies back
+    fail, and the call would return outputs never written. A kernel's fault
+    is sticky, so ``cuCtxSynchronize`` on the context still returns it (the
+    stream is synchronized already: this costs a few driver calls)."""
+    driver = load_driver()
+    context = _primary_context(driver)
+    driver.cuCtxPushCurrent_v2(context)
+    try:
+        code = driver.cuCtxSynchronize()
+    finally:
+        driver.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+    if code != 0:
+        raise GpuFault(
+            f"the GPU failed while running {what}: {_error_name(driver, code)}; "
+            "the CUDA context is unusable now, restart the process"
+        )
 
 
 def device_status() -> str | None:

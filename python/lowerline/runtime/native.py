@@ -464,7 +464,9 @@ class GpuFunction:
             # at exit while the driver still runs (see lowerline.runtime.cuda).
             library = cuda.load_library(self.library)
             self._native = NativeFunction(self.library, self._entry, self._outputs, lib=library)
-        return self._native(inputs)
+        outputs = self._native(inputs)
+        cuda.check_faults(self.library)  # MLIR's runtime only prints a failure
+        return outputs
 
     def memory(self) -> MemoryStats:
         raise RuntimeError(

@@ -17,6 +17,10 @@
  * Knobs for testing the caller's error paths (read by cuInit):
  *   STUB_CUDA_INIT_ERROR=<code>  cuInit returns that CUresult
  *   STUB_CUDA_DEVICE_COUNT=<n>   cuDeviceGetCount reports n devices (default 1)
+ *   STUB_CUDA_FAULT=<code>       the first kernel launched "faults": like a real
+ *                                kernel error (an illegal address), the error is
+ *                                sticky: stream and context synchronization and
+ *                                copies return that CUresult from then on
  */
 
 #include <ctype.h>
@@ -101,6 +105,8 @@ static struct stub_counters counters;
 static int last_image_kind = IMAGE_NONE;
 static int initialized;
 static int shut_down; /* by the exit handler cuInit registers */
+static int fault_code; /* STUB_CUDA_FAULT */
+static int faulted;    /* a launch "faulted": fault_code is sticky */
 static int device_count = 1;
 static int dummy_object; /* contexts, streams and events point here */
 
@@ -278,6 +284,8 @@ CUresult cuInit(unsigned flags) {
     atexit(shut_down_at_exit);
     registered = 1;
   }
+  const char *fault = getenv("STUB_CUDA_FAULT");
+  fault_code = fault ? atoi(fault) : 0;
   const char *count = getenv("STUB_CUDA_DEVICE_COUNT");
   device_count = count ? atoi(count) : 1;
   initialized = 1;
@@ -529,6 +537,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
                         void **params, void **extra) {
   (void)stream, (void)extra;
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  faulted = fault_code != 0; /* reported later, as a kernel's fault is */
   return record_launch(function, grid, block, shared_bytes, params);
 }
 
@@ -576,12 +585,14 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) { return copy(dst, src, size); }
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  return faulted ? fault_code : copy(dst, src, size);
+}
 
 /* Streams are synchronous here: the copy is done on return. */
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream) {
   (void)stream;
-  return copy(dst, src, size);
+  return faulted ? fault_code : copy(dst, src, size);
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream) {
@@ -639,8 +650,10 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 
 CUresult cuStreamSynchronize(CUstream stream) {
   (void)stream;
-  return CUDA_SUCCESS;
+  return faulted ? fault_code : CUDA_SUCCESS;
 }
+
+CUresult cuCtxSynchronize(void) { return faulted ? fault_code : CUDA_SUCCESS; }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   (void)stream, (void)flags;

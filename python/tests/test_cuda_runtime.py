@@ -463,6 +463,13 @@ def test_a_kernel_fault_is_an_error_not_unwritten_outputs(gpu_library, stub_driv
     assert f"the GPU failed while running {library}: CUDA error 700" in error
 
 
+def test_gpu_fault_is_public():
+    import lowerline
+    from lowerline.runtime import cuda
+
+    assert lowerline.GpuFault is cuda.GpuFault and issubclass(cuda.GpuFault, RuntimeError)
+
+
 def test_memory_traffic_is_counted(gpu_run):
     counters = gpu_run[1]["main"]["counters"]
     size = 4 * N

@@ -10,6 +10,7 @@ __all__ = [
     "CompileError",
     "CompiledModule",
     "ExportError",
+    "GpuFault",
     "IndexCheckError",
     "LoadError",
     "LoadedModule",
@@ -51,8 +52,8 @@ def __getattr__(name: str):
         import lowerline.quant
 
         return lowerline.quant
-    if name == "NoCudaDevice":
+    if name in ("NoCudaDevice", "GpuFault"):  # no device here; a kernel faulted
         from lowerline.runtime import cuda
 
-        return cuda.NoCudaDevice
+        return getattr(cuda, name)
     raise AttributeError(f"module 'lowerline' has no attribute '{name}'")

@@ -406,6 +406,70 @@ def test_launch_is_recorded(gpu_run):
     assert values[15] == struct.unpack("<I", struct.pack("<f", ALPHA))[0]
 
 
+# Closing the libraries unloads their kernels: at exit this runs from atexit,
+# before the driver's own exit handler shuts it down (the stub's does too).
+UNLOAD = """
+from lowerline.runtime import cuda
+from cuda_stub.stub import StubDriver
+stub = StubDriver(cuda.load_driver())
+cuda.load_library(LIBRARY)
+loaded = stub.counters().modules_loaded
+cuda.close_libraries()
+unloaded = stub.counters().modules_unloaded
+try:
+    cuda.load_library(LIBRARY)
+    refused = ""
+except cuda.NoCudaDevice as error:
+    refused = str(error)
+print(json.dumps({"loaded": loaded, "unloaded": unloaded, "refused": refused}))
+"""
+
+
+def test_kernels_are_unloaded_before_the_driver_shuts_down(gpu_library, stub_driver):
+    _, library = gpu_library
+    result = run_python(f"LIBRARY = {str(library)!r}\n" + UNLOAD, driver=stub_driver)
+    assert result["unloaded"] == result["loaded"] > 0
+    assert "the process is exiting" in result["refused"]
+
+
+# A kernel that faults: the stub's first launch does (STUB_CUDA_FAULT), and
+# the error is sticky as a real kernel's illegal address is.
+FAULT = """
+import torch
+from lowerline.runtime import cuda
+from lowerline.runtime.native import GpuFunction
+function = GpuFunction(LIBRARY, "main", [((N,), torch.float32)])
+try:
+    function([torch.randn(N), torch.randn(N)])
+    error = ""
+except cuda.GpuFault as fault:
+    error = str(fault)
+print(json.dumps({"error": error}))
+"""
+
+
+def test_a_kernel_fault_is_an_error_not_unwritten_outputs(gpu_library, stub_driver):
+    _, library = gpu_library
+    code = f"import json, sys\nsys.path.insert(0, {str(TESTS)!r})\nLIBRARY = {str(library)!r}\n"
+    env = {**os.environ, "LOWERLINE_CUDA_DRIVER": str(stub_driver), "STUB_CUDA_FAULT": "700"}
+    done = subprocess.run(
+        [sys.executable, "-c", code + f"N = {N}\n" + FAULT],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # MLIR's runtime only printed it; the call raised it.
+    assert "failed with" in done.stderr
+    error = json.loads(done.stdout.strip().splitlines()[-1])["error"]
+    assert f"the GPU failed while running {library}: CUDA error 700" in error
+
+
+def test_gpu_fault_is_public():
+    import lowerline
+    from lowerline.runtime import cuda
+
+    assert lowerline.GpuFault is cuda.GpuFault and issubclass(cuda.GpuFault, RuntimeError)
+
+
 def test_memory_traffic_is_counted(gpu_run):
     counters = gpu_run[1]["main"]["counters"]
     size = 4 * N

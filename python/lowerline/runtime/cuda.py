@@ -10,12 +10,24 @@ taken, and the runtime's ``libcuda.so.1`` dependency binds to it even when it
 came from another file. ``$LOWERLINE_CUDA_DRIVER`` names such a file (the
 tests' stub driver); without it the system's ``libcuda.so.1`` is used. The
 first driver opened in a process stays bound to it.
+
+A GPU library's destructor unloads its kernel modules (``cuModuleUnload``).
+Left to the end of the process, it runs after the driver has shut down (the
+driver's exit handler, registered by ``cuInit``, runs before any library
+destructor), so every unload fails and MLIR's runtime prints
+``'cuModuleUnload(module)' failed with '<unknown>'`` once per kernel module
+(seen on an H100: 159 lines after 15 models). ``load_library`` therefore
+closes the libraries it opened from Python's ``atexit``, which runs first,
+while the driver still works.
 """
 
 from __future__ import annotations
 
+import _ctypes
+import atexit
 import ctypes
 import os
+import threading
 
 DRIVER_ENV = "LOWERLINE_CUDA_DRIVER"
 SYSTEM_DRIVER = "libcuda.so.1"
@@ -29,9 +41,20 @@ _NO_DRIVER = (
 # The driver opened in this process: (path, handle). Set once.
 _loaded: tuple[str, ctypes.CDLL] | None = None
 
+# GPU libraries opened by load_library (dlopen handles), closed at exit.
+_libraries: list[int] = []
+_libraries_lock = threading.Lock()
+_closed = False
+
 
 class NoCudaDevice(RuntimeError):
     """No usable CUDA driver or device: GPU code cannot run here."""
+
+
+class GpuFault(RuntimeError):
+    """The device failed while compiled code ran (a kernel's illegal address,
+    say): the call's outputs are not computed and the CUDA context is
+    unusable for the rest of the process."""
 
 
 def _driver_path() -> str:
@@ -96,6 +119,45 @@ def load_driver() -> ctypes.CDLL:
     return driver
 
 
+# The device's primary context, retained once: the one MLIR's runtime uses.
+_context: ctypes.c_void_p | None = None
+
+
+def _primary_context(driver: ctypes.CDLL) -> ctypes.c_void_p:
+    global _context
+    if _context is None:
+        device, context = ctypes.c_int(), ctypes.c_void_p()
+        path = _loaded[0] if _loaded else SYSTEM_DRIVER
+        _check(driver, path, "cuDeviceGet", driver.cuDeviceGet(ctypes.byref(device), 0))
+        code = driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+        _check(driver, path, "cuDevicePrimaryCtxRetain", code)
+        driver.cuCtxPushCurrent_v2.argtypes = [ctypes.c_void_p]
+        _context = context
+    return _context
+
+
+def check_faults(what: str) -> None:
+    """Raise ``GpuFault`` if the device holds an error after ``what`` ran.
+
+    MLIR's CUDA runtime prints a failed driver call on stderr and goes on: a
+    kernel that faults makes the stream synchronization and the copies back
+    fail, and the call would return outputs never written. A kernel's fault
+    is sticky, so ``cuCtxSynchronize`` on the context still returns it (the
+    stream is synchronized already: this costs a few driver calls)."""
+    driver = load_driver()
+    context = _primary_context(driver)
+    driver.cuCtxPushCurrent_v2(context)
+    try:
+        code = driver.cuCtxSynchronize()
+    finally:
+        driver.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+    if code != 0:
+        raise GpuFault(
+            f"the GPU failed while running {what}: {_error_name(driver, code)}; "
+            "the CUDA context is unusable now, restart the process"
+        )
+
+
 def device_status() -> str | None:
     """None when GPU code can run here, else why not (for test skips)."""
     try:
@@ -113,7 +175,31 @@ def require_device() -> None:
 def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
     """Open a compiled GPU library, after the driver it needs.
 
-    Opening it runs its constructors, which load its kernels onto the device.
+    Opening it runs its constructors, which load its kernels onto the device;
+    it is closed (its kernels unloaded) when the interpreter exits.
     """
     load_driver()
-    return ctypes.CDLL(os.fspath(path))
+    with _libraries_lock:
+        if _closed:
+            raise NoCudaDevice("the process is exiting: its GPU libraries are closed")
+        library = ctypes.CDLL(os.fspath(path))
+        if not _libraries:
+            atexit.register(close_libraries)
+        _libraries.append(library._handle)
+    return library
+
+
+def close_libraries() -> None:
+    """Close every library ``load_library`` opened, newest first: their
+    destructors unload their kernels while the driver still runs. Calling
+    one of their functions afterwards is an error (``closed()`` says so)."""
+    global _closed
+    with _libraries_lock:
+        _closed = True
+        while _libraries:
+            _ctypes.dlclose(_libraries.pop())
+
+
+def closed() -> bool:
+    """Whether the GPU libraries were closed (the interpreter is exiting)."""
+    return _closed

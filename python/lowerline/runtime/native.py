@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from lowerline.errors import runtime_check_error
+from lowerline.runtime import cuda
 from lowerline.runtime.sizes import SizeFunction
 
 
@@ -223,12 +224,13 @@ class NativeFunction:
         entry: str,
         outputs: Sequence[tuple[tuple[int, ...], torch.dtype]],
         arena: dict[str, int] | None = None,
+        lib: ctypes.CDLL | None = None,  # the library, opened already (GPU libraries)
     ):
         self.library = library
         # The entry's trailing arena argument (lowerline-plan-arena), if it has one.
         self._arena = arena
         self.arenas = ArenaPool(arena["bytes"]) if arena is not None else None
-        self._lib = ctypes.CDLL(library)
+        self._lib = ctypes.CDLL(library) if lib is None else lib
         self._function = getattr(self._lib, f"_mlir_ciface_{entry}")
         self._function.restype = None
         self._outputs = list(outputs)
@@ -457,12 +459,14 @@ class GpuFunction:
         self._native: NativeFunction | None = None
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._native is None:
-            from lowerline.runtime import cuda
-
-            cuda.require_device()
-            self._native = NativeFunction(self.library, self._entry, self._outputs)
-        return self._native(inputs)
+        if self._native is None or cuda.closed():
+            # The library through cuda.load_library: its kernels are unloaded
+            # at exit while the driver still runs (see lowerline.runtime.cuda).
+            library = cuda.load_library(self.library)
+            self._native = NativeFunction(self.library, self._entry, self._outputs, lib=library)
+        outputs = self._native(inputs)
+        cuda.check_faults(self.library)  # MLIR's runtime only prints a failure
+        return outputs
 
     def memory(self) -> MemoryStats:
         raise RuntimeError(

@@ -8,9 +8,19 @@
  * grid, block, shared memory, parameters), the kind of the last module image,
  * allocations and bytes copied. The stub_* functions at the end read them.
  *
+ * Like the real driver, cuInit registers an exit handler that shuts the
+ * driver down: atexit handlers run before library destructors, so a module
+ * unloaded by a library destructor at exit gets CUDA_ERROR_DEINITIALIZED
+ * (on an H100 the MLIR runtime then printed "'cuModuleUnload(module)'
+ * failed with '<unknown>'" for each kernel module).
+ *
  * Knobs for testing the caller's error paths (read by cuInit):
  *   STUB_CUDA_INIT_ERROR=<code>  cuInit returns that CUresult
  *   STUB_CUDA_DEVICE_COUNT=<n>   cuDeviceGetCount reports n devices (default 1)
+ *   STUB_CUDA_FAULT=<code>       the first kernel launched "faults": like a real
+ *                                kernel error (an illegal address), the error is
+ *                                sticky: stream and context synchronization and
+ *                                copies return that CUresult from then on
  */
 
 #include <ctype.h>
@@ -31,6 +41,7 @@ enum {
   CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_DEINITIALIZED = 4,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_IMAGE = 200,
@@ -93,6 +104,9 @@ static size_t allocation_count, allocation_capacity;
 static struct stub_counters counters;
 static int last_image_kind = IMAGE_NONE;
 static int initialized;
+static int shut_down; /* by the exit handler cuInit registers */
+static int fault_code; /* STUB_CUDA_FAULT */
+static int faulted;    /* a launch "faulted": fault_code is sticky */
 static int device_count = 1;
 static int dummy_object; /* contexts, streams and events point here */
 
@@ -258,11 +272,20 @@ static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
 
 /* ---- initialization, devices, contexts ---------------------------------- */
 
+static void shut_down_at_exit(void) { shut_down = 1; }
+
 CUresult cuInit(unsigned flags) {
   (void)flags;
   const char *error = getenv("STUB_CUDA_INIT_ERROR");
   if (error && atoi(error))
     return atoi(error);
+  static int registered;
+  if (!registered) {
+    atexit(shut_down_at_exit);
+    registered = 1;
+  }
+  const char *fault = getenv("STUB_CUDA_FAULT");
+  fault_code = fault ? atoi(fault) : 0;
   const char *count = getenv("STUB_CUDA_DEVICE_COUNT");
   device_count = count ? atoi(count) : 1;
   initialized = 1;
@@ -369,6 +392,7 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
       {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
       {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
       {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+      {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
       {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
       {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
       {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
@@ -428,6 +452,8 @@ CUresult cuModuleUnload(void *module) {
   struct module *m = module;
   if (!m)
     return CUDA_ERROR_INVALID_HANDLE;
+  if (shut_down)
+    return CUDA_ERROR_DEINITIALIZED;
   pthread_mutex_lock(&lock);
   counters.modules_unloaded++;
   pthread_mutex_unlock(&lock);
@@ -511,6 +537,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
                         void **params, void **extra) {
   (void)stream, (void)extra;
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  faulted = fault_code != 0; /* reported later, as a kernel's fault is */
   return record_launch(function, grid, block, shared_bytes, params);
 }
 
@@ -558,12 +585,14 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) { return copy(dst, src, size); }
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t size) {
+  return faulted ? fault_code : copy(dst, src, size);
+}
 
 /* Streams are synchronous here: the copy is done on return. */
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream) {
   (void)stream;
-  return copy(dst, src, size);
+  return faulted ? fault_code : copy(dst, src, size);
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream) {
@@ -621,8 +650,10 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 
 CUresult cuStreamSynchronize(CUstream stream) {
   (void)stream;
-  return CUDA_SUCCESS;
+  return faulted ? fault_code : CUDA_SUCCESS;
 }
+
+CUresult cuCtxSynchronize(void) { return faulted ? fault_code : CUDA_SUCCESS; }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
   (void)stream, (void)flags;

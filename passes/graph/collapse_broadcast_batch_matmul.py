@@ -40,10 +40,8 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.passes.support.rebuild_generic import has_index_op, rebuild_generic
 from lowerline.pipeline.pass_api import Pass, ops_matching
-
-# Attributes a rebuilt generic sets itself.
-_STRUCTURE = ("indexing_maps", "iterator_types", "operandSegmentSizes")
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -111,7 +109,7 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
     maps = indexing_maps(op)
     if maps[-1] != ir.AffineMap.get_identity(3):
         return False
-    if any(o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):
+    if has_index_op(op):
         return False
     static = all(
         not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
@@ -183,29 +181,8 @@ def collapse_generic(op: ir.Operation, replaced: ir.Value, by: ir.Value) -> ir.V
         by if v == replaced else _collapsed_operand(v, m)
         for v, m in zip(op.operands, maps, strict=True)
     ]
-    n_in = len(op.operands) - 1
-    new_maps = [collapsed_map(m) for m in maps]
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    rebuilt = linalg.GenericOp(
-        [operands[-1].type],
-        operands[:n_in],
-        operands[n_in:],
-        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps if m is not None]),
-        ir.ArrayAttr.get([parallel, parallel]),
-    )
-    for named in list(op.attributes):
-        key = named if isinstance(named, str) else named.name
-        if key not in _STRUCTURE:
-            rebuilt.attributes[key] = op.attributes[key]
-    old = op.regions[0].blocks[0]
-    block = rebuilt.regions[0].blocks.append(
-        *[a.type for a in old.arguments], arg_locs=[a.location for a in old.arguments]
-    )
-    for arg, new_arg in zip(old.arguments, block.arguments, strict=True):
-        arg.replace_all_uses_with(new_arg)
-    for body_op in list(old.operations):
-        block.append(body_op.operation)
-    return rebuilt.results[0]
+    new_maps = [m for m in (collapsed_map(m) for m in maps) if m is not None]
+    return rebuild_generic(op, operands, new_maps, ["parallel", "parallel"])
 
 
 def _batch_matmul_maps() -> list[ir.AffineMap]:

@@ -40,7 +40,12 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
-from lowerline.passes.support.rebuild_generic import has_index_op, rebuild_generic
+from lowerline.passes.support.rebuild_generic import (
+    has_index_op,
+    rebuild_generic,
+    replace_chain,
+    single_user_chain,
+)
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 
@@ -121,14 +126,7 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
 def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
     """The elementwise ops reading ``root``'s result one after the other,
     each the only user of the one before, that collapse with it."""
-    chain: list[ir.Operation] = []
-    current = root
-    while True:
-        uses = list(current.results[0].uses)
-        if len(uses) != 1 or not _collapsible(uses[0].owner, shape):
-            return chain
-        current = uses[0].owner
-        chain.append(current)
+    return single_user_chain(root, lambda op: _collapsible(op, shape))
 
 
 def collapse_rows(value: ir.Value, at: int) -> ir.Value:
@@ -213,18 +211,8 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
         value = linalg.matmul(rows, matrix, outs=[init])
     if "cast" in bmm.attributes:  # unsigned extension of integer operands
         value.owner.attributes["cast"] = bmm.attributes["cast"]
-    replaced = bmm.results[0]
-    for op in chain:
-        with ir.InsertionPoint(op), op.location:
-            value = collapse_generic(op, replaced, value)
-        replaced = op.results[0]
-    last = chain[-1] if chain else bmm
-    with ir.InsertionPoint(last), last.location:
-        expanded = expand_rows(value, shape)
-    last.results[0].replace_all_uses_with(expanded)
     broadcast = _owner(bmm.operands[1])
-    for op in [*reversed(chain), bmm]:
-        op.erase()
+    replace_chain(bmm, chain, value, collapse_generic, lambda v: expand_rows(v, shape))
     if broadcast is not None and not list(broadcast.results[0].uses):
         broadcast.erase()  # the copies per batch entry are gone
     return True

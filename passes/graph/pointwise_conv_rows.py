@@ -43,7 +43,12 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
-from lowerline.passes.support.rebuild_generic import has_index_op, rebuild_generic
+from lowerline.passes.support.rebuild_generic import (
+    has_index_op,
+    rebuild_generic,
+    replace_chain,
+    single_user_chain,
+)
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -110,14 +115,7 @@ def consumer_chain(conv: ir.Operation) -> list[ir.Operation]:
     """The elementwise ops reading the convolution one after the other, each
     the only user of the one before."""
     shape = list(ir.RankedTensorType(conv.results[0].type).shape)
-    chain: list[ir.Operation] = []
-    current = conv
-    while True:
-        uses = list(current.results[0].uses)
-        if len(uses) != 1 or not _joins(uses[0].owner, shape):
-            return chain
-        current = uses[0].owner
-        chain.append(current)
+    return single_user_chain(conv, lambda op: _joins(op, shape))
 
 
 def _reassociation(rank: int, at: int) -> ir.ArrayAttr:
@@ -208,17 +206,7 @@ def conv_as_rows(conv: ir.Operation) -> bool:
         key = named if isinstance(named, str) else named.name
         if key != "operandSegmentSizes":
             value.owner.attributes[key] = conv.attributes[key]
-    replaced = conv.results[0]
-    for op in chain:
-        with ir.InsertionPoint(op), op.location:
-            value = _generic_as_rows(op, replaced, value)
-        replaced = op.results[0]
-    last = chain[-1] if chain else conv
-    with ir.InsertionPoint(last), last.location:
-        plane = _reshape(value, _H, [h, w])
-    last.results[0].replace_all_uses_with(plane)
-    for op in [*reversed(chain), conv]:
-        op.erase()
+    replace_chain(conv, chain, value, _generic_as_rows, lambda v: _reshape(v, _H, [h, w]))
     return True
 
 

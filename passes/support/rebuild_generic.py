@@ -7,6 +7,8 @@ the Python bindings cannot change an op's result types in place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import linalg
 
@@ -51,3 +53,42 @@ def has_index_op(op: ir.Operation) -> bool:
     """Whether the body reads its loop indices (``linalg.index``): a rebuild
     over other loops would change what it computes."""
     return any(o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations)
+
+
+def single_user_chain(
+    root: ir.Operation, joins: Callable[[ir.Operation], bool]
+) -> list[ir.Operation]:
+    """The ops reading ``root``'s result one after the other, each the only
+    user of the one before, while ``joins`` accepts them."""
+    chain: list[ir.Operation] = []
+    current = root
+    while True:
+        uses = list(current.results[0].uses)
+        if len(uses) != 1 or not joins(uses[0].owner):
+            return chain
+        current = uses[0].owner
+        chain.append(current)
+
+
+def replace_chain(
+    root: ir.Operation,
+    chain: list[ir.Operation],
+    value: ir.Value,
+    rebuild: Callable[[ir.Operation, ir.Value, ir.Value], ir.Value],
+    restore: Callable[[ir.Value], ir.Value],
+) -> None:
+    """Replace ``root`` (already rebuilt as ``value``) and its ``chain``:
+    each chain op is rebuilt by ``rebuild(op, old input, new input)`` at its
+    place, the last new result ``restore``d to the old result's type for
+    the users after the chain; the old ops are erased."""
+    replaced = root.results[0]
+    for op in chain:
+        with ir.InsertionPoint(op), op.location:
+            value = rebuild(op, replaced, value)
+        replaced = op.results[0]
+    last = chain[-1] if chain else root
+    with ir.InsertionPoint(last), last.location:
+        restored = restore(value)
+    last.results[0].replace_all_uses_with(restored)
+    for op in [*reversed(chain), root]:
+        op.erase()

@@ -55,3 +55,18 @@ def test_pointwise_convolutions_as_rows(tmp_path, batch, channels, hidden, h, w)
         got, want = compiled(x), block(x)
     for a, b in zip(got, want, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_pointwise_convolutions_as_rows_with_a_dynamic_batch(tmp_path) -> None:
+    """One artifact for batches 1 to 8: the rows keep the batch dynamic."""
+    block = model(6, 20)
+    x = torch.randn(3, 6, 5, 7)
+    compiled = lowerline.compile(block, x, dynamic={"x": {0: (1, 8)}}, cache_dir=str(tmp_path))
+    graph = compiled.ir("graph")
+    assert "tensor<?x20x1x35xf32>" in graph
+    for batch in (1, 8, 5):
+        y = torch.randn(batch, 6, 5, 7)
+        with torch.no_grad():
+            got, want = compiled(y), block(y)
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

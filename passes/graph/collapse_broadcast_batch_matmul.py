@@ -40,10 +40,13 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.passes.support.rebuild_generic import (
+    has_index_op,
+    rebuild_generic,
+    replace_chain,
+    single_user_chain,
+)
 from lowerline.pipeline.pass_api import Pass, ops_matching
-
-# Attributes a rebuilt generic sets itself.
-_STRUCTURE = ("indexing_maps", "iterator_types", "operandSegmentSizes")
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -111,7 +114,7 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
     maps = indexing_maps(op)
     if maps[-1] != ir.AffineMap.get_identity(3):
         return False
-    if any(o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):
+    if has_index_op(op):
         return False
     static = all(
         not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
@@ -123,14 +126,7 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
 def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
     """The elementwise ops reading ``root``'s result one after the other,
     each the only user of the one before, that collapse with it."""
-    chain: list[ir.Operation] = []
-    current = root
-    while True:
-        uses = list(current.results[0].uses)
-        if len(uses) != 1 or not _collapsible(uses[0].owner, shape):
-            return chain
-        current = uses[0].owner
-        chain.append(current)
+    return single_user_chain(root, lambda op: _collapsible(op, shape))
 
 
 def collapse_rows(value: ir.Value, at: int) -> ir.Value:
@@ -183,29 +179,8 @@ def collapse_generic(op: ir.Operation, replaced: ir.Value, by: ir.Value) -> ir.V
         by if v == replaced else _collapsed_operand(v, m)
         for v, m in zip(op.operands, maps, strict=True)
     ]
-    n_in = len(op.operands) - 1
-    new_maps = [collapsed_map(m) for m in maps]
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    rebuilt = linalg.GenericOp(
-        [operands[-1].type],
-        operands[:n_in],
-        operands[n_in:],
-        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps if m is not None]),
-        ir.ArrayAttr.get([parallel, parallel]),
-    )
-    for named in list(op.attributes):
-        key = named if isinstance(named, str) else named.name
-        if key not in _STRUCTURE:
-            rebuilt.attributes[key] = op.attributes[key]
-    old = op.regions[0].blocks[0]
-    block = rebuilt.regions[0].blocks.append(
-        *[a.type for a in old.arguments], arg_locs=[a.location for a in old.arguments]
-    )
-    for arg, new_arg in zip(old.arguments, block.arguments, strict=True):
-        arg.replace_all_uses_with(new_arg)
-    for body_op in list(old.operations):
-        block.append(body_op.operation)
-    return rebuilt.results[0]
+    new_maps = [m for m in (collapsed_map(m) for m in maps) if m is not None]
+    return rebuild_generic(op, operands, new_maps, ["parallel", "parallel"])
 
 
 def _batch_matmul_maps() -> list[ir.AffineMap]:
@@ -236,18 +211,8 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
         value = linalg.matmul(rows, matrix, outs=[init])
     if "cast" in bmm.attributes:  # unsigned extension of integer operands
         value.owner.attributes["cast"] = bmm.attributes["cast"]
-    replaced = bmm.results[0]
-    for op in chain:
-        with ir.InsertionPoint(op), op.location:
-            value = collapse_generic(op, replaced, value)
-        replaced = op.results[0]
-    last = chain[-1] if chain else bmm
-    with ir.InsertionPoint(last), last.location:
-        expanded = expand_rows(value, shape)
-    last.results[0].replace_all_uses_with(expanded)
     broadcast = _owner(bmm.operands[1])
-    for op in [*reversed(chain), bmm]:
-        op.erase()
+    replace_chain(bmm, chain, value, collapse_generic, lambda v: expand_rows(v, shape))
     if broadcast is not None and not list(broadcast.results[0].uses):
         broadcast.erase()  # the copies per batch entry are gone
     return True

@@ -148,3 +148,23 @@ def test_batch_matmul_batch_entries_count_as_parallel_tiles():
     cpu = CPU_TARGETS["sapphirerapids"]
     assert matmul_tiles(cpu, 65, 65, 64, batch=24).nc == 65
     assert 65 % matmul_tiles(cpu, 65, 65, 64).nc == 0
+
+
+@pytest.mark.parametrize(
+    ("cores", "m", "n", "mc"),
+    [
+        # 1568 rows (batch 8 x 14 x 14) by 96 columns: one column tile, 7
+        # row tiles of 224 on 2 cores; 14 of 112 share evenly.
+        (2, 1568, 96, 112),
+        (2, 1024, 96, 256),  # 4 row tiles: already balanced, the largest tile stays
+        # 7 row tiles on 7 cores: balanced as they are.
+        (7, 1568, 96, 224),
+        # 9 rows: no divisor down to half a tile balances them; left as they are.
+        (2, 9, 96, 9),
+    ],
+)
+def test_parallel_row_tiles_are_shared_evenly_by_the_cores(cores, m, n, mc):
+    cpu = replace(CPU_TARGETS["sapphirerapids"], cores=cores)
+    tiles = matmul_tiles(cpu, m, n, 384)
+    assert tiles.mc == mc, tiles
+    assert m % tiles.mc == 0, tiles

@@ -102,10 +102,12 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it. With ``vector_rows`` (CPU), a
     gather's row index is read in its body, so its rows vectorize as
-    contiguous reads (``lowerline-read-gather-indices``).
+    contiguous reads (``lowerline-read-gather-indices``), and a 1x1
+    stride-1 convolution with its elementwise epilogue works on each plane
+    as one row, tiled into whole vectors (``lowerline-pointwise-conv-rows``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
-    gathers = ",lowerline-read-gather-indices" if vector_rows else ""
+    gathers = ",lowerline-read-gather-indices,lowerline-pointwise-conv-rows" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
         "func.func(lowerline-sink-qdq-through-layout-ops,"

@@ -45,8 +45,9 @@ What it decides (the mechanisms are upstream's transform dialect):
   widened along N (``dynamic_rows_script``). A batch matmul's dynamic batch
   is tiled by 1. Convolutions and window nests with a dynamic batch,
   and elementwise ops and row reductions over dynamic outer rows, are tiled
-  by 1 along those dims, so every tile is static (vector groups over
-  dynamic rows run on one thread). A dynamic innermost dim, N or K stays
+  by 1 along those dims, so every tile is static; a vector group's forall
+  over ``ceildiv(rows, tile)`` row tiles spreads many rows over the cores.
+  A dynamic innermost dim, N or K stays
   loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
@@ -98,6 +99,7 @@ from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
 from lowerline.passes.tiling.thread_reductions import (
+    PARALLEL_MIN_ELEMENTS,
     column_split,
     interchange,
     reduction_threads,
@@ -611,7 +613,11 @@ def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
         return "dynamic shapes"
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(sizes)
     dynamic = [i for i, size in enumerate(sizes) if size == _DYNAMIC]
-    if len(sizes) - 1 in dynamic or any(iterators[i] != "parallel" for i in dynamic):
+    # A dynamic innermost dim would be vectors of 1: left as loops, unless
+    # it is the only dim (a fill of a reduction's ?-row init), where loops
+    # would be no better.
+    inner = len(sizes) - 1 in dynamic and len(sizes) > 1
+    if inner or any(iterators[i] != "parallel" for i in dynamic):
         return "dynamic shapes other than outer parallel dims"
     return [1 if size == _DYNAMIC else size for size in sizes]
 
@@ -644,8 +650,10 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
-    # Dynamic rows: one thread (a forall over a dynamic count of rows is not planned).
-    group.par = [] if dynamic_rows else _parallel_rows(shape, iterators, target)
+    if dynamic_rows:
+        group.par = _dynamic_parallel_rows(op, shape, target)
+    else:
+        group.par = _parallel_rows(shape, iterators, target)
     reduces = "reduction" in iterators
     if reduces and group.par and group.par[last]:
         # Columns across the cores: in whole vector tiles, or (fewer columns
@@ -661,6 +669,21 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget) -> list[int]:
+    """forall tile sizes over the first dynamic (outer parallel) loop of an
+    op over dynamic rows: ``ceildiv(rows, tile)`` tiles, each with enough
+    rows to hold a core's share of the work static ops are split at
+    (``PARALLEL_MIN_ELEMENTS``), so that few rows stay one tile on one
+    thread and many are spread over the cores. [] for one core."""
+    sizes = loop_sizes(op)
+    if target.cores < 2 or sizes is None or _DYNAMIC not in sizes:
+        return []
+    per_row = int(np.prod(shape))  # the dynamic loops counted as 1
+    found = [0] * len(shape)
+    found[sizes.index(_DYNAMIC)] = max(1, -(-PARALLEL_MIN_ELEMENTS // (target.cores * per_row)))
+    return found
 
 
 def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:

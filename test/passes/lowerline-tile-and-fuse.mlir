@@ -244,14 +244,19 @@ func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>)
 // -----
 
 // Elementwise ops over dynamic rows are tiled by rows of 1: every tile is a
-// static vector. A dynamic innermost dim is not (it would need masks).
+// static vector. A forall over ceildiv(rows, tile) spreads them over the
+// cores, a tile holding a core's share of the work a static op is split
+// at (2^15 elements: 342 rows of 48 on 2 cores, 171 on 4). A dynamic
+// innermost dim is not tiled (it would need masks).
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+8]]:8: remark: linalg.generic: g0: vector tile [1, 48] [lowerline-tile-and-fuse]
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+12]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+10]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+9]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [171, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+13]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows_by_one(
-// CHECK:         scf.for
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}})
+// CHECK:           scf.for
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<48x?xf32>)
 func.func @tiles_dynamic_rows_by_one(%x: tensor<?x48xf32>, %y: tensor<48x?xf32>) -> (tensor<?x48xf32>, tensor<48x?xf32>) {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x48xf32>) outs(%x : tensor<?x48xf32>) {

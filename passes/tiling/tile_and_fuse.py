@@ -152,7 +152,8 @@ def ranked_type(value: ir.Value) -> ir.RankedTensorType | None:
 
 # The rows a matmul plan assumes for a dynamic M (lowerline.compile(...,
 # dynamic=...)): enough for a parallel tile per core of whole register tiles.
-# The tiles cover any M: the partial last ones are peeled (masked).
+# The tiles cover any M: the rows a full register tile leaves run as static
+# pieces (dynamic_rows_script).
 DYNAMIC_ROWS_PLANNED = 64
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -200,7 +201,7 @@ class Group:
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
-    # A matmul whose M is dynamic: its partial row tiles are peeled.
+    # A matmul whose M is dynamic: tiled by dynamic_rows_script.
     dynamic_rows: bool = False
     # A batch matmul whose batch is dynamic (tiled by 1: static tiles).
     dynamic_batch: bool = False

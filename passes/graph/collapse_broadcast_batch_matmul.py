@@ -26,8 +26,12 @@ register tiles::
     %r2 = linalg.generic {maps [id, (r, n) -> (n), id]} ins(%c2, %bias) outs(collapse_shape %e)
     %r = tensor.expand_shape %r2 [[0, 1], [2]] : (B*M)xN into BxMxN
 
-Left alone: a batch matmul whose B operand is not such a broadcast, one with
-dynamic shapes or explicit indexing maps. A consumer is collapsed only when
+A dynamic batch or row count (``lowerline.compile(..., dynamic=...)``: a
+sequence-first encoder over a dynamic batch) merges into a dynamic row
+count, the sizes of the empties and the expansion read with ``tensor.dim``.
+
+Left alone: a batch matmul whose B operand is not such a broadcast, one
+with a dynamic K or N, or explicit indexing maps. A consumer is collapsed only when
 it is elementwise over the result's shape and every operand it reads either
 follows the batch and row dimensions together, in order, or neither.
 """
@@ -37,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
 from lowerline.passes.support.rebuild_generic import (
@@ -47,6 +51,8 @@ from lowerline.passes.support.rebuild_generic import (
     single_user_chain,
 )
 from lowerline.pipeline.pass_api import Pass, ops_matching
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -116,11 +122,7 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
         return False
     if has_index_op(op):
         return False
-    static = all(
-        not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
-        for v in op.operands
-    )
-    return static and all(collapsed_map(m) is not None for m in maps)
+    return all(collapsed_map(m) is not None for m in maps)
 
 
 def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
@@ -129,12 +131,33 @@ def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
     return single_user_chain(root, lambda op: _collapsible(op, shape))
 
 
+def _size(value: ir.Value, dim: int) -> int | ir.Value:
+    """Dim ``dim`` of ``value``: an int, or a ``tensor.dim`` where dynamic."""
+    size = ir.RankedTensorType(value.type).shape[dim]
+    if size != _DYNAMIC:
+        return size
+    return tensor.dim(value, arith.constant(ir.IndexType.get(), dim))
+
+
+def _index(size: int | ir.Value) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), size) if isinstance(size, int) else size
+
+
+def _product(a: int | ir.Value, b: int | ir.Value) -> int | ir.Value:
+    """``a * b``, folded where both are known (a dynamic batch or row count
+    (``lowerline.compile(..., dynamic=...)``) gives an ``arith.muli``)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return arith.muli(_index(a), _index(b))
+
+
 def collapse_rows(value: ir.Value, at: int) -> ir.Value:
     """``value`` with dims ``at`` and ``at + 1`` merged (inserted at the
     current insertion point)."""
     vtype = ir.RankedTensorType(value.type)
     shape = list(vtype.shape)
-    merged = [*shape[:at], shape[at] * shape[at + 1], *shape[at + 2 :]]
+    rows = _DYNAMIC if _DYNAMIC in shape[at : at + 2] else shape[at] * shape[at + 1]
+    merged = [*shape[:at], rows, *shape[at + 2 :]]
     groups = [[i] for i in range(at)] + [[at, at + 1]]
     groups += [[i] for i in range(at + 2, len(shape))]
     i64 = ir.IntegerType.get_signless(64)
@@ -146,14 +169,16 @@ def collapse_rows(value: ir.Value, at: int) -> ir.Value:
     # a collapsed tensor.empty, where tile-and-fuse wants a fill of an empty.
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is not None and owner.name == "tensor.empty":
-        return tensor.empty(merged, vtype.element_type)
+        sizes = [_size(value, d) for d in range(len(shape))]
+        sizes = [*sizes[:at], _product(sizes[at], sizes[at + 1]), *sizes[at + 2 :]]
+        return tensor.empty(sizes, vtype.element_type)
     if owner is not None and owner.name == "linalg.fill":
         return linalg.fill(owner.operands[0], outs=[collapse_rows(owner.operands[1], at)])
     return tensor.collapse_shape(result, value, reassociation)
 
 
-def expand_rows(value: ir.Value, shape: list[int]) -> ir.Value:
-    """The (b*m, n) ``value`` as (b, m, n)."""
+def expand_rows(value: ir.Value, shape: list[int], like: ir.Value) -> ir.Value:
+    """The (b*m, n) ``value`` as (b, m, n), dynamic sizes those of ``like``."""
     i64 = ir.IntegerType.get_signless(64)
     reassociation = ir.ArrayAttr.get(
         [
@@ -163,7 +188,8 @@ def expand_rows(value: ir.Value, shape: list[int]) -> ir.Value:
     )
     element = ir.RankedTensorType(value.type).element_type
     result = ir.RankedTensorType.get(shape, element)
-    return tensor.expand_shape(result, value, reassociation, [], shape)
+    dynamic = [_size(like, d) for d, size in enumerate(shape) if size == _DYNAMIC]
+    return tensor.expand_shape(result, value, reassociation, dynamic, shape)
 
 
 def _collapsed_operand(value: ir.Value, amap: ir.AffineMap) -> ir.Value:
@@ -189,11 +215,15 @@ def _batch_matmul_maps() -> list[ir.AffineMap]:
     return [ir.AffineMap.get(4, 0, list(e)) for e in ([b, m, k], [b, k, n], [b, m, n])]
 
 
-def _static_shape(value: ir.Value) -> list[int] | None:
+def _rows_shape(value: ir.Value) -> list[int] | None:
+    """The (b, m, n/k) shape of a batch matmul operand, b and m possibly
+    dynamic (``lowerline.compile(..., dynamic=...)``): they merge into a
+    dynamic row count. None for a dynamic last dim."""
     vtype = value.type
-    if not isinstance(vtype, ir.RankedTensorType) or not vtype.has_static_shape:
+    if not isinstance(vtype, ir.RankedTensorType) or vtype.rank != 3:
         return None
-    return list(vtype.shape)
+    shape = list(vtype.shape)
+    return None if shape[-1] == _DYNAMIC else shape
 
 
 def collapse_batch_matmul(bmm: ir.Operation) -> bool:
@@ -201,8 +231,8 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
     if indexing_maps(bmm) != _batch_matmul_maps():
         return False  # transposed or broadcast operands through explicit maps
     matrix = broadcast_matrix(bmm.operands[1])
-    shape = _static_shape(bmm.results[0])
-    if matrix is None or shape is None or _static_shape(bmm.operands[0]) is None:
+    shape = _rows_shape(bmm.results[0])
+    if matrix is None or shape is None or _rows_shape(bmm.operands[0]) is None:
         return False
     chain = consumer_chain(bmm, shape)
     with ir.InsertionPoint(bmm), bmm.location:
@@ -212,7 +242,9 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
     if "cast" in bmm.attributes:  # unsigned extension of integer operands
         value.owner.attributes["cast"] = bmm.attributes["cast"]
     broadcast = _owner(bmm.operands[1])
-    replace_chain(bmm, chain, value, collapse_generic, lambda v: expand_rows(v, shape))
+    replace_chain(
+        bmm, chain, value, collapse_generic, lambda v: expand_rows(v, shape, bmm.operands[0])
+    )
     if broadcast is not None and not list(broadcast.results[0].uses):
         broadcast.erase()  # the copies per batch entry are gone
     return True

@@ -16,7 +16,8 @@ pass packs the bytes once and only re-points the tiles already chosen by
 It runs after tiling and before vectorization. For each contraction tile
 (``lowerline.contract``) whose B operand is a chain of unit-stride
 ``tensor.extract_slice``s of a constant with known bytes, whose tile width is
-``nr`` and where ``nr`` divides N::
+``nr`` and where ``nr`` divides N (a tile wider than its group's register
+tile, a dynamic M's row piece, streams its panel once and is left alone)::
 
     %b = tensor.extract_slice %w[%k, %n] [1, 32] [1, 1] : tensor<784x512xf32> to tensor<1x32xf32>
         ==>
@@ -37,7 +38,7 @@ from mlir.dialects import affine, arith, tensor
 
 from lowerline import weights
 from lowerline.pipeline.pass_api import Pass, ops_matching
-from lowerline.pipeline.protocol import CONTRACT
+from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
@@ -85,6 +86,17 @@ def _index_of(offset: _Offset, divisor: int) -> ir.Value:
     return affine.AffineApplyOp(amap, offset.values).result
 
 
+def _streams_once(tile: ir.Operation, width: int) -> bool:
+    """A tile wider than its group's register tile: a row piece of a matmul
+    whose M is dynamic (``lowerline-tile-and-fuse``), which reads its
+    ``k x width`` panel of B once, in rows of ``width`` contiguous floats.
+    Packing buys nothing there (the conflict misses come from re-reading a
+    narrow panel for every row tile) and would store the weight once more
+    per piece width."""
+    planned = VECTOR_SIZES.get(tile)
+    return planned is not None and len(planned) >= 2 and width > planned[-2]
+
+
 @dataclass(frozen=True)
 class PackWeights(Pass):
     flag = "lowerline-pack-weights"
@@ -103,6 +115,8 @@ class PackWeights(Pass):
         if not btype.has_static_shape or len(btype.shape) != 2:
             return
         ks, nr = btype.shape
+        if _streams_once(tile, nr):
+            return
         found = _slice_chain(b)
         if found is None:
             return

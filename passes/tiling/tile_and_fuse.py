@@ -39,13 +39,15 @@ What it decides (the mechanisms are upstream's transform dialect):
   (``lowerline.passes.tiling.thread_reductions``).
 
 - **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
-  whose M alone is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows:
-  its full register tiles are static and the partial last one peeled
-  (masked); its epilogue is not fused (upstream's fusion into a forall over
-  dynamic rows fails). Convolutions and window nests with a dynamic batch,
+  whose M is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows, its
+  fill and epilogue fused as for a static one: full ``mr``-row register
+  tiles, then the remaining rows in static pieces of halving powers of two,
+  widened along N (``dynamic_rows_script``). A batch matmul's dynamic batch
+  is tiled by 1. Convolutions and window nests with a dynamic batch,
   and elementwise ops and row reductions over dynamic outer rows, are tiled
-  by 1 along those dims, so every tile is static (vector groups over
-  dynamic rows run on one thread). A dynamic innermost dim, N or K stays
+  by 1 along those dims, so every tile is static; a vector group's forall
+  over ``ceildiv(rows, tile)`` row tiles spreads many rows over the cores.
+  A dynamic innermost dim, N or K stays
   loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
@@ -97,6 +99,7 @@ from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
 from lowerline.passes.tiling.thread_reductions import (
+    PARALLEL_MIN_ELEMENTS,
     column_split,
     interchange,
     reduction_threads,
@@ -149,7 +152,8 @@ def ranked_type(value: ir.Value) -> ir.RankedTensorType | None:
 
 # The rows a matmul plan assumes for a dynamic M (lowerline.compile(...,
 # dynamic=...)): enough for a parallel tile per core of whole register tiles.
-# The tiles cover any M: the partial last ones are peeled (masked).
+# The tiles cover any M: the rows a full register tile leaves run as static
+# pieces (dynamic_rows_script).
 DYNAMIC_ROWS_PLANNED = 64
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -197,8 +201,10 @@ class Group:
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
-    # A matmul whose M is dynamic: its partial row tiles are peeled.
+    # A matmul whose M is dynamic: tiled by dynamic_rows_script.
     dynamic_rows: bool = False
+    # A batch matmul whose batch is dynamic (tiled by 1: static tiles).
+    dynamic_batch: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
@@ -386,30 +392,25 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
         return "not a single m/n/k contraction"
     *batch, m, n = out.shape
     k = lhs.shape[-1]
-    if _DYNAMIC in (*batch, n, k, *rhs.shape):
-        return "dynamic shapes other than the rows (M)"
+    if _DYNAMIC in (n, k, *rhs.shape[-2:]):
+        return "dynamic shapes other than the rows (M) and the batch"
     dynamic_rows = m == _DYNAMIC
     group = Group(name, "batch_matmul" if batch else "matmul", op)
+    # A dynamic batch is tiled by 1 like a static one: its tiles are static.
+    group.dynamic_batch = _DYNAMIC in batch
+    batch = [1 if d == _DYNAMIC else d for d in batch]  # the estimates: per batch entry
     t = matmul_tiles(
         target, DYNAMIC_ROWS_PLANNED if dynamic_rows else m, n, k, eb, batch=int(np.prod(batch))
     )
-    # Dynamic rows: the last parallel and register tiles are partial, peeled.
-    t = group.tiles = dataclasses.replace(
-        t, kr=_k_step(op, target), masked=t.masked or dynamic_rows
-    )
+    # Dynamic rows: the partial row tiles are peeled into static pieces
+    # (dynamic_rows_script), not masked.
+    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
     group.dynamic_rows = dynamic_rows
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
-    if dynamic_rows and group.consumers:
-        # Fusing the epilogue into a forall over dynamic rows fails upstream
-        # (fuse_into_containing_op: "could not find next producer to fuse"):
-        # the epilogue is a vector group of its own, over rows of 1.
-        for consumer in group.consumers:
-            group.refuse(consumer, f"not fused into {group.name}: its rows are dynamic")
-        group.consumers = []
     b = 1
     for d in batch:
         b *= d
@@ -613,7 +614,11 @@ def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
         return "dynamic shapes"
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(sizes)
     dynamic = [i for i, size in enumerate(sizes) if size == _DYNAMIC]
-    if len(sizes) - 1 in dynamic or any(iterators[i] != "parallel" for i in dynamic):
+    # A dynamic innermost dim would be vectors of 1: left as loops, unless
+    # it is the only dim (a fill of a reduction's ?-row init), where loops
+    # would be no better.
+    inner = len(sizes) - 1 in dynamic and len(sizes) > 1
+    if inner or any(iterators[i] != "parallel" for i in dynamic):
         return "dynamic shapes other than outer parallel dims"
     return [1 if size == _DYNAMIC else size for size in sizes]
 
@@ -646,8 +651,10 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
-    # Dynamic rows: one thread (a forall over a dynamic count of rows is not planned).
-    group.par = [] if dynamic_rows else _parallel_rows(shape, iterators, target)
+    if dynamic_rows:
+        group.par = _dynamic_parallel_rows(op, shape, target)
+    else:
+        group.par = _parallel_rows(shape, iterators, target)
     reduces = "reduction" in iterators
     if reduces and group.par and group.par[last]:
         # Columns across the cores: in whole vector tiles, or (fewer columns
@@ -663,6 +670,21 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget) -> list[int]:
+    """forall tile sizes over the first dynamic (outer parallel) loop of an
+    op over dynamic rows: ``ceildiv(rows, tile)`` tiles, each with enough
+    rows to hold a core's share of the work static ops are split at
+    (``PARALLEL_MIN_ELEMENTS``), so that few rows stay one tile on one
+    thread and many are spread over the cores. [] for one core."""
+    sizes = loop_sizes(op)
+    if target.cores < 2 or sizes is None or _DYNAMIC not in sizes:
+        return []
+    per_row = int(np.prod(shape))  # the dynamic loops counted as 1
+    found = [0] * len(shape)
+    found[sizes.index(_DYNAMIC)] = max(1, -(-PARALLEL_MIN_ELEMENTS // (target.cores * per_row)))
+    return found
 
 
 def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
@@ -842,8 +864,12 @@ def contraction_script(
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
     stored."""
+    if g.dynamic_rows:
+        return dynamic_rows_script(g)
     inner = nest_members(g)
     text = forall_over_last(g)
+    if g.dynamic_batch:
+        text = _FUNCS + text + _RESOLVE_DIMS
     text += fuse_into(inner, "%forall", "p", "%root")
     text += match("%inlast", g.name, "%forall", attr=LAST)
     rank = len(g.reg)
@@ -912,6 +938,134 @@ def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str
     # folds and casts to the loops' dynamic tile types are folded away.
     text += f"  transform.apply_dce to %forall : {ANY}\n"
     return text + canonicalize("%forall")
+
+
+# Script text: every tensor.dim of a linalg result read through its operands
+# (its init's sizes). Tiling over a dynamic dim bounds its loops with a
+# tensor.dim of the tiled op's operand, the result of the producer about to
+# be fused: fuse_into_containing_op then finds no producer it may move into
+# the loop ("could not find next producer to fuse into container").
+_FUNCS = f'  %funcs = transform.structured.match ops{{["func.func"]}} in %root : ({ANY}) -> {ANY}\n'
+_RESOLVE_DIMS = f"""  transform.apply_patterns to %funcs {{
+    transform.apply_patterns.memref.resolve_ranked_shaped_type_result_dims
+  }} : {ANY}
+"""
+
+
+def dynamic_rows_script(g: Group) -> str:
+    """contraction_script for a matmul whose M is dynamic: a forall over
+    ``ceildiv(M, mc)`` row tiles with the fill and the epilogue fused; in
+    each, full ``mr``-row register tiles, then the remaining rows (fewer
+    than ``mr``) in static pieces of halving powers of two (``mr = 8``: 4, 2,
+    1), each at most once, their columns widened to keep the register tile's
+    accumulator count (``row_piece_widths``). Every register tile has a
+    static shape: its accumulators stay in registers through the k loop and
+    no masks are needed (a masked tile loads and stores its accumulators at
+    every step of k: measured 4x slower than static at batch 1)."""
+    text = _FUNCS + forall_over_last(g) + _RESOLVE_DIMS
+    text += fuse_into(nest_members(g), "%forall", "p", "%root")
+    mr, nr = g.reg[-2:]
+    if mr == 1:
+        text += _column_tiles(g, "%forall", nr, "%cols")
+    else:
+        text += _row_tiles(g, "%forall", mr, "%rows")
+        text += _peel_static("%rows_loop", "%full_rows", "%rest0")
+        text += _column_tiles(g, "%full_rows", nr, "%cols")
+        scope, left = "%rest0", mr
+        for index, (rows, width) in enumerate(row_piece_widths(g)):
+            # The rows left (fewer than ``left``) tiled once by ``left``: one
+            # iteration, whose row count min(left, rows - i) is one value
+            # the piece's peeling simplifies against. Against the enclosing
+            # loop's index it does not: the piece would stay dynamic, masked.
+            text += _row_tiles(g, scope, left, f"%left{index}")
+            text += _row_tiles(g, f"%left{index}_loop", rows, f"%piece{index}")
+            loop = f"%piece{index}_loop"
+            if rows > 1:
+                # At most one piece of ``rows`` fits: the rest is smaller.
+                text += _peel_static(loop, f"%whole{index}", f"%rest{index + 1}")
+                loop, scope = f"%whole{index}", f"%rest{index + 1}"
+            text += _column_tiles(g, loop, width, f"%pcols{index}")
+            left = rows
+    if g.fill and not g.consumers and not _fill_in_registers(g):
+        # The fill is the row loops' init, not read inside them: rows of 1, static.
+        text += match("%fillin", f"{g.name}.fill", "%forall")
+        text += _tile_for("%fillreg", "%fillin", [0] * (len(g.reg) - 2) + [1, nr])
+    # The copies fused into the loops are dead; the pieces' one-iteration
+    # loops fold, their tiles' sizes static.
+    text += f"  transform.apply_dce to %forall : {ANY}\n" + canonicalize("%forall")
+    text += match("%mm", f"{g.name}.root", "%forall")
+    return text + _tile_for("%k", "%mm", g.red)
+
+
+def _peel_static(loop: str, first: str, rest: str) -> str:
+    """``peel`` of a row loop, its full iterations' tiles then given their
+    static types: else fusing into their column loops meets a dynamic slice
+    of a static tile and falls back to recomputing the whole producer."""
+    return peel(loop, first, rest) + canonicalize(first)
+
+
+def _fill_in_registers(g: Group) -> bool:
+    """The fill is tiled with the root's register tiles (``structured.fuse``
+    through the loops' destination): each tile starts from zero vectors. Only
+    where that fusion pulls in nothing else (A and B are leaves)."""
+    return bool(g.fill) and not g.consumers and g.inputs_are_leaves
+
+
+def row_piece_widths(g: Group) -> list[tuple[int, int]]:
+    """(rows, columns) of the static register tiles that cover a dynamic
+    remainder of fewer than ``mr`` rows: each power of two below ``mr``,
+    largest first, with ``mr / rows`` times the columns where they divide the
+    parallel tile (as many accumulators as a full tile: a 1-row piece of 2
+    vectors would wait on each FMA's latency)."""
+    mr, nr = g.reg[-2:]
+    columns = g.par[-1]
+    pieces = [1 << b for b in reversed(range(mr.bit_length())) if 1 << b < mr]
+    return [(rows, _widened(nr, columns, mr // rows)) for rows in pieces]
+
+
+def _widened(nr: int, columns: int, most: int) -> int:
+    """The widest ``nr * 2**j`` up to ``nr * most`` that divides ``columns``
+    (``nr`` itself a power of two): a power-of-two count of register widths
+    (LLVM splits a 96-lane vector lane by lane: measured 2x slower than
+    static on the encoder's 2-row remainders)."""
+    width = nr
+    if nr & (nr - 1):  # not whole power-of-two vectors (10 columns): kept
+        return nr
+    while width * 2 <= nr * most and columns % (width * 2) == 0:
+        width *= 2
+    return width
+
+
+def _level_sizes(g: Group, rows: int, columns: int) -> list[int]:
+    """Tile sizes over the nest's last op's loops: ``rows`` x ``columns``
+    (0: untiled), its batch dims (already 1 in the forall) and k untiled."""
+    sizes = [0] * (len(g.reg) - 2) + [rows, columns]
+    return sizes if g.consumers else sizes + [0] * (len(g.red) - len(g.reg))
+
+
+def _tile_level(g: Group, scope: str, sizes: list[int], var: str) -> str:
+    """The nest's last op in ``scope`` tiled by ``sizes`` into ``{var}_loop``,
+    the other members fused into it."""
+    text = match(f"{var}_last", g.name, scope, attr=LAST)
+    if _fill_in_registers(g):
+        return text + _tile_for(var, f"{var}_last", sizes, op="fuse")
+    text += _tile_for(var, f"{var}_last", sizes) + _RESOLVE_DIMS
+    if not g.consumers:
+        return text
+    return text + fuse_into(nest_members(g), f"{var}_loop", var[1:], scope)
+
+
+def _row_tiles(g: Group, scope: str, rows: int, var: str) -> str:
+    return _tile_level(g, scope, _level_sizes(g, rows, 0), var)
+
+
+def _column_tiles(g: Group, scope: str, width: int, var: str) -> str:
+    """Register tiles of ``width`` columns; a partial last one (the parallel
+    tile's columns not a multiple of ``width``) peeled off, masked."""
+    text = _tile_level(g, scope, _level_sizes(g, 0, width), var)
+    if g.par[-1] % width == 0:
+        return text
+    return text + peel(f"{var}_loop", f"{var}_full", f"{var}_partial")
 
 
 def loop_order(op: ir.Operation, sizes: list[int], fill: int = 0) -> list[int]:

@@ -99,8 +99,12 @@ def _script(op: ir.Operation, index: int) -> str:
         # convolution's 16 + 8 tail columns) is vectorized at that width,
         # unmasked; other widths keep the planned size with a mask (LLVM
         # splits a 24-lane vector across loop iterations lane by lane: 10x
-        # slower, measured).
-        sizes = [s if s < v and s & (s - 1) == 0 else v for v, s in zip(sizes, static, strict=True)]
+        # slower, measured). A piece wider than planned (the row pieces of a
+        # dynamic M, widened along N) is vectorized at its own size.
+        sizes = [
+            s if s > v or (s < v and s & (s - 1) == 0) else v
+            for v, s in zip(sizes, static, strict=True)
+        ]
     VECTORIZE_ME.set(op, index)
     contract = " {create_named_contraction}" if CONTRACT.has(op) else _gathers(op)
     return (

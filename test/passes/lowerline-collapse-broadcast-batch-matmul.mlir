@@ -123,3 +123,43 @@ func.func @keeps_unsigned_cast(%a: tensor<2x3x4xi8>, %w: tensor<4x5xi8>, %init: 
   %c = linalg.batch_matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %wb : tensor<2x3x4xi8>, tensor<2x4x5xi8>) outs(%init : tensor<2x3x5xi32>) -> tensor<2x3x5xi32>
   return %c : tensor<2x3x5xi32>
 }
+
+// -----
+
+// A dynamic row count (a sequence-first encoder over a dynamic batch:
+// lowerline.compile(..., dynamic=...)) merges with the batch into a dynamic
+// row count; the empties are sized and the result expanded with tensor.dim.
+// CHECK-LABEL: func.func @collapses_dynamic_rows(
+// CHECK-SAME:      %[[A:.+]]: tensor<3x?x7xf32>, %[[W:.+]]: tensor<7x9xf32>, %[[BIAS:.+]]: tensor<9xf32>
+// CHECK:         %[[ROWS:.+]] = tensor.collapse_shape %[[A]] {{\[\[}}0, 1], [2]] : tensor<3x?x7xf32> into tensor<?x7xf32>
+// CHECK:         %[[FILL:.+]] = linalg.fill {{.*}} -> tensor<?x9xf32>
+// CHECK:         %[[MM:.+]] = linalg.matmul ins(%[[ROWS]], %[[W]] : tensor<?x7xf32>, tensor<7x9xf32>) outs(%[[FILL]] : tensor<?x9xf32>)
+// CHECK:         %[[ADD:.+]] = linalg.generic {{.*}} ins(%[[MM]], %[[BIAS]] : tensor<?x9xf32>, tensor<9xf32>)
+// CHECK:         %[[M:.+]] = tensor.dim %[[A]], %{{.+}} : tensor<3x?x7xf32>
+// CHECK:         %[[OUT:.+]] = tensor.expand_shape %[[ADD]] {{\[\[}}0, 1], [2]] output_shape [3, %[[M]], 9] : tensor<?x9xf32> into tensor<3x?x9xf32>
+// CHECK-NOT:     linalg.batch_matmul
+// CHECK:         return %[[OUT]]
+#bcast = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bias = affine_map<(d0, d1, d2) -> (d2)>
+func.func @collapses_dynamic_rows(%a: tensor<3x?x7xf32>, %w: tensor<7x9xf32>, %bias: tensor<9xf32>) -> tensor<3x?x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c1 : tensor<3x?x7xf32>
+  %e = tensor.empty() : tensor<3x7x9xf32>
+  %wb = linalg.generic {indexing_maps = [#bcast, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w : tensor<7x9xf32>) outs(%e : tensor<3x7x9xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<3x7x9xf32>
+  %e2 = tensor.empty(%m) : tensor<3x?x9xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x?x9xf32>) -> tensor<3x?x9xf32>
+  %c = linalg.batch_matmul ins(%a, %wb : tensor<3x?x7xf32>, tensor<3x7x9xf32>) outs(%fill : tensor<3x?x9xf32>) -> tensor<3x?x9xf32>
+  %r = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<3x?x9xf32>, tensor<9xf32>) outs(%e2 : tensor<3x?x9xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<3x?x9xf32>
+  return %r : tensor<3x?x9xf32>
+}

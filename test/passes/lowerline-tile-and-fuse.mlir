@@ -142,7 +142,7 @@ func.func @refuses_result_with_two_users(%a: tensor<32x64xf32>, %b: tensor<64x32
 
 // A dynamic K: the matmul is skipped and left as it is (a fallback remark).
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+7]]:9: remark: linalg.matmul: left as loops: dynamic shapes other than the rows (M) [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+7]]:9: remark: linalg.matmul: left as loops: dynamic shapes other than the rows (M) and the batch [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @skips_dynamic_k(
 // CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<16x?xf32>, %[[B:[a-z0-9]+]]: tensor<?x32xf32>, %[[C:[a-z0-9]+]]: tensor<16x32xf32>)
@@ -155,38 +155,108 @@ func.func @skips_dynamic_k(%a: tensor<16x?xf32>, %b: tensor<?x32xf32>, %c: tenso
 
 // -----
 
-// A dynamic M (lowerline.compile(..., dynamic=...)): planned as 64 rows; the
-// forall's row tiles are dynamic, their full register tiles static
-// and the partial last one peeled (the only masked one).
+// A dynamic M (lowerline.compile(..., dynamic=...)): planned as 64 rows,
+// the fill and the bias + ReLU epilogue fused as for a static M. In the
+// forall's row tiles: full register tiles, then the remaining rows in
+// pieces of halving powers of two (4, 2, 1 on Sapphire Rapids, 2, 1 on Haswell), every
+// register tile static (no masks), the epilogue on each.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+13]]:9: remark: linalg.matmul: g0: matmul; fused nothing; tiles: parallel 32x{{[0-9]+}}, registers {{[0-9]+x[0-9]+}}, masked, k loop of 1;
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+31]]:9: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic; tiles: parallel 64x{{[0-9]+}}, registers {{[0-9]+x[0-9]+}}, k loop of 1;
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows(
+// CHECK-NOT:     tensor<?x1xf32>
 // CHECK:         scf.forall
-// CHECK:           %[[ROWS:.+]] = affine.min
-// CHECK:           %[[FULL:.+]] = affine.apply #{{.+}}()[%[[ROWS]]]
-// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[FULL]] step
-// CHECK:             scf.for
-// CHECK:               linalg.matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<{{[0-9]+}}x1xf32>, tensor<1x{{[0-9]+}}xf32>) outs(%{{.+}} : tensor<{{[0-9]+x[0-9]+}}xf32>)
-// CHECK:           scf.for %{{.+}} = %[[FULL]] to %[[ROWS]] step
-// CHECK:             scf.for
-// CHECK:               linalg.matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x1xf32>, tensor<1x{{[0-9]+}}xf32>) outs(%{{.+}} : tensor<?x{{[0-9]+}}xf32>)
-func.func @tiles_dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>, %c: tensor<?x32xf32>) -> tensor<?x32xf32> {
-  %mm = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x32xf32>) outs(%c : tensor<?x32xf32>) -> tensor<?x32xf32>
-  return %mm : tensor<?x32xf32>
+// SPR:             linalg.fill {{.+}} -> tensor<8x32xf32>
+// SPR:               linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<32xf32>)
+// SPR:             linalg.fill {{.+}} -> tensor<4x32xf32>
+// SPR:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<4x32xf32>)
+// SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32xf32>)
+// SPR:             linalg.fill {{.+}} -> tensor<2x32xf32>
+// SPR:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<2x32xf32>)
+// SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x32xf32>, tensor<32xf32>)
+// HSW:             linalg.fill {{.+}} -> tensor<4x16xf32>
+// HSW:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<4x16xf32>)
+// HSW:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16xf32>)
+// HSW:             linalg.fill {{.+}} -> tensor<2x16xf32>
+// HSW:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<2x16xf32>)
+// HSW:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x16xf32>, tensor<16xf32>)
+// CHECK:           linalg.fill {{.+}} -> tensor<1x[[W:[0-9]+]]xf32>
+// CHECK:             linalg.matmul {{.+}} : tensor<1x1xf32>, tensor<1x[[W]]xf32>) outs(%{{.+}} : tensor<1x[[W]]xf32>)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x[[W]]xf32>, tensor<[[W]]xf32>)
+// CHECK-NOT:     tensor<?x1xf32>
+// CHECK:         return
+func.func @tiles_dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x64xf32>
+  %empty = tensor.empty(%m) : tensor<?x64xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x64xf32>) outs(%fill : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<?x64xf32>, tensor<64xf32>) outs(%empty : tensor<?x64xf32>) {
+  ^bb0(%in: f32, %bi: f32, %out: f32):
+    %s = arith.addf %in, %bi : f32
+    %relu = arith.maximumf %s, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
+
+// -----
+
+// The remainder pieces of a wide dynamic-M matmul are widened along N, up
+// to the full tile's accumulator count (a 1-row piece of 2 vectors would
+// wait on each FMA's latency): on Sapphire Rapids 8x32, then 4x64, 2x128, 1x256.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+8]]:9: remark: linalg.matmul: g0: matmul; fused nothing; tiles: parallel 64x{{[0-9]+}},
+
+// CHECK-LABEL: func.func @widens_dynamic_row_pieces(
+// SPR:               linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x64xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x128xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<1x1xf32>, tensor<1x256xf32>)
+func.func @widens_dynamic_row_pieces(%a: tensor<?x64xf32>, %b: tensor<64x512xf32>, %c: tensor<?x512xf32>) -> tensor<?x512xf32> {
+  %mm = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x512xf32>) outs(%c : tensor<?x512xf32>) -> tensor<?x512xf32>
+  return %mm : tensor<?x512xf32>
+}
+
+// -----
+
+// A dynamic batch (attention's batch x heads) is tiled by 1 like a static
+// one: every tile is static.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+12]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 16x{{[0-9]+}}, registers {{[0-9]+x[0-9]+}}, k loop of 1;
+
+// CHECK-LABEL: func.func @tiles_dynamic_batch(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}}, 2, {{[0-9]+}})
+// SPR:               linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x8x32xf32>)
+// HSW:               linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x4x1xf32>, tensor<1x1x16xf32>) outs(%{{.+}} : tensor<1x4x16xf32>)
+func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>) -> tensor<?x32x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %q, %c0 : tensor<?x32x16xf32>
+  %empty = tensor.empty(%n) : tensor<?x32x32xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x32x32xf32>) -> tensor<?x32x32xf32>
+  %s = linalg.batch_matmul ins(%q, %k : tensor<?x32x16xf32>, tensor<?x16x32xf32>) outs(%fill : tensor<?x32x32xf32>) -> tensor<?x32x32xf32>
+  return %s : tensor<?x32x32xf32>
 }
 
 // -----
 
 // Elementwise ops over dynamic rows are tiled by rows of 1: every tile is a
-// static vector. A dynamic innermost dim is not (it would need masks).
+// static vector. A forall over ceildiv(rows, tile) spreads them over the
+// cores, a tile holding a core's share of the work a static op is split
+// at (2^15 elements: 342 rows of 48 on 2 cores, 171 on 4). A dynamic
+// innermost dim is not tiled (it would need masks).
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+8]]:8: remark: linalg.generic: g0: vector tile [1, 48] [lowerline-tile-and-fuse]
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+12]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+10]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+9]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [171, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+13]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows_by_one(
-// CHECK:         scf.for
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}})
+// CHECK:           scf.for
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<48x?xf32>)
 func.func @tiles_dynamic_rows_by_one(%x: tensor<?x48xf32>, %y: tensor<48x?xf32>) -> (tensor<?x48xf32>, tensor<48x?xf32>) {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x48xf32>) outs(%x : tensor<?x48xf32>) {

@@ -269,3 +269,26 @@ func.func @gather_along_row(%x: tensor<8x16x9x11xf32>, %rows: tensor<18xi64>, %c
 // ALONE:         linalg.generic
 // ALONE:           tensor.extract
 // ALONE-NOT:     vector.gather
+
+// -----
+
+// A tile wider than its planned vector shape (a dynamic M's 1-row remainder
+// piece, widened along N to 1x64 where the register tile is 8x32) is
+// vectorized at its own static shape: whole vectors, no mask.
+// CHECK-LABEL: func.func @vectorizes_a_wider_tile(
+// CHECK:         vector.transfer_read {{.+}} vector<64xf32>
+
+// ALONE-LABEL: func.func @vectorizes_a_wider_tile(
+// ALONE-NOT:     linalg.generic
+// ALONE-NOT:     arith.cmpi
+// ALONE:         vector.transfer_read {{.+}} vector<64xf32>
+// ALONE-NOT:     arith.cmpi
+// ALONE:         return
+func.func @vectorizes_a_wider_tile(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<1x64xf32>) outs(%x : tensor<1x64xf32>) attrs = {lowerline.vector_sizes = array<i64: 8, 32>} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<1x64xf32>
+  return %r : tensor<1x64xf32>
+}

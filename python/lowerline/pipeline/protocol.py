@@ -198,7 +198,7 @@ VECTOR_SIZES = declare(
     I64_ARRAY,
     _LINALG,
     (_TILE,),
-    (_VECTORIZE,),
+    ("lowerline-pack-weights", _VECTORIZE),
     "The vector shape of one tile (tiling clones keep it); removed by lowerline-vectorize.",
 )
 CONTRACT = declare(

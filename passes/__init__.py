@@ -30,6 +30,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-decompose-transposed-conv": "graph.decompose_transposed_conv",
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",
     "lowerline-read-gather-indices": "graph.read_gather_indices",
+    "lowerline-fold-iota-extracts": "graph.fold_iota_extracts",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-pack-weights": "tiling.pack_weights",
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",

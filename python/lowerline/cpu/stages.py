@@ -102,7 +102,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
     its fused bias epilogue collapsed with it. With ``vector_rows`` (CPU), a
     gather's row index is read in its body, so its rows vectorize as
-    contiguous reads (``lowerline-read-gather-indices``).
+    contiguous reads (``lowerline-read-gather-indices``). An index check's
+    read of ``arange`` at the index is the index itself, with no table
+    written (``lowerline-fold-iota-extracts``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
     gathers = ",lowerline-read-gather-indices" if vector_rows else ""
@@ -111,7 +113,7 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
-        "convert-elementwise-to-linalg,"
+        "convert-elementwise-to-linalg,lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
     )

@@ -104,7 +104,10 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     gather's row index is read in its body, so its rows vectorize as
     contiguous reads (``lowerline-read-gather-indices``). An index check's
     read of ``arange`` at the index is the index itself, with no table
-    written (``lowerline-fold-iota-extracts``).
+    written (``lowerline-fold-iota-extracts``). An elementwise op reading a
+    2-D result (a linear layer's) through a reshape to (batch, sequence, n)
+    runs over the 2-D rows, so it fuses into the matmul's epilogue
+    (``lowerline-collapse-expanded-elementwise``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
     gathers = ",lowerline-read-gather-indices" if vector_rows else ""
@@ -115,6 +118,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # After fusion: a chain fused over (b, m, n) collapses as one op.
+        "lowerline-collapse-expanded-elementwise,"
         f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
     )
 

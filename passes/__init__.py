@@ -31,6 +31,8 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",
     "lowerline-read-gather-indices": "graph.read_gather_indices",
     "lowerline-pointwise-conv-rows": "graph.pointwise_conv_rows",
+    "lowerline-fold-iota-extracts": "graph.fold_iota_extracts",
+    "lowerline-collapse-expanded-elementwise": "graph.collapse_expanded_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-pack-weights": "tiling.pack_weights",
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",

@@ -57,3 +57,29 @@ def test_a_bad_id_is_an_index_error():
     with pytest.raises(IndexError):
         compiled(torch.full((2, 5), VOCAB))
     torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_many_bags_with_empty_ones_at_both_ends(mode):
+    torch.manual_seed(3)
+    model = nn.EmbeddingBag(VOCAB, DIM, mode=mode).eval()
+    ids = torch.randint(0, VOCAB, (61,))
+    # Bags of 0 to 5 ids, an empty first bag, and two empty bags at the end
+    # (offsets equal to the number of ids).
+    sizes = [0] + [i % 6 for i in range(1, 22)]
+    sizes += [61 - sum(sizes), 0, 0]
+    offsets = torch.cumsum(torch.tensor([0, *sizes[:-1]]), 0)
+    _check(model, ids, offsets)
+
+
+def test_bags_are_counted_without_an_ids_by_bags_comparison():
+    # Each id's bag is a running count of the bag starts, not a comparison of
+    # every position with every offset (bucketize's lowering): no 21x7 i1
+    # tensor in the graph.
+    model = nn.EmbeddingBag(VOCAB, DIM, mode="mean").eval()
+    ids = torch.randint(0, VOCAB, (7, 3))
+    compiled = lowerline.compile(model, ids)
+    graph = compiled.ir("graph")
+    assert "tensor<21x7xi1>" not in graph and "tensor<7x21xi1>" not in graph
+    assert "tensor<21xi64>" in graph  # the ids' bags
+    torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-5, atol=1e-6)

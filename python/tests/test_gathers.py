@@ -45,6 +45,10 @@ def _row_copies_are_vectors(compiled: lowerline.CompiledModule) -> None:
     # The check is kept: one assert of each bound, over the indices.
     assert tiled.count("cf.assert") == 2, tiled
     assert tiled.count('"index must be smaller than dim size"') == 1, tiled
+    # The check yields the index itself (clamped into the table), not a read
+    # of an arange table at it (lowerline-fold-iota-extracts).
+    checks = tiled[tiled.index("cf.assert") :]
+    assert "tensor.extract" not in checks[: checks.index("linalg.yield")], tiled
 
 
 @pytest.mark.parametrize("batch", [1, 8])
@@ -96,6 +100,14 @@ def test_bad_id_raises_naming_the_line_and_reads_nothing_outside(bad):
     assert "sparse.py" in str(failure.value)
     assert __file__.rsplit("/", 1)[-1] in str(failure.value)
     torch.testing.assert_close(compiled(ids), model(ids))
+
+
+def test_the_check_writes_no_arange_table():
+    # Without lowerline-fold-iota-extracts every call wrote arange(VOCAB) to
+    # read the checked ids from it.
+    ids = torch.randint(0, VOCAB, (3, 7))
+    compiled = lowerline.compile(Lookup().eval(), ids, num_threads=1)
+    assert f"tensor<{VOCAB}xi64>" not in compiled.ir("graph")
 
 
 class RowGather(nn.Module):

@@ -105,6 +105,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     contiguous reads (``lowerline-read-gather-indices``), and a 1x1
     stride-1 convolution with its elementwise epilogue works on each plane
     as one row, tiled into whole vectors (``lowerline-pointwise-conv-rows``).
+    An index check's read of ``arange`` at the index is the index itself,
+    with no table written (``lowerline-fold-iota-extracts``). An elementwise
+    op reading a 2-D result (a linear layer's) through a reshape to (batch,
+    sequence, n) runs over the 2-D rows, so it fuses into the matmul's
+    epilogue (``lowerline-collapse-expanded-elementwise``).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
     gathers = ",lowerline-read-gather-indices,lowerline-pointwise-conv-rows" if vector_rows else ""
@@ -113,8 +118,10 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
-        "convert-elementwise-to-linalg,"
+        "convert-elementwise-to-linalg,lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # After fusion: a chain fused over (b, m, n) collapses as one op.
+        "lowerline-collapse-expanded-elementwise,"
         f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
     )
 

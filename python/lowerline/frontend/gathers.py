@@ -15,6 +15,8 @@ flat index, whose lowering keeps torch-mlir's two checks and messages
 the index itself, and the index is *read through* it, so the rows are read
 only after the check and, when a check fails (lowerline-report-failed-asserts
 yields zero for the guarded value), at index 0: never outside the tensor.
+No table is written: ``lowerline-fold-iota-extracts`` reads ``arange`` at
+the index as the index itself, clamped into the table.
 The rows are then torch-mlir's unchecked ``index_select`` of the checked
 index, a generic whose body reads a whole contiguous row at a computed
 offset: ``lowerline-read-gather-indices`` reads the row index in the body,

@@ -78,9 +78,11 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.cpu.tile_plan import (
+    BF16_DOT_K,
     INT8_DOT_K,
     ConvTiles,
     MatmulTiles,
+    bf16_dot_lanes,
     conv_tiles,
     int8_dot_lanes,
     lanes,
@@ -294,6 +296,8 @@ def _decision(g: Group) -> str:
 def element_bytes(op: ir.Operation) -> int | None:
     if _is_integer_contraction(op):
         return 4  # tiled as the i32 accumulator (lowerline-fold-qdq-matmul's matmuls)
+    if _is_half_contraction(op):
+        return 4  # tiled as the f32 accumulator (lowerline-fold-extf-into-contractions')
     types = {
         str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
         for v in [*op.operands, *op.results]
@@ -309,6 +313,15 @@ def _is_integer_contraction(op: ir.Operation) -> bool:
         return False
     types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
     return types == ["i8", "i8", "i32"]
+
+
+def _is_half_contraction(op: ir.Operation) -> bool:
+    """A bf16 x bf16 -> f32 or f16 x f16 -> f32 named contraction or
+    convolution (torch-mlir's convolutions of bf16 models are)."""
+    if op.name not in _ROOTS:
+        return False
+    types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
+    return types in (["bf16", "bf16", "f32"], ["f16", "f16", "f32"])
 
 
 def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
@@ -425,12 +438,23 @@ def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
     contraction into ``vpdpbusd``), else 1 (outer products). A convolution's
     k (its input channels, ``k``) must be a multiple of 4: its tiles become
     matmuls only with whole steps. A batch matmul's tiles keep their batch
-    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take."""
-    if not _is_integer_contraction(op) or not int8_dot_lanes(target):
-        return 1
+    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take.
+    A bf16 x bf16 -> f32 matmul steps 2 on a target with AVX512-BF16
+    (``vdpbf16ps``, lowerline.passes.tiling.bf16_dot); a bf16 convolution
+    steps 1 (outer products of its operands widened to f32)."""
     if op.name == "linalg.batch_matmul":
         return 1
+    if op.name == "linalg.matmul" and _is_bf16_contraction(op) and bf16_dot_lanes(target):
+        return BF16_DOT_K if k is None or k % BF16_DOT_K == 0 else 1
+    if not _is_integer_contraction(op) or not int8_dot_lanes(target):
+        return 1
     return INT8_DOT_K if k is None or k % INT8_DOT_K == 0 else 1
+
+
+def _is_bf16_contraction(op: ir.Operation) -> bool:
+    return _is_half_contraction(op) and str(ir.ShapedType(op.operands[0].type).element_type) == (
+        "bf16"
+    )
 
 
 def fused_producers_and_consumers(group: Group) -> None:

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from lowerline.cpu.tile_plan import int8_dot_lanes
+from lowerline.cpu.tile_plan import bf16_dot_lanes, int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.tiling.bf16_dot import bf16_dot_products
 from lowerline.passes.tiling.int8_dot import (
     int8_dot_products,
     widen_batched_integer_contractions,
@@ -160,7 +161,7 @@ class Vectorize(Pass):
     target: str = opt(
         "",
         "CPU target (a name targets.py knows): with AVX-512 VNNI, 4-deep int8 contractions "
-        "become vpdpbusd; empty: none",
+        "become vpdpbusd, with AVX512-BF16 2-deep bf16 ones vdpbf16ps; empty: none",
         check=lambda value: check_cpu_target(value) if value else None,
     )
 
@@ -179,6 +180,8 @@ class Vectorize(Pass):
         deinterleave_strided_reads(op)
         if self.target and int8_dot_lanes(cpu_target(self.target)):
             int8_dot_products(op)
+        if self.target and bf16_dot_lanes(cpu_target(self.target)):
+            bf16_dot_products(op)  # vdpbf16ps (lowerline.passes.tiling.bf16_dot)
         widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)
         if failure:

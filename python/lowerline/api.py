@@ -96,7 +96,7 @@ from lowerline.runtime.native import (
     NativeFunction,
 )
 from lowerline.runtime.sizes import is_dynamic, valid_dim
-from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
+from lowerline.targets import CPU_TARGETS, GPU_TARGETS, cpu_target, is_gpu_target, runs_here
 
 
 def _target_name(target: str) -> str:
@@ -414,9 +414,13 @@ class CompiledModule:
     def precision_report(self) -> PrecisionReport:
         """For ``precision="bf16"`` (or "f16"): the largest error of the
         compiled module against the f32 module on the example inputs, and
-        the largest f32 output it is relative to (measured when compiling)."""
+        the largest f32 output it is relative to (measured when compiling,
+        where the target's code runs on this machine)."""
         if self._precision_report is None:
-            raise RuntimeError('precision_report() is for modules compiled with precision="bf16"')
+            raise RuntimeError(
+                'precision_report() is for modules compiled with precision="bf16" for a '
+                "CPU whose code runs on this machine"
+            )
         return self._precision_report
 
     # -- GPU artifacts -------------------------------------------------------
@@ -1186,7 +1190,8 @@ def compile(
         first.stage_seconds = {"calibrate": quantization.seconds, **first.stage_seconds}
         compiled._quantization = quantization
         compiled._compile_layer = compile_alike
-    if narrow is not None and not is_gpu_target(target):  # a GPU module may have no device here
+    # Only where the code runs: a GPU here, another CPU's extensions (sapphirerapids's).
+    if narrow is not None and not is_gpu_target(target) and runs_here(cpu_target(target_name)):
         compiled._precision_report = precision_report(
             precision, reference, compiled, example_inputs
         )

@@ -213,6 +213,12 @@ def host_flags() -> frozenset[str]:
     return frozenset(_cpu_flags())
 
 
+def runs_here(target: CpuTarget) -> bool:
+    """Whether code for ``target`` runs on this machine: its architecture and
+    every CPU feature the code may use (``CpuTarget.required_flags``)."""
+    return target.arch == host_arch() and target.required_flags <= host_flags()
+
+
 def host_arch() -> str:
     """This machine's architecture as triples name it (``x86_64``, ``aarch64``)."""
     machine = platform.machine().lower()

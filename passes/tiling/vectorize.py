@@ -29,7 +29,7 @@ from mlir import ir
 from lowerline.cpu.tile_plan import bf16_dot_lanes, int8_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
-from lowerline.passes.tiling.bf16_dot import bf16_dot_products
+from lowerline.passes.tiling.bf16_dot import bf16_dot_products, extend_extracted_lanes
 from lowerline.passes.tiling.int8_dot import (
     int8_dot_products,
     widen_batched_integer_contractions,
@@ -187,6 +187,8 @@ class Vectorize(Pass):
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")
             raise PassFailed()
+        # bf16 columns of A widened lane by lane (lowerline.passes.tiling.bf16_dot).
+        extend_extracted_lanes(op)
         # Accumulators that start from a fused fill: constants, not a tile read back.
         fold_reads_of_splat_writes(op)
         publish(left, self.explain)

@@ -29,11 +29,16 @@ func.func @bf16_matmul(%x: tensor<3x8xbf16>, %w: tensor<8x20xbf16>) -> tensor<3x
   %mm = linalg.matmul ins(%x, %w : tensor<3x8xbf16>, tensor<8x20xbf16>) outs(%f : tensor<3x20xf32>) -> tensor<3x20xf32>
   return %mm : tensor<3x20xf32>
 }
+// Widened instead: B's row as a vector, A's column lane by lane (a
+// vector<3xbf16> would be built through the stack on AVX2).
 // PORTABLE-LABEL: func.func @bf16_matmul(
 // PORTABLE-NOT:     x86vector
+// PORTABLE-NOT:     arith.extf %{{.+}} : vector<3xbf16>
 // PORTABLE:         arith.extf %{{.+}} : vector<{{[0-9]+}}xbf16> to vector<{{[0-9]+}}xf32>
+// PORTABLE-COUNT-3: arith.extf %{{.+}} : bf16 to f32
 // PORTABLE:         vector.fma
 // PORTABLE-NOT:     x86vector
+// PORTABLE-NOT:     arith.extf %{{.+}} : vector<3xbf16>
 
 // -----
 

@@ -27,26 +27,12 @@ from mlir import ir
 from mlir.dialects import arith, vector
 
 from lowerline.cpu.tile_plan import BF16_DOT_K
-from lowerline.passes.support.ir_constants import constant_attr
+from lowerline.passes.support.ir_constants import reads_with_zero_padding
 from lowerline.passes.tiling.int8_dot import _chunks, _concat, _is_matmul_maps, _shape_and_type
 from lowerline.pipeline.pass_api import ops_matching
 
 DOT_OP = "x86vector.avx512.dot"
 _LANES = 16  # f32 lanes of a zmm register
-
-
-def _reads_with_zero_padding(value: ir.Value) -> bool:
-    """``value`` is a ``vector.transfer_read`` (possibly masked) padding with 0.0."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    if owner.name == "vector.mask":
-        inner = owner.regions[0].blocks[0].operations[0]
-        owner = inner if inner.name == "vector.transfer_read" else owner
-    if owner.name != "vector.transfer_read":
-        return False
-    padding = constant_attr(owner.opview.padding)
-    return isinstance(padding, ir.FloatAttr) and ir.FloatAttr(padding).value == 0.0
 
 
 def _candidate(op: ir.Operation) -> ir.Operation | None:
@@ -62,7 +48,7 @@ def _candidate(op: ir.Operation) -> ir.Operation | None:
     parent = op.parent
     if parent.name != "vector.mask":
         return op
-    padded = all(_reads_with_zero_padding(op.operands[i]) for i in (0, 1))
+    padded = all(reads_with_zero_padding(op.operands[i]) for i in (0, 1))
     return parent if padded else None
 
 

@@ -296,8 +296,6 @@ def _decision(g: Group) -> str:
 def element_bytes(op: ir.Operation) -> int | None:
     if _is_integer_contraction(op):
         return 4  # tiled as the i32 accumulator (lowerline-fold-qdq-matmul's matmuls)
-    if _is_half_contraction(op):
-        return 4  # tiled as the f32 accumulator (lowerline-fold-extf-into-contractions')
     types = {
         str(ir.ShapedType(v.type).element_type if isinstance(v.type, ir.ShapedType) else v.type)
         for v in [*op.operands, *op.results]
@@ -313,6 +311,13 @@ def _is_integer_contraction(op: ir.Operation) -> bool:
         return False
     types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
     return types == ["i8", "i8", "i32"]
+
+
+def _planning_bytes(op: ir.Operation) -> int | None:
+    """``element_bytes`` for the CPU's tile plans: a bf16/f16 contraction
+    (lowerline-fold-extf-into-contractions') is tiled as its f32
+    accumulator. (The GPU plans count its 16-bit operands in shared memory.)"""
+    return 4 if _is_half_contraction(op) else element_bytes(op)
 
 
 def _is_half_contraction(op: ir.Operation) -> bool:
@@ -386,7 +391,7 @@ def _is_leaf(value: ir.Value) -> bool:
 
 
 def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
     out = ranked_type(op.results[0])
@@ -475,7 +480,7 @@ def all_ones(op: ir.Operation, name: str) -> bool:
 
 
 def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
     out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))

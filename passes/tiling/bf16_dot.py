@@ -14,6 +14,10 @@ per product). Per 16 columns of the tile:
   columns is padded with zero lanes;
 - each row of A is one 32-bit pair, broadcast to every lane.
 
+``vdpbf16ps`` treats bf16 subnormal inputs as zero and flushes subnormal
+results (below 2**-126 in magnitude): a difference from eager torch only
+for values that small.
+
 Upstream has the instruction (``x86vector.avx512.dot``, lowered by
 ``convert-vector-to-llvm{enable-x86vector}``) but no pattern that forms it
 from a contraction. A masked contraction (a partial tile) is rewritten only

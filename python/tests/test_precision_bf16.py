@@ -178,3 +178,15 @@ def test_precision_and_quantize_exclude_each_other():
         lowerline.compile(
             model, x, precision="bf16", quantize=lowerline.quant.Int8(calibration=[x])
         )
+
+
+@pytest.mark.parametrize(("precision", "ptx_type"), [("f16", ".f16"), ("bf16", ".bf16")])
+def test_gpu_targets_take_f16_and_bf16(precision, ptx_type):
+    """Compiled for sm_80 (no GPU needed): the kernels compute on 16-bit
+    values, and the GPU-mapped IR run on this CPU matches f32 within bf16's
+    tolerance (f16 keeps 3 more bits)."""
+    model, x = built("mlp", 8)
+    compiled = lowerline.compile(model, x, target="cuda:sm_80", precision=precision)
+    assert ptx_type in compiled.ptx
+    with torch.inference_mode():
+        assert_close_to_f32(compiled.run_on_cpu(x), model(x))

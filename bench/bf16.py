@@ -41,9 +41,10 @@ NOTES = [
     "The error is `precision_report().relative_error`: the largest |bf16 - eager f32| "
     "over the output on the example input, over the largest |f32| output.",
     "Where the bf16 gain comes from: weights and activations take half the bytes, and "
-    "`vdpbf16ps` does two multiply-adds per f32 lane. Not yet: the weights are not packed "
-    "in vdpbf16ps's pair layout at compile time (each step of k interleaves two rows of B "
-    "with a shuffle), and AMX bf16 tiles (`tdpbf16ps`) are not emitted on sapphirerapids.",
+    "`vdpbf16ps` does two multiply-adds per f32 lane, reading the weights in its pair "
+    "layout, packed at compile time. Not yet: AMX bf16 tiles (`tdpbf16ps`) on "
+    "sapphirerapids; the attention's batch matmuls (activations on both sides) widen "
+    "to f32 and FMA.",
     "haswell's bf16 is slower than its f32: each step of k widens B's bf16 row "
     "(`vpmovzxwd` + `vpslld`) before the FMAs; it is there to run bf16 models correctly "
     "on CPUs without AVX512-BF16.",

@@ -10,8 +10,11 @@ second (both exact in f32; the sum rounds once per pair instead of once
 per product). Per 16 columns of the tile:
 
 - B's 2 x 16 values are interleaved so that lane ``n`` holds
-  ``B[0, n], B[1, n]`` (one ``vector.shuffle``); a tile narrower than 16
-  columns is padded with zero lanes;
+  ``B[0, n], B[1, n]``: read as one vector from a copy of the weight made
+  at compile time in that layout, where B is a panel of a constant packed
+  by lowerline-pack-weights (whole register tiles, k stepping by 2 from
+  0); otherwise one ``vector.shuffle`` of its two rows, a tile narrower
+  than 16 columns padded with zero lanes;
 - each row of A is one 32-bit pair, broadcast to every lane.
 
 ``vdpbf16ps`` treats bf16 subnormal inputs as zero and flushes subnormal
@@ -30,8 +33,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, vector
 
+from lowerline import weights
 from lowerline.cpu.tile_plan import BF16_DOT_K
-from lowerline.passes.support.ir_constants import reads_with_zero_padding
+from lowerline.passes.support.ir_constants import int_constant, reads_with_zero_padding
 from lowerline.passes.tiling.int8_dot import _chunks, _concat, _is_matmul_maps, _shape_and_type
 from lowerline.pipeline.pass_api import ops_matching
 
@@ -95,17 +99,106 @@ def _row_pair(lhs: ir.Value, row: int) -> ir.Value:
     return vector.bitcast(ir.VectorType.get([_LANES * BF16_DOT_K], ir.BF16Type.get()), lanes)
 
 
-def _rewrite(contract: ir.Operation, replaced: ir.Operation) -> None:
+def _packed_read(rhs: ir.Value, n: int) -> tuple[ir.Operation, ir.Value, ir.Value] | None:
+    """For B read whole from a weight panel (lowerline-pack-weights'
+    ``tensor<panels x K x n>`` constant, at an even k of a step-2 loop from
+    0): the constant and the read's (panel, k) indices; else None."""
+    read = rhs.owner
+    if isinstance(read, ir.Block) or read.name != "vector.transfer_read" or n % _LANES:
+        return None
+    source = read.operands[0]
+    if not isinstance(source, ir.OpResult) or source.owner.name != "arith.constant":
+        return None
+    ctype = ir.RankedTensorType(source.type)
+    if ctype.rank != 3 or ctype.shape[2] != n or ctype.shape[1] % BF16_DOT_K:
+        return None
+    in_bounds = [ir.BoolAttr(a).value for a in ir.ArrayAttr(read.attributes["in_bounds"])]
+    if len(read.operands) != 5 or not all(in_bounds):
+        return None  # masked, or partly out of bounds
+    rows_of_panel = ir.AffineMap.get_minor_identity(3, 2)
+    if ir.AffineMapAttr(read.attributes["permutation_map"]).value != rows_of_panel:
+        return None  # not two consecutive k rows of one panel
+    panel, k, column = read.operands[1:4]
+    if int_constant(column) != 0 or not _even_step_from_zero(k):
+        return None
+    return source.owner, panel, k
+
+
+def _even_step_from_zero(k: ir.Value) -> bool:
+    """``k`` is the induction variable of an ``scf.for`` from 0 by BF16_DOT_K."""
+    if not isinstance(k, ir.BlockArgument) or k.owner.owner.name != "scf.for":
+        return False
+    loop = k.owner.owner
+    lower, step = loop.operands[0], loop.operands[2]
+    return k == loop.regions[0].blocks[0].arguments[0] and (
+        int_constant(lower) == 0 and int_constant(step) == BF16_DOT_K
+    )
+
+
+def _pair_constant(constant: ir.Operation, cache: dict) -> ir.Value | None:
+    """``constant`` (panels x K x n) as panels x K/2 x 2n, each k pair
+    interleaved (lane j of a row: ``B[2i + j % 2, j // 2]``): the layout
+    ``vdpbf16ps`` reads, made once at compile time. None when its bytes
+    are unknown."""
+    key = constant.results[0]
+    if key in cache:
+        return cache[key]
+    ctype = ir.RankedTensorType(constant.results[0].type)
+    array = weights.value_of(constant.attributes["value"], ctype, bits=True)
+    if array is None:
+        return None
+    panels, k, n = ctype.shape
+    pairs = array.reshape(panels, k // 2, 2, n).transpose(0, 1, 3, 2).reshape(panels, k // 2, 2 * n)
+    ptype = ir.RankedTensorType.get([panels, k // 2, 2 * n], ctype.element_type)
+    name = weights.derived_name(constant.attributes["value"], "pairs")
+    func = constant.parent
+    while func.name != "func.func":
+        func = func.parent
+    with ir.InsertionPoint.at_block_begin(func.regions[0].blocks[0]), constant.location:
+        value = arith.ConstantOp(ptype, weights.constant_attr(pairs, ptype, name)).result
+    cache[key] = value
+    return value
+
+
+def _read_pairs(pairs: ir.Value, panel: ir.Value, k: ir.Value, n: int) -> list[ir.Value]:
+    """Per zmm of columns, their 16 pairs read from the interleaved weight."""
+    index = ir.IndexType.get()
+    half = arith.divui(k, arith.constant(index, BF16_DOT_K))
+    vtype = ir.VectorType.get([_LANES * BF16_DOT_K], ir.BF16Type.get())
+    padding = arith.constant(ir.BF16Type.get(), ir.FloatAttr.get(ir.BF16Type.get(), 0.0))
+    minor = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(3, 1))
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+    return [
+        vector.transfer_read(
+            vtype, pairs, [panel, half, arith.constant(index, first * BF16_DOT_K)],
+            minor, padding, in_bounds,
+        )
+        for first in range(0, n, _LANES)
+    ]  # fmt: skip
+
+
+def _weights(rhs: ir.Value, n: int, cache: dict) -> list[ir.Value]:
+    """B's pairs per zmm: read from a pair-packed weight where B is one,
+    else interleaved from B's two rows."""
+    found = _packed_read(rhs, n)
+    pairs = None if found is None else _pair_constant(found[0], cache)
+    if found is None or pairs is None:
+        return _weight_pairs(rhs, n)
+    _, panel, k = found
+    return _read_pairs(pairs, panel, k, n)
+
+
+def _rewrite(contract: ir.Operation, replaced: ir.Operation, cache: dict) -> None:
     lhs, rhs, acc = contract.operands
     (m, n), _ = _shape_and_type(acc)
     with ir.InsertionPoint(replaced), replaced.location:
-        weights = _weight_pairs(rhs, n)
+        columns_pairs = _weights(rhs, n, cache)
         result = acc
         for row in range(m):
             a = _row_pair(lhs, row)
             c_row = vector.extract(acc, [], [row])
             pieces = []
-            for columns, w in zip(_chunks(n), weights, strict=True):
+            for columns, w in zip(_chunks(n), columns_pairs, strict=True):
                 lanes = [*columns] + [-1] * (_LANES - len(columns))
                 pieces.append((columns, _dot(_shuffle(c_row, lanes), a, w)))
             result = vector.insert(_concat(pieces, n), result, [], [row])
@@ -117,10 +210,11 @@ def bf16_dot_products(module: ir.Operation) -> int:
     """Rewrite every pair-dot-shaped bf16 contraction in ``module``; returns
     how many. The caller checks that the target has AVX512-BF16."""
     count = 0
+    packed: dict = {}  # weight constant -> its pair-packed copy
     for contract in ops_matching(module, lambda op: op.name == "vector.contract"):
         replaced = _candidate(contract)
         if replaced is not None:
-            _rewrite(contract, replaced)
+            _rewrite(contract, replaced, packed)
             count += 1
     return count
 

@@ -94,6 +94,8 @@ def value_of(
     that only move elements."""
     dtype = numpy_dtype(tensor_type.element_type)
     if dtype is None and bits and str(tensor_type.element_type) in _BIT_PATTERNS:
+        if resource_name(attr) is None:
+            return None  # an inline constant's elements would convert as numbers, not bits
         dtype = np.dtype(_BIT_PATTERNS[str(tensor_type.element_type)])
     if dtype is None or not tensor_type.has_static_shape:
         return None

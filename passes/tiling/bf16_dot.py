@@ -100,28 +100,49 @@ def _row_pair(lhs: ir.Value, row: int) -> ir.Value:
 
 
 def _packed_read(rhs: ir.Value, n: int) -> tuple[ir.Operation, ir.Value, ir.Value] | None:
-    """For B read whole from a weight panel (lowerline-pack-weights'
-    ``tensor<panels x K x n>`` constant, at an even k of a step-2 loop from
-    0): the constant and the read's (panel, k) indices; else None."""
+    """For B read whole from a weight panel (lowerline-pack-weights' slice
+    ``[panel, k, 0] [1, 2, n]`` of a ``tensor<panels x K x n>`` constant, k
+    stepping by 2 from 0): the constant and the slice's panel and k; else None."""
     read = rhs.owner
     if isinstance(read, ir.Block) or read.name != "vector.transfer_read" or n % _LANES:
         return None
-    source = read.operands[0]
+    in_bounds = [ir.BoolAttr(a).value for a in ir.ArrayAttr(read.attributes["in_bounds"])]
+    if len(read.operands) != 4 or not all(in_bounds):
+        return None  # masked, or partly out of bounds
+    if any(int_constant(i) != 0 for i in read.operands[1:3]):
+        return None
+    tile = read.operands[0]
+    if not isinstance(tile, ir.OpResult) or tile.owner.name != "tensor.extract_slice":
+        return None
+    return _panel_slice(tile.owner, n)
+
+
+def _panel_slice(op: ir.Operation, n: int) -> tuple[ir.Operation, ir.Value, ir.Value] | None:
+    """The constant, panel and k of ``tensor.extract_slice %c[panel, k, 0] [1, 2, n]``."""
+    source = op.operands[0]
     if not isinstance(source, ir.OpResult) or source.owner.name != "arith.constant":
         return None
     ctype = ir.RankedTensorType(source.type)
     if ctype.rank != 3 or ctype.shape[2] != n or ctype.shape[1] % BF16_DOT_K:
         return None
-    in_bounds = [ir.BoolAttr(a).value for a in ir.ArrayAttr(read.attributes["in_bounds"])]
-    if len(read.operands) != 5 or not all(in_bounds):
-        return None  # masked, or partly out of bounds
-    rows_of_panel = ir.AffineMap.get_minor_identity(3, 2)
-    if ir.AffineMapAttr(read.attributes["permutation_map"]).value != rows_of_panel:
-        return None  # not two consecutive k rows of one panel
-    panel, k, column = read.operands[1:4]
-    if int_constant(column) != 0 or not _even_step_from_zero(k):
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+    strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
+    if sizes != [1, BF16_DOT_K, n] or strides != [1, 1, 1] or len(op.operands) != 4:
+        return None  # offsets [panel, k, 0] all dynamic values, as pack-weights writes them
+    panel, k, column = op.operands[1:4]
+    if int_constant(column) != 0 or not _even_step_from_zero(_through_identity_apply(k)):
         return None
     return source.owner, panel, k
+
+
+def _through_identity_apply(value: ir.Value) -> ir.Value:
+    """``s0`` for ``affine.apply ()[s0] -> (s0)``, else ``value``."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "affine.apply":
+        return value
+    amap = ir.AffineMapAttr(value.owner.attributes["map"]).value
+    single = len(value.owner.operands) == 1 and amap.n_dims + amap.n_symbols == 1
+    identity = single and str(amap) in ("()[s0] -> (s0)", "(d0) -> (d0)")
+    return value.owner.operands[0] if identity else value
 
 
 def _even_step_from_zero(k: ir.Value) -> bool:

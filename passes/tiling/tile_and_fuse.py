@@ -525,7 +525,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     forall over (batch, channel blocks, row blocks), register tiles of
     channels x output columns, the window (and input channel) loops of 1;
     the fill or bias broadcast and the elementwise epilogue fused."""
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)  # a bf16 depthwise convolution accumulates in f32
     if eb is None:
         return "mixed or unsupported element types"
     out = ranked_type(op.results[0])

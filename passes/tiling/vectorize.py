@@ -82,14 +82,6 @@ _TO_RANK_1 = f"""  transform.apply_patterns to %f {{
   }} : {ANY}
 """
 LOWERING = _FUNCS + _CONTRACTIONS + _HOIST + _TO_RANK_1
-_FOLD_SLICES = (
-    _FUNCS
-    + f"""  transform.apply_patterns to %f {{
-    transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
-    transform.apply_patterns.canonicalization
-  }} : {ANY}
-"""
-)
 # Without hoisting (GPU threads: their accumulator tiles live in shared memory).
 LOWERING_IN_PLACE = _FUNCS + _CONTRACTIONS + _TO_RANK_1
 
@@ -189,9 +181,6 @@ class Vectorize(Pass):
         if self.target and int8_dot_lanes(cpu_target(self.target)):
             int8_dot_products(op)
         if self.target and bf16_dot_lanes(cpu_target(self.target)):
-            # Tiles read straight from the weight constants: the dot
-            # products can then read a pair-packed copy of them.
-            apply_script(op, _FOLD_SLICES)
             bf16_dot_products(op)  # vdpbf16ps (lowerline.passes.tiling.bf16_dot)
         widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)

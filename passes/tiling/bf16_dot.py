@@ -36,11 +36,39 @@ from mlir.dialects import arith, vector
 from lowerline import weights
 from lowerline.cpu.tile_plan import BF16_DOT_K
 from lowerline.passes.support.ir_constants import int_constant, reads_with_zero_padding
-from lowerline.passes.tiling.int8_dot import _chunks, _concat, _is_matmul_maps, _shape_and_type
 from lowerline.pipeline.pass_api import ops_matching
 
 DOT_OP = "x86vector.avx512.dot"
 _LANES = 16  # f32 lanes of a zmm register
+_MATMUL_MAPS = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
+
+
+def _shape_and_type(value: ir.Value) -> tuple[list[int], str]:
+    vtype = ir.VectorType(value.type)
+    return list(vtype.shape), str(vtype.element_type)
+
+
+def _is_matmul_maps(op: ir.Operation) -> bool:
+    """(m, k) x (k, n) -> (m, n), k reduced."""
+    maps = ir.ArrayAttr(op.attributes["indexing_maps"])
+    return [str(ir.AffineMapAttr(a).value) for a in maps] == _MATMUL_MAPS
+
+
+def _chunks(n: int) -> list[range]:
+    """The columns of each zmm of the tile: 16 at a time, the last one possibly fewer."""
+    return [range(first, min(first + _LANES, n)) for first in range(0, n, _LANES)]
+
+
+def _concat(pieces: list[ir.Value], n: int) -> ir.Value:
+    """The tile's row of ``n`` lanes from its zmm pieces (the last one's
+    lanes past ``n`` dropped)."""
+    whole = pieces[0]
+    for piece in pieces[1:]:
+        size = ir.VectorType(whole.type).shape[0]
+        whole = vector.shuffle(whole, piece, [*range(size + _LANES)])
+    if ir.VectorType(whole.type).shape[0] == n:
+        return whole
+    return vector.shuffle(whole, whole, [*range(n)])
 
 
 def _candidate(op: ir.Operation) -> ir.Operation | None:
@@ -221,7 +249,7 @@ def _rewrite(contract: ir.Operation, replaced: ir.Operation, cache: dict) -> Non
             pieces = []
             for columns, w in zip(_chunks(n), columns_pairs, strict=True):
                 lanes = [*columns] + [-1] * (_LANES - len(columns))
-                pieces.append((columns, _dot(_shuffle(c_row, lanes), a, w)))
+                pieces.append(_dot(_shuffle(c_row, lanes), a, w))
             result = vector.insert(_concat(pieces, n), result, [], [row])
     replaced.results[0].replace_all_uses_with(result)
     replaced.erase()

@@ -54,7 +54,7 @@ class FoldConstantTransposes(Pass):
         if found is None:
             return
         attr, source_type = found
-        array = weights.value_of(attr, source_type)
+        array = weights.value_of(attr, source_type, bits=True)
         if array is None:
             return
         permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))

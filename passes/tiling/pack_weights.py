@@ -127,7 +127,7 @@ class PackWeights(Pass):
             return
         source = next((p for c, w, p in packed if c == constant and w == nr), None)
         if source is None:
-            array = weights.value_of(constant.attributes["value"], ctype)
+            array = weights.value_of(constant.attributes["value"], ctype, bits=True)
             if array is None:
                 return
             source = self._packed_constant(constant, array, nr, func)

@@ -80,9 +80,11 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.cpu.tile_plan import (
+    BF16_DOT_K,
     INT8_DOT_K,
     ConvTiles,
     MatmulTiles,
+    bf16_dot_lanes,
     conv_tiles,
     int8_dot_lanes,
     lanes,
@@ -317,6 +319,22 @@ def _is_integer_contraction(op: ir.Operation) -> bool:
     return types == ["i8", "i8", "i32"]
 
 
+def _planning_bytes(op: ir.Operation) -> int | None:
+    """``element_bytes`` for the CPU's tile plans: a bf16/f16 contraction
+    (lowerline-fold-extf-into-contractions') is tiled as its f32
+    accumulator. (The GPU plans count its 16-bit operands in shared memory.)"""
+    return 4 if _is_half_contraction(op) else element_bytes(op)
+
+
+def _is_half_contraction(op: ir.Operation) -> bool:
+    """A bf16 x bf16 -> f32 or f16 x f16 -> f32 named contraction or
+    convolution (torch-mlir's convolutions of bf16 models are)."""
+    if op.name not in _ROOTS:
+        return False
+    types = [str(ir.ShapedType(v.type).element_type) for v in op.operands]
+    return types in (["bf16", "bf16", "f32"], ["f16", "f16", "f32"])
+
+
 def _consumer_refusal(current: ir.Operation, user: ir.Operation) -> str | None:
     """Why ``user`` cannot join the nest of ``current``; None when it can."""
     if user.name != "linalg.generic":
@@ -379,7 +397,7 @@ def _is_leaf(value: ir.Value) -> bool:
 
 
 def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
     out = ranked_type(op.results[0])
@@ -426,12 +444,23 @@ def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
     contraction into ``vpdpbusd``), else 1 (outer products). A convolution's
     k (its input channels, ``k``) must be a multiple of 4: its tiles become
     matmuls only with whole steps. A batch matmul's tiles keep their batch
-    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take."""
-    if not _is_integer_contraction(op) or not int8_dot_lanes(target):
-        return 1
+    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take.
+    A bf16 x bf16 -> f32 matmul steps 2 on a target with AVX512-BF16
+    (``vdpbf16ps``, lowerline.passes.tiling.bf16_dot); a bf16 convolution
+    steps 1 (outer products of its operands widened to f32)."""
     if op.name == "linalg.batch_matmul":
         return 1
+    if op.name == "linalg.matmul" and _is_bf16_contraction(op) and bf16_dot_lanes(target):
+        return BF16_DOT_K if k is None or k % BF16_DOT_K == 0 else 1
+    if not _is_integer_contraction(op) or not int8_dot_lanes(target):
+        return 1
     return INT8_DOT_K if k is None or k % INT8_DOT_K == 0 else 1
+
+
+def _is_bf16_contraction(op: ir.Operation) -> bool:
+    return _is_half_contraction(op) and str(ir.ShapedType(op.operands[0].type).element_type) == (
+        "bf16"
+    )
 
 
 def fused_producers_and_consumers(group: Group) -> None:
@@ -452,7 +481,7 @@ def all_ones(op: ir.Operation, name: str) -> bool:
 
 
 def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)
     if eb is None:
         return "mixed or unsupported element types"
     out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
@@ -497,7 +526,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     forall over (batch, channel blocks, row blocks), register tiles of
     channels x output columns, the window (and input channel) loops of 1;
     the fill or bias broadcast and the elementwise epilogue fused."""
-    eb = element_bytes(op)
+    eb = _planning_bytes(op)  # a bf16 depthwise convolution accumulates in f32
     if eb is None:
         return "mixed or unsupported element types"
     out = ranked_type(op.results[0])

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from lowerline.cpu.tile_plan import bf16_dot_lanes
 from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.tiling.bf16_dot import bf16_dot_products, extend_extracted_lanes
 from lowerline.passes.tiling.int8_dot import (
     int8_dot_products,
     widen_batched_integer_contractions,
@@ -163,7 +165,8 @@ class Vectorize(Pass):
     target: str = opt(
         "",
         "CPU target (a name targets.py knows): with AVX-512 VNNI or Arm dotprod, 4-deep int8 "
-        "contractions become vpdpbusd or sdot; empty: none",
+        "contractions become vpdpbusd or sdot, with AVX512-BF16 2-deep bf16 ones vdpbf16ps; "
+        "empty: none",
         check=lambda value: check_cpu_target(value) if value else None,
     )
 
@@ -182,11 +185,15 @@ class Vectorize(Pass):
         deinterleave_strided_reads(op)
         if self.target:
             int8_dot_products(op, cpu_target(self.target))
+        if self.target and bf16_dot_lanes(cpu_target(self.target)):
+            bf16_dot_products(op)  # vdpbf16ps (lowerline.passes.tiling.bf16_dot)
         widen_batched_integer_contractions(op)
         failure = apply_script(op, LOWERING)
         if failure:
             op.location.emit_error(f"lowering the vector ops failed: {failure}")
             raise PassFailed()
+        # bf16 columns of A widened lane by lane (lowerline.passes.tiling.bf16_dot).
+        extend_extracted_lanes(op)
         # Accumulators that start from a fused fill: constants, not a tile read back.
         fold_reads_of_splat_writes(op)
         publish(left, self.explain)

@@ -83,6 +83,7 @@ from lowerline.gpu import ptx
 from lowerline.gpu.stages import GpuOptions
 from lowerline.pipeline.options import OptionError, check_values
 from lowerline.pipeline.remarks import Remark
+from lowerline.precision import Narrowed, PrecisionReport, narrow_dtype, precision_report
 from lowerline.quant.calibrate import QuantizedModel, quantize_model
 from lowerline.quant.config import Int8
 from lowerline.quant.report import QuantReport, quant_report
@@ -95,7 +96,7 @@ from lowerline.runtime.native import (
     NativeFunction,
 )
 from lowerline.runtime.sizes import is_dynamic, valid_dim
-from lowerline.targets import CPU_TARGETS, GPU_TARGETS, is_gpu_target
+from lowerline.targets import CPU_TARGETS, GPU_TARGETS, cpu_target, is_gpu_target, runs_here
 
 
 def _target_name(target: str) -> str:
@@ -333,6 +334,8 @@ class CompiledModule:
         self._quantization: QuantizedModel | None = None
         self._compile_layer: Any = None
         self._quant_report: QuantReport | None = None
+        # precision="bf16"/"f16": the compiled module against the f32 one.
+        self._precision_report: PrecisionReport | None = None
         # A dynamic dim's symbol in more than one input: calls must agree on its size.
         self._shared_symbols = False
 
@@ -407,6 +410,18 @@ class CompiledModule:
         if self._quant_report is None:
             self._quant_report = quant_report(self._quantization, self, self._compile_layer)
         return self._quant_report
+
+    def precision_report(self) -> PrecisionReport:
+        """For ``precision="bf16"`` (or "f16"): the largest error of the
+        compiled module against the f32 module on the example inputs, and
+        the largest f32 output it is relative to (measured when compiling,
+        where the target's code runs on this machine)."""
+        if self._precision_report is None:
+            raise RuntimeError(
+                'precision_report() is for modules compiled with precision="bf16" for a '
+                "CPU whose code runs on this machine"
+            )
+        return self._precision_report
 
     # -- GPU artifacts -------------------------------------------------------
 
@@ -1068,6 +1083,7 @@ def compile(
     quantize: Int8 | None = None,
     dynamic: dict[str, Any] | None = None,
     dynamic_shapes: Any = None,
+    precision: str = "f32",
     **options: Any,
 ) -> CompiledModule:
     """Compile ``module`` for ``target``, specialized to ``example_inputs``.
@@ -1102,6 +1118,12 @@ def compile(
     artifact for every size in the ranges (``lowerline.frontend.dynamic``);
     a call outside them is a ``ValueError`` naming the input, dim and range.
     CPU targets only.
+    ``precision="bf16"`` compiles a copy of the module with its weights in
+    bf16 (activations between kernels too; matmuls and reductions
+    accumulate in f32; inputs and outputs stay f32), with ``vdpbf16ps`` on
+    a target with AVX512-BF16 (``lowerline.precision``);
+    ``precision_report()`` gives its error against f32. ``"f16"`` is for
+    GPU targets.
     Raises ``CompileError`` (with stage, pass, diagnostics and a reproducer),
     ``UnsupportedOpsError`` (every unsupported op at once) or ``ExportError``.
     """
@@ -1122,6 +1144,9 @@ def compile(
         parsed = _parse_options({**options, "target": target_name})
     if isinstance(parsed, CpuOptions) and parsed.num_threads < 0:
         raise ValueError(f"num_threads must be 0 (all cores) or more, got {parsed.num_threads}")
+    narrow = narrow_dtype(precision, target, is_gpu_target(target))
+    if narrow is not None and quantize is not None:
+        raise ValueError(f"precision={precision!r} and quantize= exclude each other: pick one")
     memory = None if compile_memory is None else memory_bound(compile_memory)
     # lowerline.compile with this call's options: the quantizer's observer
     # model and quant_report's layers compile with it.
@@ -1140,6 +1165,9 @@ def compile(
     if quantize is not None:  # the calibrated QDQ graph compiles in the float model's place
         quantization = quantize_model(module, example_inputs, quantize, compile_alike)
         module = quantization.graph
+    reference = module
+    if narrow is not None:  # weights converted now; the export sees a 16-bit program
+        module = Narrowed(module, narrow)
     private = None if cache else tempfile.mkdtemp(prefix="lowerline-nocache-")
     # A private cache lives as long as this module: a key of its own, never on disk.
     store = Cache.at(private or cache_dir, key=os.urandom(32) if private else None)
@@ -1162,4 +1190,9 @@ def compile(
         first.stage_seconds = {"calibrate": quantization.seconds, **first.stage_seconds}
         compiled._quantization = quantization
         compiled._compile_layer = compile_alike
+    # Only where the code runs: a GPU here, another CPU's extensions (sapphirerapids's).
+    if narrow is not None and not is_gpu_target(target) and runs_here(cpu_target(target_name)):
+        compiled._precision_report = precision_report(
+            precision, reference, compiled, example_inputs
+        )
     return compiled

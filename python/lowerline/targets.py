@@ -49,12 +49,16 @@ class CpuTarget:
         """``-mattr`` for what the description has beyond its ``-mcpu``: a
         host named ``x86-64-v4`` (AVX-512 without AMX) may have VNNI, which
         lowerline's int8 kernels call (``vpdpbusd``); an AArch64 CPU with
-        dot products (``sdot``/``udot``) has ``+dotprod``."""
-        if not self.vnni:
-            return ""
-        if self.arch == "aarch64":
-            return "+dotprod"
-        return "+avx512vnni" if self.vector_bits >= 512 else "+avxvnni"
+        dot products (``sdot``/``udot``) has ``+dotprod``; an AVX-512 host
+        with AVX512-BF16 (Zen 4) gets ``+avx512bf16`` for ``vdpbf16ps``."""
+        features = []
+        if self.vnni and self.arch == "aarch64":
+            features.append("+dotprod")
+        elif self.vnni:
+            features.append("+avx512vnni" if self.vector_bits >= 512 else "+avxvnni")
+        if self.bf16 and self.arch == "x86_64" and self.vector_bits >= 512:
+            features.append("+avx512bf16")
+        return ",".join(features)
 
     @property
     def required_flags(self) -> frozenset[str]:
@@ -91,7 +95,12 @@ CPU_FLAGS: dict[str, frozenset[str]] = {
     "neoverse-n1": _ARMV8_2 | {"asimddp"},
 }  # fmt: skip
 # -mattr features -> their /proc/cpuinfo name.
-FEATURE_FLAGS = {"+avx512vnni": "avx512_vnni", "+avxvnni": "avx_vnni", "+dotprod": "asimddp"}
+FEATURE_FLAGS = {
+    "+avx512vnni": "avx512_vnni",
+    "+avxvnni": "avx_vnni",
+    "+dotprod": "asimddp",
+    "+avx512bf16": "avx512_bf16",
+}
 
 
 CPU_TARGETS: dict[str, CpuTarget] = {
@@ -202,6 +211,12 @@ def describe_host(flags: set[str], caches: dict[str, int], cores: int, machine: 
 def host_flags() -> frozenset[str]:
     """This CPU's features, as ``/proc/cpuinfo`` names them."""
     return frozenset(_cpu_flags())
+
+
+def runs_here(target: CpuTarget) -> bool:
+    """Whether code for ``target`` runs on this machine: its architecture and
+    every CPU feature the code may use (``CpuTarget.required_flags``)."""
+    return target.arch == host_arch() and target.required_flags <= host_flags()
 
 
 def host_arch() -> str:

@@ -81,9 +81,22 @@ def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     return np.dtype(kind) if kind and kind is not np.bool_ else None
 
 
-def value_of(attr: ir.Attribute, tensor_type: ir.RankedTensorType) -> np.ndarray | None:
-    """The constant's elements as an array, or None when its bytes are unknown."""
+# Types numpy has no arithmetic for, as unsigned integers of their width:
+# enough to move their elements (transposes, packing), not to compute with them.
+_BIT_PATTERNS = {"bf16": np.uint16}
+
+
+def value_of(
+    attr: ir.Attribute, tensor_type: ir.RankedTensorType, bits: bool = False
+) -> np.ndarray | None:
+    """The constant's elements as an array, or None when its bytes are unknown.
+    ``bits``: bf16 elements too, as their bit patterns (uint16), for passes
+    that only move elements."""
     dtype = numpy_dtype(tensor_type.element_type)
+    if dtype is None and bits and str(tensor_type.element_type) in _BIT_PATTERNS:
+        if resource_name(attr) is None:
+            return None  # an inline constant's elements would convert as numbers, not bits
+        dtype = np.dtype(_BIT_PATTERNS[str(tensor_type.element_type)])
     if dtype is None or not tensor_type.has_static_shape:
         return None
     shape = tuple(tensor_type.shape)

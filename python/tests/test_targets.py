@@ -40,6 +40,12 @@ def test_required_flags_come_from_the_cpu_and_its_features():
     assert zen4.cpu == "x86-64-v4" and zen4.llvm_features == "+avx512vnni"
     assert {"avx512f", "avx512bw", "fma", "avx512_vnni"} <= zen4.required_flags
     assert "amx_tile" not in zen4.required_flags
+    # With AVX512-BF16 (Zen 4): vdpbf16ps for precision="bf16" matmuls.
+    bf16 = describe_host(
+        {"avx2", "avx512f", "fma", "avx512_vnni", "avx512_bf16"}, {}, cores=2, machine="x86_64"
+    )
+    assert bf16.llvm_features == "+avx512vnni,+avx512bf16"
+    assert "avx512_bf16" in bf16.required_flags
     assert "amx_tile" in CPU_TARGETS["sapphirerapids"].required_flags
     assert "avx512f" not in CPU_TARGETS["haswell"].required_flags
     arm = describe_host({"asimd", "asimddp"}, {}, cores=4, machine="aarch64")

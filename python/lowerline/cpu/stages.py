@@ -109,16 +109,22 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     with no table written (``lowerline-fold-iota-extracts``). An elementwise
     op reading a 2-D result (a linear layer's) through a reshape to (batch,
     sequence, n) runs over the 2-D rows, so it fuses into the matmul's
-    epilogue (``lowerline-collapse-expanded-elementwise``).
+    epilogue (``lowerline-collapse-expanded-elementwise``). With
+    ``vector_rows`` (CPU), a bf16/f16 matmul reads its narrow operands, not
+    f32 copies, and accumulates in f32
+    (``lowerline-fold-extf-into-contractions``; the GPU mapping keeps f32
+    contractions).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
     gathers = ",lowerline-read-gather-indices,lowerline-pointwise-conv-rows" if vector_rows else ""
+    # Before fusion merges the extensions into other elementwise ops.
+    narrow = "lowerline-fold-extf-into-contractions," if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
         "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
-        "convert-elementwise-to-linalg,lowerline-fold-iota-extracts,"
+        f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.
         "lowerline-collapse-expanded-elementwise,"
@@ -280,8 +286,9 @@ def llvm(o: CpuOptions) -> str:
         "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",
         *(["convert-async-to-llvm"] if o.parallel == "async" else []),
-        # Before finalize-memref-to-llvm: transfers become plain or masked loads.
-        "convert-vector-to-llvm",
+        # Before finalize-memref-to-llvm: transfers become plain or masked loads;
+        # x86vector.avx512.dot (lowerline-vectorize's vdpbf16ps) its intrinsic.
+        "convert-vector-to-llvm{enable-x86vector}",
         # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
         # library's runtime_support.c counts (CompiledModule.memory()).
         "finalize-memref-to-llvm{use-generic-functions=true}",

@@ -40,6 +40,18 @@ def int8_dot_lanes(target: CpuTarget) -> int:
 INT8_DOT_K = 4
 
 
+def bf16_dot_lanes(target: CpuTarget) -> int:
+    """f32 lanes of the target's bf16 pair dot product (``vdpbf16ps`` on
+    zmm: 16, AVX512-BF16), or 0 without it: bf16 operands are then widened
+    to f32 and multiplied with FMAs. AMX bf16 tiles are not emitted yet."""
+    x86 = target.triple.startswith("x86_64")
+    return 16 if x86 and target.bf16 and target.vector_bits >= 512 else 0
+
+
+# bf16 elements of k one vdpbf16ps step reduces per f32 lane.
+BF16_DOT_K = 2
+
+
 def largest_divisor(n: int, limit: int, multiple_of: int = 1) -> int:
     """The largest divisor of ``n`` that is <= ``limit`` and a multiple of
     ``multiple_of``; 0 when there is none."""
@@ -72,7 +84,7 @@ class MatmulTiles:
     mr: int  # register tile rows
     nr: int  # register tile columns (a multiple of the vector lanes)
     masked: bool  # the register tile does not divide the shape
-    kr: int = 1  # steps of k per register tile (INT8_DOT_K for int8 dot products)
+    kr: int = 1  # steps of k per register tile (INT8_DOT_K / BF16_DOT_K for dot products)
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""

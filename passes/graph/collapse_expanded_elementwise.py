@@ -84,7 +84,7 @@ def collapse_expanded(op: ir.Operation) -> bool:
     replaced, by = expanded[0]
     with ir.InsertionPoint(op), op.location:
         value = collapse_generic(op, replaced, by)
-        rows = expand_rows(value, shape)
+        rows = expand_rows(value, shape, replaced)
     op.results[0].replace_all_uses_with(rows)
     op.erase()
     return True

@@ -39,10 +39,12 @@ What it decides (the mechanisms are upstream's transform dialect):
   (``lowerline.passes.tiling.thread_reductions``).
 
 - **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
-  whose M alone is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows:
-  its full register tiles are static and the partial last one peeled
-  (masked); its epilogue is not fused (upstream's fusion into a forall over
-  dynamic rows fails). Convolutions and window nests with a dynamic batch,
+  (batch matmul) with dynamic dims (M, N, K, batch: attention's ``QK^T``
+  and ``softmax(QK^T) V`` over a dynamic sequence) is planned for
+  ``DYNAMIC_PLANNED`` along each: its full register tiles are static and
+  the partial last row and column tiles peeled (masked); k and the batch
+  step by 1 anyway. Its epilogue is not fused (upstream's fusion into a
+  forall over dynamic rows fails). Convolutions and window nests with a dynamic batch,
   and elementwise ops and row reductions over dynamic outer rows, are tiled
   by 1 along those dims, so every tile is static (vector groups over
   dynamic rows run on one thread). A dynamic innermost dim, N or K stays
@@ -94,7 +96,11 @@ from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
-from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.reduction_chunks import (
+    drop_constant_output_dims,
+    reduction_chunks,
+    split_rows,
+)
 from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
 from lowerline.passes.tiling.thread_reductions import (
     column_split,
@@ -147,10 +153,10 @@ def ranked_type(value: ir.Value) -> ir.RankedTensorType | None:
     return None
 
 
-# The rows a matmul plan assumes for a dynamic M (lowerline.compile(...,
+# The size a matmul plan assumes for a dynamic M, N or K (lowerline.compile(...,
 # dynamic=...)): enough for a parallel tile per core of whole register tiles.
-# The tiles cover any M: the partial last ones are peeled (masked).
-DYNAMIC_ROWS_PLANNED = 64
+# The tiles cover any size: the partial last ones are peeled (masked).
+DYNAMIC_PLANNED = 64
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
@@ -197,8 +203,9 @@ class Group:
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
-    # A matmul whose M is dynamic: its partial row tiles are peeled.
+    # A matmul whose M (N) is dynamic: its partial row (column) tiles are peeled.
     dynamic_rows: bool = False
+    dynamic_columns: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
@@ -386,37 +393,38 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
         return "not a single m/n/k contraction"
     *batch, m, n = out.shape
     k = lhs.shape[-1]
-    if _DYNAMIC in (*batch, n, k, *rhs.shape):
-        return "dynamic shapes other than the rows (M)"
-    dynamic_rows = m == _DYNAMIC
     group = Group(name, "batch_matmul" if batch else "matmul", op)
-    t = matmul_tiles(
-        target, DYNAMIC_ROWS_PLANNED if dynamic_rows else m, n, k, eb, batch=int(np.prod(batch))
-    )
-    # Dynamic rows: the last parallel and register tiles are partial, peeled.
+    # Dynamic dims are planned at DYNAMIC_PLANNED: every tile is static but
+    # the partial last ones, which are peeled (rows, columns) or are steps of
+    # 1 (k, batch); the estimates below are for the planned sizes.
+    b = int(np.prod([_planned(d) for d in batch]))
+    m, n, k = _planned(m), _planned(n), _planned(k)
+    group.dynamic_rows = out.shape[-2] == _DYNAMIC
+    group.dynamic_columns = out.shape[-1] == _DYNAMIC
+    t = matmul_tiles(target, m, n, k, eb, batch=b)
     t = group.tiles = dataclasses.replace(
-        t, kr=_k_step(op, target), masked=t.masked or dynamic_rows
+        t, kr=_k_step(op, target), masked=t.masked or group.dynamic_rows or group.dynamic_columns
     )
-    group.dynamic_rows = dynamic_rows
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
-    if dynamic_rows and group.consumers:
+    if _DYNAMIC in out.shape and group.consumers:
         # Fusing the epilogue into a forall over dynamic rows fails upstream
         # (fuse_into_containing_op: "could not find next producer to fuse"):
         # the epilogue is a vector group of its own, over rows of 1.
         for consumer in group.consumers:
-            group.refuse(consumer, f"not fused into {group.name}: its rows are dynamic")
+            group.refuse(consumer, f"not fused into {group.name}: its shape is dynamic")
         group.consumers = []
-    b = 1
-    for d in batch:
-        b *= d
-    m = DYNAMIC_ROWS_PLANNED if dynamic_rows else m
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
+
+
+def _planned(size: int) -> int:
+    """A dim's size for the tile plan: a dynamic one counts as DYNAMIC_PLANNED."""
+    return DYNAMIC_PLANNED if size == _DYNAMIC else size
 
 
 def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
@@ -603,19 +611,21 @@ _VECTOR_OPS = (
 
 
 def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
-    """The loop sizes of an op whose dynamic dims (``lowerline.compile(...,
-    dynamic=...)``) are all outer parallel loops, each counted as 1: tiled
-    by 1, every tile is static. Else why it is not tiled."""
+    """The loop sizes of an op with dynamic dims (``lowerline.compile(...,
+    dynamic=...)``): outer parallel ones counted as 1 (tiled by 1, their
+    tiles are static), a dynamic innermost dim kept dynamic (tiled in
+    vectors, the partial last one peeled, or reduced in chunks). Else why
+    it is not tiled."""
     if not op.results or any(ranked_type(r) is None for r in op.results):
         return "no tensor result"
     sizes = loop_sizes(op)
     if sizes is None or not sizes:
         return "dynamic shapes"
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(sizes)
-    dynamic = [i for i, size in enumerate(sizes) if size == _DYNAMIC]
-    if len(sizes) - 1 in dynamic or any(iterators[i] != "parallel" for i in dynamic):
-        return "dynamic shapes other than outer parallel dims"
-    return [1 if size == _DYNAMIC else size for size in sizes]
+    outer = [i for i, size in enumerate(sizes[:-1]) if size == _DYNAMIC]
+    if any(iterators[i] != "parallel" for i in outer):
+        return "dynamic shapes other than outer parallel dims and the innermost dim"
+    return [1 if i in outer else size for i, size in enumerate(sizes)]
 
 
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
@@ -640,12 +650,17 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     tiles = [1] * len(shape)
     last = len(shape) - 1
     if iterators[last] == "parallel":
-        tiles[last] = vector_tile(shape[last], target, eb)
+        tiles[last] = vector_tile(_planned(shape[last]), target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
     else:
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
+    if _DYNAMIC in shape:
+        # A dynamic innermost dim: rows of 1 on one thread, the row in
+        # vectors (its partial last one peeled) or reduced in chunks.
+        group.chunks = _dynamic_row_chunks(op, iterators, reduction_chunk(target, eb))
+        return group if group.chunks or iterators[last] == "parallel" else _NO_CHUNKS
     # Dynamic rows: one thread (a forall over a dynamic count of rows is not planned).
     group.par = [] if dynamic_rows else _parallel_rows(shape, iterators, target)
     reduces = "reduction" in iterators
@@ -663,6 +678,21 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+_NO_CHUNKS = "a reduction along a dynamic innermost dim that cannot be split into chunks"
+
+
+def _dynamic_row_chunks(op: ir.Operation, iterators: list[str], chunk: int) -> list[int]:
+    """Chunks of a reduction along a dynamic innermost dim (softmax's max and
+    sum over a dynamic sequence): only outer reduced dims of size 1 are
+    stepped; [] for a parallel innermost dim or an output that cannot be
+    made a projection of the loops."""
+    if iterators[-1] != "reduction" or "reduction" in iterators[:-1]:
+        return []
+    if op.name != "linalg.generic" or not drop_constant_output_dims(op):
+        return []
+    return [0] * (len(iterators) - 1) + [chunk]
 
 
 def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
@@ -902,7 +932,7 @@ def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str
     mr, nr = g.reg[-2:]
     text = ""
     # The inner loop first: peeling the outer one clones what it holds.
-    if columns % nr:
+    if columns % nr or g.dynamic_columns:
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full_columns", "%partial_columns")
     if rows % mr or g.dynamic_rows:
@@ -984,20 +1014,22 @@ def vector_script(g: Group) -> str:
 
 def _peel_columns(g: Group) -> str:
     """Script lines peeling the partial last column tile of a reduction
-    tiled columns outside (``g.order``): the full tiles are unmasked (a
-    masked tile selects its lanes at every row); '' when the tiles divide."""
-    if not g.order:
-        return ""
-    shape = _iteration_shape(g.root) or []
+    tiled columns outside (``g.order``) or of an op whose innermost dim is
+    dynamic: the full tiles are unmasked (a masked tile selects its lanes at
+    every row); '' when the tiles divide."""
+    shape = loop_sizes(g.root) or []
     last = len(shape) - 1
-    tile = g.vector_tiles[last]
-    if not shape or not tile or shape[last] % tile == 0:
+    tile = g.vector_tiles[last] if shape else 0
+    dynamic = bool(shape) and shape[last] == _DYNAMIC
+    ragged = dynamic or (bool(shape) and bool(tile) and shape[last] % tile != 0)
+    if not tile or not (g.order or dynamic) or not ragged:
         return ""
-    loops = [d for d in g.order if g.vector_tiles[d]]
+    loops = [d for d in (g.order or range(len(shape))) if g.vector_tiles[d]]
     handle = "%t_loop" if len(loops) == 1 else f"%t_loops#{loops.index(last)}"
-    return f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n" + peel(
-        "%columns", "%full_columns", "%last_columns"
-    )
+    text = f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n"
+    text += peel("%columns", "%full_columns", "%last_columns")
+    # The full tiles' sizes fold to the constant tile: static, unmasked.
+    return text + canonicalize("%full_columns") if dynamic else text
 
 
 def _script(group: Group) -> str:
@@ -1019,7 +1051,9 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
             raise ValueError(f"{group.name}: a vector group of an op without static loops")
         shape = found
         tiles = zip(group.vector_tiles, shape, strict=True)
-        return [size if tile == 0 else tile for tile, size in tiles]
+        # A dynamic reduced row: its chunks (split_rows) carry their own sizes.
+        sizes = [size if tile == 0 else tile for tile, size in tiles]
+        return [group.chunks[d] if s == _DYNAMIC else s for d, s in enumerate(sizes)]
     if op == group.root:
         return group.reg + [max(1, r) for r in group.red[len(group.reg) :]]
     return list(group.reg)

@@ -629,13 +629,15 @@ def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
 
 
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    dynamic_rows = bool(op.results) and any(tensor_type(r) is None for r in op.results)
+    # A dynamic result, or a dynamic operand (a row reduced to a static
+    # result: layer norm's statistics over a dynamic innermost dim).
+    dynamic_rows = bool(op.results) and any(_is_dynamic(v) for v in [*op.results, *op.operands])
     if dynamic_rows and op.name in _VECTOR_OPS:
         found = _dynamic_rows_shape(op)
         if isinstance(found, str):
             return found
         shape: list[int] | None = found
-    elif not op.results or dynamic_rows:
+    elif not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
     else:
         shape = _iteration_shape(op)
@@ -678,6 +680,11 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+def _is_dynamic(value: ir.Value) -> bool:
+    found = ranked_type(value)
+    return found is not None and not found.has_static_shape
 
 
 _NO_CHUNKS = "a reduction along a dynamic innermost dim that cannot be split into chunks"

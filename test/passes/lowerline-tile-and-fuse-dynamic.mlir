@@ -127,7 +127,7 @@ func.func @softmax_dynamic_row(%x: tensor<2x4x?x?xf32>, %s: index) -> tensor<2x4
 
 // A sum over a dynamic outer (reduced) dim is not tiled: left as it is.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+7]]:8: remark: linalg.generic: left as loops: dynamic shapes [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+7]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims and the innermost dim [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @keeps_dynamic_outer_reduction(
 // CHECK-NOT:     scf.for

@@ -88,7 +88,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (``lowerline-lower-tm-tensor``): nothing after it knows them; with
     ``vector_rows``, scatters of whole rows (index_add, embedding bags)
     combine rows with the target's vectors, wide rows split among the
-    threads by columns (the GPU path keeps scalar loops). Quantized
+    threads by columns (the GPU path keeps scalar loops). The sizes of
+    dynamic dims are clamped to their declared ranges
+    (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
+    folds torch-mlir's size checks (a broadcast of a possible size 1 would
+    read through a gather). Quantized
     linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
     -> quantize) become integer kernels before anything fuses their
     dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
@@ -108,7 +112,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     gathers = ",lowerline-read-gather-indices" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
-        "func.func(lowerline-sink-qdq-through-layout-ops,"
+        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,"
+        "lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"

@@ -92,7 +92,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     dynamic dims are clamped to their declared ranges
     (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
     folds torch-mlir's size checks (a broadcast of a possible size 1 would
-    read through a gather). Quantized
+    read through a gather); the broadcasts left copying their source
+    unchanged are dropped (``lowerline-fold-identity-extracts``). Quantized
     linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
     -> quantize) become integer kernels before anything fuses their
     dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
@@ -112,7 +113,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     gathers = ",lowerline-read-gather-indices" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
-        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,"
+        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,canonicalize,"
+        "lowerline-fold-identity-extracts,"
         "lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"

@@ -26,8 +26,10 @@ register tiles::
     %r2 = linalg.generic {maps [id, (r, n) -> (n), id]} ins(%c2, %bias) outs(collapse_shape %e)
     %r = tensor.expand_shape %r2 [[0, 1], [2]] : (B*M)xN into BxMxN
 
-Left alone: a batch matmul whose B operand is not such a broadcast, one with
-dynamic shapes or explicit indexing maps. A consumer is collapsed only when
+A dynamic batch (attention's in-projection over a dynamic sequence length,
+which the transpose makes the batch) gives dynamic rows (B*M). Left alone:
+a batch matmul whose B operand is not such a broadcast, one with dynamic
+dims other than the batch or explicit indexing maps. A consumer is collapsed only when
 it is elementwise over the result's shape and every operand it reads either
 follows the batch and row dimensions together, in order, or neither.
 """
@@ -37,11 +39,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
 # Attributes a rebuilt generic sets itself.
 _STRUCTURE = ("indexing_maps", "iterator_types", "operandSegmentSizes")
 
@@ -113,11 +116,19 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
         return False
     if any(o.operation.name == "linalg.index" for o in op.regions[0].blocks[0].operations):
         return False
-    static = all(
-        not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
-        for v in op.operands
-    )
+    static = all(_static_but_batch(v, m) for v, m in zip(op.operands, maps, strict=True))
     return static and all(collapsed_map(m) is not None for m in maps)
+
+
+def _static_but_batch(value: ir.Value, amap: ir.AffineMap) -> bool:
+    """Every dim of ``value`` static but one it reads along the batch loop (d0)."""
+    if not isinstance(value.type, ir.ShapedType):
+        return True
+    shape = ir.ShapedType(value.type).shape
+    return all(
+        size != _DYNAMIC or expr == ir.AffineDimExpr.get(0)
+        for size, expr in zip(shape, amap.results, strict=True)
+    )
 
 
 def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
@@ -138,7 +149,8 @@ def collapse_rows(value: ir.Value, at: int) -> ir.Value:
     current insertion point)."""
     vtype = ir.RankedTensorType(value.type)
     shape = list(vtype.shape)
-    merged = [*shape[:at], shape[at] * shape[at + 1], *shape[at + 2 :]]
+    rows = _DYNAMIC if _DYNAMIC in shape[at : at + 2] else shape[at] * shape[at + 1]
+    merged = [*shape[:at], rows, *shape[at + 2 :]]
     groups = [[i] for i in range(at)] + [[at, at + 1]]
     groups += [[i] for i in range(at + 2, len(shape))]
     i64 = ir.IntegerType.get_signless(64)
@@ -150,14 +162,30 @@ def collapse_rows(value: ir.Value, at: int) -> ir.Value:
     # a collapsed tensor.empty, where tile-and-fuse wants a fill of an empty.
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is not None and owner.name == "tensor.empty":
-        return tensor.empty(merged, vtype.element_type)
+        return tensor.empty(_empty_sizes(owner, shape, at), vtype.element_type)
     if owner is not None and owner.name == "linalg.fill":
         return linalg.fill(owner.operands[0], outs=[collapse_rows(owner.operands[1], at)])
     return tensor.collapse_shape(result, value, reassociation)
 
 
-def expand_rows(value: ir.Value, shape: list[int]) -> ir.Value:
-    """The (b*m, n) ``value`` as (b, m, n)."""
+def _empty_sizes(empty: ir.Operation, shape: list[int], at: int) -> list[int | ir.Value]:
+    """The sizes of ``empty`` (of ``shape``) with dims ``at``, ``at + 1``
+    merged; a dynamic one (the batch) times the other, computed here."""
+    dynamic = iter(empty.operands)
+    sizes: list[int | ir.Value] = [next(dynamic) if d == _DYNAMIC else d for d in shape]
+    first, second = sizes[at], sizes[at + 1]
+    if isinstance(first, int) and isinstance(second, int):
+        rows: int | ir.Value = first * second
+    else:
+        index = ir.IndexType.get()
+        lhs = first if isinstance(first, ir.Value) else arith.constant(index, first)
+        rhs = second if isinstance(second, ir.Value) else arith.constant(index, second)
+        rows = arith.muli(lhs, rhs)
+    return [*sizes[:at], rows, *sizes[at + 2 :]]
+
+
+def expand_rows(value: ir.Value, shape: list[int], batch: ir.Value | None = None) -> ir.Value:
+    """The (b*m, n) ``value`` as (b, m, n); ``batch`` is b when it is dynamic."""
     i64 = ir.IntegerType.get_signless(64)
     reassociation = ir.ArrayAttr.get(
         [
@@ -167,7 +195,8 @@ def expand_rows(value: ir.Value, shape: list[int]) -> ir.Value:
     )
     element = ir.RankedTensorType(value.type).element_type
     result = ir.RankedTensorType.get(shape, element)
-    return tensor.expand_shape(result, value, reassociation, [], shape)
+    sizes = [batch] if batch is not None and shape[0] == _DYNAMIC else []
+    return tensor.expand_shape(result, value, reassociation, sizes, shape)
 
 
 def _collapsed_operand(value: ir.Value, amap: ir.AffineMap) -> ir.Value:
@@ -214,9 +243,10 @@ def _batch_matmul_maps() -> list[ir.AffineMap]:
     return [ir.AffineMap.get(4, 0, list(e)) for e in ([b, m, k], [b, k, n], [b, m, n])]
 
 
-def _static_shape(value: ir.Value) -> list[int] | None:
+def _batch_shape(value: ir.Value) -> list[int] | None:
+    """The shape of a tensor whose dims are static but perhaps the first (the batch)."""
     vtype = value.type
-    if not isinstance(vtype, ir.RankedTensorType) or not vtype.has_static_shape:
+    if not isinstance(vtype, ir.RankedTensorType) or _DYNAMIC in vtype.shape[1:]:
         return None
     return list(vtype.shape)
 
@@ -226,8 +256,8 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
     if indexing_maps(bmm) != _batch_matmul_maps():
         return False  # transposed or broadcast operands through explicit maps
     matrix = broadcast_matrix(bmm.operands[1])
-    shape = _static_shape(bmm.results[0])
-    if matrix is None or shape is None or _static_shape(bmm.operands[0]) is None:
+    shape = _batch_shape(bmm.results[0])
+    if matrix is None or shape is None or _batch_shape(bmm.operands[0]) is None:
         return False
     chain = consumer_chain(bmm, shape)
     with ir.InsertionPoint(bmm), bmm.location:
@@ -243,7 +273,10 @@ def collapse_batch_matmul(bmm: ir.Operation) -> bool:
         replaced = op.results[0]
     last = chain[-1] if chain else bmm
     with ir.InsertionPoint(last), last.location:
-        expanded = expand_rows(value, shape)
+        batch = None
+        if shape[0] == _DYNAMIC:
+            batch = tensor.dim(bmm.operands[0], arith.constant(ir.IndexType.get(), 0))
+        expanded = expand_rows(value, shape, batch)
     last.results[0].replace_all_uses_with(expanded)
     broadcast = _owner(bmm.operands[1])
     for op in [*reversed(chain), bmm]:

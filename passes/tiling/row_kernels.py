@@ -30,11 +30,6 @@ which the last op reads its statistics.
 
 Upstream has the mechanisms (tiling, fusion into a containing loop,
 reduction tiling) and no pass that recognizes such a group.
-
-Dynamic rows (``lowerline.compile(..., dynamic=...)``: layer norm over a
-dynamic sequence) are rows like any other, in a loop on one thread; the
-row itself (every reduced loop and every loop past the rows) must be
-static, so that each member's row tile is.
 """
 
 from __future__ import annotations
@@ -45,12 +40,7 @@ import numpy as np
 from mlir import ir
 
 from lowerline.cpu.tile_plan import reduction_chunk, vector_tile
-from lowerline.passes.support.linalg_info import (
-    indexing_maps,
-    iterator_kinds,
-    loop_sizes,
-    static_loop_sizes,
-)
+from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.passes.tiling.thread_reductions import PARALLEL_MIN_ELEMENTS
@@ -59,7 +49,6 @@ from lowerline.pipeline.protocol import OP_TAG, VECTOR_SIZES
 from lowerline.targets import CpuTarget
 
 _MEMBER_OPS = ("linalg.generic", "linalg.fill")
-_DYNAMIC = ir.ShapedType.get_dynamic_size()
 _ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2}
 
 
@@ -80,9 +69,8 @@ class RowKernel:
     def tag(self) -> None:
         shape = _shape(self.last)
         where = "rows split across threads" if self.parallel else "one thread"
-        rows = "[" + ", ".join("?" if d == _DYNAMIC else str(d) for d in shape[: self.rows]) + "]"
         self.text = (
-            f"{self.name}: row kernel of {len(self.members)} ops over {rows} "
+            f"{self.name}: row kernel of {len(self.members)} ops over {shape[: self.rows]} "
             f"rows of {shape[self.rows :] or [1]} ({where})"
         )
         for index, op in enumerate(self.members):
@@ -94,33 +82,11 @@ def _shape(op: ir.Operation) -> list[int]:
 
 
 def _static(op: ir.Operation) -> bool:
-    """Ranked tensors (dynamic dims allowed: dynamic rows, ``lowerline.compile(...,
-    dynamic=...)``; ``find_row_kernel`` checks that the row itself is static)."""
     values = [*op.operands, *op.results]
     return all(
-        not isinstance(v.type, ir.ShapedType) or isinstance(v.type, ir.RankedTensorType)
+        not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
         for v in values
     ) and all(isinstance(r.type, ir.RankedTensorType) for r in op.results)
-
-
-def _static_rows(members: list[ir.Operation], rows: int) -> bool:
-    """Every member's loops static past the first ``rows`` (the rows): each
-    row tile is static; a dynamic dim is a row."""
-    for m in members:
-        generic = m.name == "linalg.generic"
-        sizes = loop_sizes(m) if generic else _shape(m)
-        kinds = iterator_kinds(m) if generic else ["parallel"] * len(_shape(m))
-        if sizes is None:
-            return False
-        # A reduced loop is within the row whatever its position.
-        inside = [
-            s
-            for i, (s, k) in enumerate(zip(sizes, kinds, strict=True))
-            if i >= rows or k != "parallel"
-        ]
-        if _DYNAMIC in inside:
-            return False
-    return True
 
 
 def _row_reduction(op: ir.Operation) -> bool:
@@ -175,8 +141,6 @@ def find_row_kernel(
         return None
     lead = _shape(last)[:rows]
     members = [m for m in members if m == last or _shape(m)[:rows] == lead]
-    if not _static_rows(members, rows):
-        return None
     # Members whose users were dropped with the rest would be recomputed per row.
     members = _collect(last, [m for m in members if m != last], taken)
     reductions = [m for m in members if _row_reduction(m)]

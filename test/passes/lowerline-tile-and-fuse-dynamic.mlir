@@ -141,36 +141,3 @@ func.func @keeps_dynamic_outer_reduction(%x: tensor<?x48xf32>, %acc: tensor<48xf
   } -> tensor<48xf32>
   return %r : tensor<48xf32>
 }
-
-// -----
-
-// A normalization over dynamic rows with a static row (layer norm over a
-// dynamic sequence): one row kernel, a loop over the dynamic rows with the
-// row's sum and the centring fused into it, each row static (48).
-// EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+19]]:8: remark: linalg.generic: g0: row kernel of 3 ops over [?] rows of [48] (one thread) [lowerline-tile-and-fuse]
-// EXPLAIN-NOT:      left as loops
-
-// CHECK-LABEL: func.func @centre_dynamic_rows(
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1
-// CHECK:           linalg.fill {{.+}} -> tensor<1xf32>
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) outs(%{{.+}} : tensor<1xf32>)
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x48xf32>, tensor<1xf32>) outs(%{{.+}} : tensor<1x48xf32>)
-// CHECK-NOT:     linalg.generic
-func.func @centre_dynamic_rows(%x: tensor<?x48xf32>, %s: index) -> tensor<?x48xf32> {
-  %z = arith.constant 0.0 : f32
-  %e1 = tensor.empty(%s) : tensor<?xf32>
-  %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
-  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x48xf32>) outs(%f1 : tensor<?xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %a = arith.addf %in, %out : f32
-    linalg.yield %a : f32
-  } -> tensor<?xf32>
-  %e2 = tensor.empty(%s) : tensor<?x48xf32>
-  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<?x48xf32>, tensor<?xf32>) outs(%e2 : tensor<?x48xf32>) {
-  ^bb0(%in: f32, %t: f32, %out: f32):
-    %c = arith.subf %in, %t : f32
-    linalg.yield %c : f32
-  } -> tensor<?x48xf32>
-  return %y : tensor<?x48xf32>
-}

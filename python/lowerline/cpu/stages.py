@@ -88,8 +88,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (``lowerline-lower-tm-tensor``): nothing after it knows them; with
     ``vector_rows``, scatters of whole rows (index_add, embedding bags)
     combine rows with the target's vectors, wide rows split among the
-    threads by columns (the GPU path keeps scalar loops). The sizes of
-    dynamic dims are clamped to their declared ranges
+    threads by columns (the GPU path keeps scalar loops). Last, the sizes
+    of dynamic dims are clamped to their declared ranges
     (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
     folds torch-mlir's size checks (a broadcast of a possible size 1 would
     read through a gather); the broadcasts left copying their source
@@ -113,14 +113,16 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     gathers = ",lowerline-read-gather-indices" if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
-        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,canonicalize,"
-        "lowerline-fold-identity-extracts,"
-        "lowerline-sink-qdq-through-layout-ops,"
+        "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
         "convert-elementwise-to-linalg,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
-        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
+        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse,"
+        # Last: the rest of the graph stage sees the IR torch-mlir gave
+        # (the QDQ folds match its forms); a no-op without dynamic dims.
+        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,canonicalize,"
+        "lowerline-fold-identity-extracts)"
     )
 
 

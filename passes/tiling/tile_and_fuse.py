@@ -47,8 +47,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   forall over dynamic rows fails). Convolutions and window nests with a dynamic batch,
   and elementwise ops and row reductions over dynamic outer rows, are tiled
   by 1 along those dims, so every tile is static (vector groups over
-  dynamic rows run on one thread). A dynamic innermost dim, N or K stays
-  loops, with a remark.
+  dynamic rows run on one thread). A dynamic innermost dim is tiled in
+  vectors, the partial last one peeled, or, reduced (softmax over a dynamic
+  sequence), in chunks (``reduction_chunks``); an op with another dynamic
+  reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may

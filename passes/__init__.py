@@ -20,6 +20,8 @@ looked up.
 
 PASS_MODULES: dict[str, str] = {
     "lowerline-drop-dead-results": "graph.drop_dead_results",
+    "lowerline-bound-dynamic-dims": "graph.bound_dynamic_dims",
+    "lowerline-fold-identity-extracts": "graph.fold_identity_extracts",
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",

@@ -125,6 +125,17 @@ def _collapsible(op: ir.Operation, shape: list[int]) -> bool:
     return all(collapsed_map(m) is not None for m in maps)
 
 
+def _static_but_batch(value: ir.Value, amap: ir.AffineMap) -> bool:
+    """Every dim of ``value`` static but one it reads along the batch loop (d0)."""
+    if not isinstance(value.type, ir.ShapedType):
+        return True
+    shape = ir.ShapedType(value.type).shape
+    return all(
+        size != _DYNAMIC or expr == ir.AffineDimExpr.get(0)
+        for size, expr in zip(shape, amap.results, strict=True)
+    )
+
+
 def consumer_chain(root: ir.Operation, shape: list[int]) -> list[ir.Operation]:
     """The elementwise ops reading ``root``'s result one after the other,
     each the only user of the one before, that collapse with it."""

@@ -38,7 +38,7 @@ differences: two passes), each pass chunked like this.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import tensor
+from mlir.dialects import arith, tensor
 
 from lowerline.passes.support.linalg_info import indexing_maps, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
@@ -65,8 +65,8 @@ def drop_constant_output_dims(op: ir.Operation) -> bool:
     """Rewrite ``op``'s outputs indexed by constant (unit) dims into outputs
     without those dims: the init is collapsed before the op, the result
     expanded back after it. False (and ``op`` untouched) when an output
-    cannot be (a non-zero constant, a non-unit or dynamic dim, all dims
-    constant)."""
+    cannot be (a non-zero constant, a non-unit or dynamic dropped dim, all
+    dims constant); kept dims may be dynamic."""
     maps = indexing_maps(op)
     inputs = len(op.operands) - len(op.results)
     plans: list[list[int] | None] = []
@@ -80,7 +80,7 @@ def drop_constant_output_dims(op: ir.Operation) -> bool:
             plans.append(None)
             continue
         dropped = [i for i in range(rtype.rank) if i not in kept]
-        if not kept or not rtype.has_static_shape or any(rtype.shape[i] != 1 for i in dropped):
+        if not kept or any(rtype.shape[i] != 1 for i in dropped):
             return False
         if any(ir.AffineConstantExpr(out_map.results[i]).value != 0 for i in dropped):
             return False
@@ -126,7 +126,14 @@ def _collapse_output(
     op.operands[init_operand] = init
     result.set_type(small)
     with ir.InsertionPoint.after(op), op.location:
-        expanded = tensor.expand_shape(rtype, result, reassociation, [], list(rtype.shape))
+        # The expanded result's dynamic sizes: the kept dims' (of the init,
+        # which the result has; a dim of the result would be replaced below).
+        sizes = [
+            tensor.dim(init, arith.constant(ir.IndexType.get(), position))
+            for position, i in enumerate(kept)
+            if rtype.is_dynamic_dim(i)
+        ]
+        expanded = tensor.expand_shape(rtype, result, reassociation, sizes, list(rtype.shape))
     result.replace_all_uses_except(expanded, expanded.owner.operation)
     return ir.AffineMap.get(out_map.n_dims, out_map.n_symbols, [out_map.results[i] for i in kept])
 

@@ -39,16 +39,23 @@ What it decides (the mechanisms are upstream's transform dialect):
   (``lowerline.passes.tiling.thread_reductions``).
 
 - **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
-  whose M is dynamic is planned for ``DYNAMIC_ROWS_PLANNED`` rows, its
-  fill and epilogue fused as for a static one: full ``mr``-row register
-  tiles, then the remaining rows in static pieces of halving powers of two,
-  widened along N (``dynamic_rows_script``). A batch matmul's dynamic batch
-  is tiled by 1. Convolutions and window nests with a dynamic batch,
-  and elementwise ops and row reductions over dynamic outer rows, are tiled
-  by 1 along those dims, so every tile is static; a vector group's forall
-  over ``ceildiv(rows, tile)`` row tiles spreads many rows over the cores.
-  A dynamic innermost dim, N or K stays
-  loops, with a remark.
+  whose only dynamic dims are M and the batch is planned for
+  ``DYNAMIC_ROWS_PLANNED`` rows, its fill and epilogue fused as for a static
+  one: full ``mr``-row register tiles, then the remaining rows in static
+  pieces of halving powers of two, widened along N (``dynamic_rows_script``);
+  a dynamic batch is tiled by 1. A (batch) matmul with a dynamic N or K
+  (attention's ``QK^T`` and ``softmax(QK^T) V`` over a dynamic sequence) is
+  planned for ``DYNAMIC_PLANNED`` along each dynamic dim: its full register
+  tiles are static and the partial last row and column tiles peeled
+  (masked); k and the batch step by 1 anyway; its epilogue is not fused
+  (upstream's fusion into a forall over those dims fails). Convolutions and
+  window nests with a dynamic batch, and elementwise ops and row reductions
+  over dynamic outer rows, are tiled by 1 along those dims, so every tile is
+  static; a vector group's forall over ``ceildiv(rows, tile)`` row tiles
+  spreads many rows over the cores. A dynamic innermost dim is tiled in
+  vectors, the partial last one peeled, or, reduced (softmax over a dynamic
+  sequence), in chunks (``reduction_chunks``) on one thread; an op with
+  another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -98,7 +105,11 @@ from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
-from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.reduction_chunks import (
+    drop_constant_output_dims,
+    reduction_chunks,
+    split_rows,
+)
 from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
 from lowerline.passes.tiling.thread_reductions import (
     PARALLEL_MIN_ELEMENTS,
@@ -152,11 +163,13 @@ def ranked_type(value: ir.Value) -> ir.RankedTensorType | None:
     return None
 
 
-# The rows a matmul plan assumes for a dynamic M (lowerline.compile(...,
+# The size a matmul plan assumes for a dynamic M, N or K (lowerline.compile(...,
 # dynamic=...)): enough for a parallel tile per core of whole register tiles.
 # The tiles cover any M: the rows a full register tile leaves run as static
 # pieces (dynamic_rows_script).
 DYNAMIC_ROWS_PLANNED = 64
+# The tiles cover any size: the partial last ones are peeled (masked).
+DYNAMIC_PLANNED = 64
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
@@ -203,10 +216,15 @@ class Group:
     failure: str | None = None
     # A and B are function arguments or constants (no producer to recompute).
     inputs_are_leaves: bool = False
-    # A matmul whose M is dynamic: tiled by dynamic_rows_script.
-    dynamic_rows: bool = False
+    # A matmul whose M is its only dynamic dim but the batch: tiled by
+    # dynamic_rows_script (static row pieces, epilogue fused).
+    row_pieces: bool = False
     # A batch matmul whose batch is dynamic (tiled by 1: static tiles).
     dynamic_batch: bool = False
+    # A matmul with a dynamic N or K whose M (N) is dynamic: its partial row
+    # (column) tiles are peeled.
+    dynamic_rows: bool = False
+    dynamic_columns: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
@@ -410,32 +428,49 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
         return "not a single m/n/k contraction"
     *batch, m, n = out.shape
     k = lhs.shape[-1]
-    if _DYNAMIC in (n, k, *rhs.shape[-2:]):
-        return "dynamic shapes other than the rows (M) and the batch"
-    dynamic_rows = m == _DYNAMIC
     group = Group(name, "batch_matmul" if batch else "matmul", op)
     # A dynamic batch is tiled by 1 like a static one: its tiles are static.
     group.dynamic_batch = _DYNAMIC in batch
-    batch = [1 if d == _DYNAMIC else d for d in batch]  # the estimates: per batch entry
-    t = matmul_tiles(
-        target, DYNAMIC_ROWS_PLANNED if dynamic_rows else m, n, k, eb, batch=int(np.prod(batch))
-    )
-    # Dynamic rows: the partial row tiles are peeled into static pieces
-    # (dynamic_rows_script), not masked.
-    t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
-    group.dynamic_rows = dynamic_rows
+    peeled = _DYNAMIC in (n, k, *rhs.shape[-2:])
+    if peeled:
+        # Dynamic dims are planned at DYNAMIC_PLANNED: every tile is static
+        # but the partial last ones, which are peeled (rows, columns) or are
+        # steps of 1 (k, batch); the estimates below are for the planned sizes.
+        b = int(np.prod([_planned(d) for d in batch]))
+        m, n, k = _planned(m), _planned(n), _planned(k)
+        group.dynamic_rows = out.shape[-2] == _DYNAMIC
+        group.dynamic_columns = out.shape[-1] == _DYNAMIC
+        t = matmul_tiles(target, m, n, k, eb, batch=b)
+        masked = t.masked or group.dynamic_rows or group.dynamic_columns
+        t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target), masked=masked)
+    else:
+        # Dynamic rows: the partial row tiles are peeled into static pieces
+        # (dynamic_rows_script), not masked.
+        group.row_pieces = m == _DYNAMIC
+        b = int(np.prod([1 if d == _DYNAMIC else d for d in batch]))  # per batch entry
+        m = DYNAMIC_ROWS_PLANNED if group.row_pieces else m
+        t = matmul_tiles(target, m, n, k, eb, batch=b)
+        t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target))
     lead = [1] * len(batch)
     group.par, group.reg = [*lead, t.mc, t.nc], [*lead, t.mr, t.nr]
     group.red = [0] * (len(batch) + 2) + [t.kr]
     group.inputs_are_leaves = all(_is_leaf(v) for v in op.operands[:-1])
     fused_producers_and_consumers(group)
-    b = 1
-    for d in batch:
-        b *= d
-    m = DYNAMIC_ROWS_PLANNED if dynamic_rows else m
+    if peeled and group.consumers:
+        # Fusing the epilogue into a forall over a dynamic N fails upstream
+        # (fuse_into_containing_op: "could not find next producer to fuse"):
+        # the epilogue is a vector group of its own, over rows of 1.
+        for consumer in group.consumers:
+            group.refuse(consumer, f"not fused into {group.name}: its shape is dynamic")
+        group.consumers = []
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
+
+
+def _planned(size: int) -> int:
+    """A dim's size for the tile plan: a dynamic one counts as DYNAMIC_PLANNED."""
+    return DYNAMIC_PLANNED if size == _DYNAMIC else size
 
 
 def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
@@ -633,33 +668,33 @@ _VECTOR_OPS = (
 
 
 def _dynamic_rows_shape(op: ir.Operation) -> list[int] | str:
-    """The loop sizes of an op whose dynamic dims (``lowerline.compile(...,
-    dynamic=...)``) are all outer parallel loops, each counted as 1: tiled
-    by 1, every tile is static. Else why it is not tiled."""
+    """The loop sizes of an op with dynamic dims (``lowerline.compile(...,
+    dynamic=...)``): outer parallel ones counted as 1 (tiled by 1, their
+    tiles are static), a dynamic innermost dim kept dynamic (tiled in
+    vectors, the partial last one peeled, or reduced in chunks). Else why
+    it is not tiled."""
     if not op.results or any(ranked_type(r) is None for r in op.results):
         return "no tensor result"
     sizes = loop_sizes(op)
     if sizes is None or not sizes:
         return "dynamic shapes"
     iterators = _iterators(op) if op.name == "linalg.generic" else ["parallel"] * len(sizes)
-    dynamic = [i for i, size in enumerate(sizes) if size == _DYNAMIC]
-    # A dynamic innermost dim would be vectors of 1: left as loops, unless
-    # it is the only dim (a fill of a reduction's ?-row init), where loops
-    # would be no better.
-    inner = len(sizes) - 1 in dynamic and len(sizes) > 1
-    if inner or any(iterators[i] != "parallel" for i in dynamic):
-        return "dynamic shapes other than outer parallel dims"
-    return [1 if size == _DYNAMIC else size for size in sizes]
+    outer = [i for i, size in enumerate(sizes[:-1]) if size == _DYNAMIC]
+    if any(iterators[i] != "parallel" for i in outer):
+        return "dynamic shapes other than outer parallel dims and the innermost dim"
+    return [1 if i in outer else size for i, size in enumerate(sizes)]
 
 
 def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    dynamic_rows = bool(op.results) and any(tensor_type(r) is None for r in op.results)
+    # A dynamic result, or a dynamic operand (a row reduced to a static
+    # result: layer norm's statistics over a dynamic innermost dim).
+    dynamic_rows = bool(op.results) and any(_is_dynamic(v) for v in [*op.results, *op.operands])
     if dynamic_rows and op.name in _VECTOR_OPS:
         found = _dynamic_rows_shape(op)
         if isinstance(found, str):
             return found
         shape: list[int] | None = found
-    elif not op.results or dynamic_rows:
+    elif not op.results or any(tensor_type(r) is None for r in op.results):
         return "no static tensor result"
     else:
         shape = _iteration_shape(op)
@@ -674,12 +709,17 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     tiles = [1] * len(shape)
     last = len(shape) - 1
     if iterators[last] == "parallel":
-        tiles[last] = vector_tile(shape[last], target, eb)
+        tiles[last] = vector_tile(_planned(shape[last]), target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
     else:
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
     group = Group(name, "vector", op, vector_tiles=tiles)
+    if _DYNAMIC in shape:
+        # A dynamic innermost dim: rows of 1 on one thread, the row in
+        # vectors (its partial last one peeled) or reduced in chunks.
+        group.chunks = _dynamic_row_chunks(op, iterators, reduction_chunk(target, eb))
+        return group if group.chunks or iterators[last] == "parallel" else _NO_CHUNKS
     if dynamic_rows:
         group.par = _dynamic_parallel_rows(op, shape, target)
     else:
@@ -714,6 +754,26 @@ def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget
     found = [0] * len(shape)
     found[sizes.index(_DYNAMIC)] = max(1, -(-PARALLEL_MIN_ELEMENTS // (target.cores * per_row)))
     return found
+
+
+def _is_dynamic(value: ir.Value) -> bool:
+    found = ranked_type(value)
+    return found is not None and not found.has_static_shape
+
+
+_NO_CHUNKS = "a reduction along a dynamic innermost dim that cannot be split into chunks"
+
+
+def _dynamic_row_chunks(op: ir.Operation, iterators: list[str], chunk: int) -> list[int]:
+    """Chunks of a reduction along a dynamic innermost dim (softmax's max and
+    sum over a dynamic sequence): only outer reduced dims of size 1 are
+    stepped; [] for a parallel innermost dim or an output that cannot be
+    made a projection of the loops."""
+    if iterators[-1] != "reduction" or "reduction" in iterators[:-1]:
+        return []
+    if op.name != "linalg.generic" or not drop_constant_output_dims(op):
+        return []
+    return [0] * (len(iterators) - 1) + [chunk]
 
 
 def _parallel_rows(shape: list[int], iterators: list[str], target: CpuTarget) -> list[int]:
@@ -893,7 +953,7 @@ def contraction_script(
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
     stored."""
-    if g.dynamic_rows:
+    if g.row_pieces:
         return dynamic_rows_script(g)
     inner = nest_members(g)
     text = forall_over_last(g)
@@ -957,7 +1017,7 @@ def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str
     mr, nr = g.reg[-2:]
     text = ""
     # The inner loop first: peeling the outer one clones what it holds.
-    if columns % nr:
+    if columns % nr or g.dynamic_columns:
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full_columns", "%partial_columns")
     if rows % mr or g.dynamic_rows:
@@ -1167,20 +1227,22 @@ def vector_script(g: Group) -> str:
 
 def _peel_columns(g: Group) -> str:
     """Script lines peeling the partial last column tile of a reduction
-    tiled columns outside (``g.order``): the full tiles are unmasked (a
-    masked tile selects its lanes at every row); '' when the tiles divide."""
-    if not g.order:
-        return ""
-    shape = _iteration_shape(g.root) or []
+    tiled columns outside (``g.order``) or of an op whose innermost dim is
+    dynamic: the full tiles are unmasked (a masked tile selects its lanes at
+    every row); '' when the tiles divide."""
+    shape = loop_sizes(g.root) or []
     last = len(shape) - 1
-    tile = g.vector_tiles[last]
-    if not shape or not tile or shape[last] % tile == 0:
+    tile = g.vector_tiles[last] if shape else 0
+    dynamic = bool(shape) and shape[last] == _DYNAMIC
+    ragged = dynamic or (bool(shape) and bool(tile) and shape[last] % tile != 0)
+    if not tile or not (g.order or dynamic) or not ragged:
         return ""
-    loops = [d for d in g.order if g.vector_tiles[d]]
+    loops = [d for d in (g.order or range(len(shape))) if g.vector_tiles[d]]
     handle = "%t_loop" if len(loops) == 1 else f"%t_loops#{loops.index(last)}"
-    return f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n" + peel(
-        "%columns", "%full_columns", "%last_columns"
-    )
+    text = f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n"
+    text += peel("%columns", "%full_columns", "%last_columns")
+    # The full tiles' sizes fold to the constant tile: static, unmasked.
+    return text + canonicalize("%full_columns") if dynamic else text
 
 
 def _script(group: Group) -> str:
@@ -1202,7 +1264,9 @@ def _vector_sizes(group: Group, op: ir.Operation) -> list[int]:
             raise ValueError(f"{group.name}: a vector group of an op without static loops")
         shape = found
         tiles = zip(group.vector_tiles, shape, strict=True)
-        return [size if tile == 0 else tile for tile, size in tiles]
+        # A dynamic reduced row: its chunks (split_rows) carry their own sizes.
+        sizes = [size if tile == 0 else tile for tile, size in tiles]
+        return [group.chunks[d] if s == _DYNAMIC else s for d, s in enumerate(sizes)]
     if op == group.root:
         return group.reg + [max(1, r) for r in group.red[len(group.reg) :]]
     return list(group.reg)

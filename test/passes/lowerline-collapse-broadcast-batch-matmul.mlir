@@ -163,3 +163,34 @@ func.func @collapses_dynamic_rows(%a: tensor<3x?x7xf32>, %w: tensor<7x9xf32>, %b
   } -> tensor<3x?x9xf32>
   return %r : tensor<3x?x9xf32>
 }
+
+// -----
+
+// A dynamic batch (attention's in-projection over a dynamic sequence, made
+// the batch by a transpose): one matmul over ? rows (the batch times 5),
+// the bias collapsed with it, expanded back with the batch's size.
+// CHECK-LABEL: func.func @collapses_dynamic_batch(
+// CHECK-SAME:      %[[A:.+]]: tensor<?x5x7xf32>, %[[W:.+]]: tensor<7x9xf32>, %[[BIAS:.+]]: tensor<9xf32>, %[[B:.+]]: index
+// CHECK:         %[[ROWS:.+]] = tensor.collapse_shape %[[A]] {{\[\[}}0, 1], [2]] : tensor<?x5x7xf32> into tensor<?x7xf32>
+// CHECK:         %[[E:.+]] = tensor.empty(%{{.+}}) : tensor<?x9xf32>
+// CHECK:         %[[FILL:.+]] = linalg.fill {{.*}} outs(%[[E]] : tensor<?x9xf32>)
+// CHECK:         %[[MM:.+]] = linalg.matmul ins(%[[ROWS]], %[[W]] : tensor<?x7xf32>, tensor<7x9xf32>) outs(%[[FILL]] : tensor<?x9xf32>)
+// CHECK:         %[[ADD:.+]] = linalg.generic {{.*}} ins(%[[MM]], %[[BIAS]] : tensor<?x9xf32>, tensor<9xf32>)
+// CHECK:         %[[D:.+]] = tensor.dim %[[A]], %{{.+}}
+// CHECK:         tensor.expand_shape %[[ADD]] {{\[\[}}0, 1], [2]] output_shape [%[[D]], 5, 9] : tensor<?x9xf32> into tensor<?x5x9xf32>
+// CHECK-NOT:     linalg.batch_matmul
+func.func @collapses_dynamic_batch(%a: tensor<?x5x7xf32>, %w: tensor<7x9xf32>, %bias: tensor<9xf32>, %b: index) -> tensor<?x5x9xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%b) : tensor<?x7x9xf32>
+  %wb = linalg.broadcast ins(%w : tensor<7x9xf32>) outs(%e : tensor<?x7x9xf32>) dimensions = [0]
+  %e2 = tensor.empty(%b) : tensor<?x5x9xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x5x9xf32>) -> tensor<?x5x9xf32>
+  %c = linalg.batch_matmul ins(%a, %wb : tensor<?x5x7xf32>, tensor<?x7x9xf32>) outs(%fill : tensor<?x5x9xf32>) -> tensor<?x5x9xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<?x5x9xf32>, tensor<9xf32>) outs(%e2 : tensor<?x5x9xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<?x5x9xf32>
+  return %r : tensor<?x5x9xf32>
+}

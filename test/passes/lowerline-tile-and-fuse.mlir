@@ -140,15 +140,19 @@ func.func @refuses_result_with_two_users(%a: tensor<32x64xf32>, %b: tensor<64x32
 
 // -----
 
-// A dynamic K: the matmul is skipped and left as it is (a fallback remark).
+// A dynamic K: planned as 64; the k loop of step 1 runs to K, the register
+// tiles stay static (16 rows, 32 columns: they divide).
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+7]]:9: remark: linalg.matmul: left as loops: dynamic shapes other than the rows (M) and the batch [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+10]]:9: remark: linalg.matmul: g0: matmul; fused nothing; tiles: parallel {{[0-9]+x[0-9]+}}, registers {{[0-9]+x[0-9]+}}, k loop of 1;
+// EXPLAIN-NOT:      left as loops
 
-// CHECK-LABEL: func.func @skips_dynamic_k(
-// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<16x?xf32>, %[[B:[a-z0-9]+]]: tensor<?x32xf32>, %[[C:[a-z0-9]+]]: tensor<16x32xf32>)
-// CHECK-NEXT:    %[[R:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<16x?xf32>, tensor<?x32xf32>) outs(%[[C]] : tensor<16x32xf32>)
-// CHECK-NEXT:    return %[[R]]
-func.func @skips_dynamic_k(%a: tensor<16x?xf32>, %b: tensor<?x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
+// CHECK-LABEL: func.func @tiles_dynamic_k(
+// CHECK-SAME:      %[[A:[a-z0-9]+]]: tensor<16x?xf32>
+// CHECK:         %[[K:.+]] = tensor.dim %[[A]], %{{.+}} : tensor<16x?xf32>
+// CHECK:         scf.forall
+// CHECK:               scf.for %{{.+}} = %{{.+}} to %[[K]] step %{{.+}}
+// CHECK:                 linalg.matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<{{[0-9]+}}x1xf32>, tensor<1x{{[0-9]+}}xf32>) outs(%{{.+}} : tensor<{{[0-9]+x[0-9]+}}xf32>)
+func.func @tiles_dynamic_k(%a: tensor<16x?xf32>, %b: tensor<?x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
   %mm = linalg.matmul ins(%a, %b : tensor<16x?xf32>, tensor<?x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %mm : tensor<16x32xf32>
 }
@@ -247,17 +251,23 @@ func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>)
 // static vector. A forall over ceildiv(rows, tile) spreads them over the
 // cores, a tile holding a core's share of the work a static op is split
 // at (2^15 elements: 342 rows of 48 on 2 cores, 171 on 4). A dynamic
-// innermost dim is not tiled (it would need masks).
+// innermost dim is tiled in whole vectors, the partial last one peeled (the
+// only masked one), on one thread.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+10]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+9]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [171, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+13]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+15]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+14]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [171, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+18]]:8: remark: linalg.generic: g1: vector tile [1, {{[0-9]+}}] [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows_by_one(
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}})
 // CHECK:           scf.for
 // CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
-// CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<48x?xf32>)
+// CHECK:         scf.for
+// CHECK:           %[[FULL:.+]] = affine.apply
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[FULL]] step
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x[[VL:[0-9]+]]xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, [[VL]]>
+// CHECK:           scf.for %{{.+}} = %[[FULL]] to
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x?xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, [[VL]]>
 func.func @tiles_dynamic_rows_by_one(%x: tensor<?x48xf32>, %y: tensor<48x?xf32>) -> (tensor<?x48xf32>, tensor<48x?xf32>) {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x48xf32>) outs(%x : tensor<?x48xf32>) {
   ^bb0(%in: f32, %out: f32):

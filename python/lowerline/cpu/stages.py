@@ -88,7 +88,12 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (``lowerline-lower-tm-tensor``): nothing after it knows them; with
     ``vector_rows``, scatters of whole rows (index_add, embedding bags)
     combine rows with the target's vectors, wide rows split among the
-    threads by columns (the GPU path keeps scalar loops). Quantized
+    threads by columns (the GPU path keeps scalar loops). Last, the sizes
+    of dynamic dims are clamped to their declared ranges
+    (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
+    folds torch-mlir's size checks (a broadcast of a possible size 1 would
+    read through a gather); the broadcasts left copying their source
+    unchanged are dropped (``lowerline-fold-identity-extracts``). Quantized
     linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
     -> quantize) become integer kernels before anything fuses their
     dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
@@ -128,7 +133,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.
         "lowerline-collapse-expanded-elementwise,"
-        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse"
+        f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse,"
+        # Last: the rest of the graph stage sees the IR torch-mlir gave
+        # (the QDQ folds match its forms); a no-op without dynamic dims.
+        "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,canonicalize,"
+        "lowerline-fold-identity-extracts)"
     )
 
 

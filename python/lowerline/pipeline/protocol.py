@@ -287,9 +287,11 @@ DYNAMIC_RANGES = declare(
     I64_ARRAY,
     ("func.func", "llvm.func"),  # left on: the function keeps its attributes
     (IMPORT_WORKER,),
-    ("lowerline-plan-arena",),
+    ("lowerline-bound-dynamic-dims", "lowerline-plan-arena"),
     "On an entry function compiled for dynamic input sizes: [argument, dim, min, max] "
     "per dynamic dim of an argument with a bounded range, flattened. "
+    "lowerline-bound-dynamic-dims clamps those dims' sizes to the ranges (the integer "
+    "range analysis then folds torch-mlir's size checks); "
     "lowerline-plan-arena sizes a buffer whose dynamic sizes follow those dims at the "
     "ranges' maxima, so it lives in the arena (a view of the call's actual size).",
 )

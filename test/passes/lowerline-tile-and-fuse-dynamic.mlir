@@ -1,0 +1,143 @@
+// Attention over a dynamic sequence length (lowerline.compile(...,
+// dynamic=...)): batch matmuls with dynamic M, N and K and a softmax over a
+// dynamic innermost dim are tiled with static register tiles and vectors,
+// the partial last ones peeled; an op whose dynamic dim is an outer
+// reduced one stays loops, with a remark.
+// RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
+// RUN:   --split-input-file 2>%t | FileCheck %s
+// RUN: FileCheck %s --input-file=%t --check-prefix=EXPLAIN
+
+// QK^T: M and N dynamic. A forall over (batch, row tiles, column tiles);
+// full 8x32 register tiles, then the peeled partial column tile, then the
+// peeled partial row tiles; the k loop (K = 16) steps by 1.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+18]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 64x64, registers 8x32, masked, k loop of 1;
+// EXPLAIN-NOT:      left as loops
+
+// CHECK-LABEL: func.func @qk_dynamic_m_n(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (8, %{{.+}}, %{{.+}})
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               linalg.fill {{.+}} outs(%{{.+}} : tensor<1x8x32xf32>)
+// CHECK:               scf.for %{{.+}} = %{{.+}} to %c16 step %c1
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x8x32xf32>)
+// CHECK:             scf.for
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x?xf32>) outs(%{{.+}} : tensor<1x8x?xf32>)
+// CHECK:           scf.for
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x?x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x?x32xf32>)
+func.func @qk_dynamic_m_n(%q: tensor<8x?x16xf32>, %k: tensor<8x16x?xf32>, %s: index) -> tensor<8x?x?xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%s, %s) : tensor<8x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+  %r = linalg.batch_matmul ins(%q, %k : tensor<8x?x16xf32>, tensor<8x16x?xf32>) outs(%f : tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+  return %r : tensor<8x?x?xf32>
+}
+
+// -----
+
+// softmax(QK^T) V: M and K dynamic; the k loop runs to the dynamic K.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+13]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 64x16, registers 8x16, masked, k loop of 1;
+// EXPLAIN-NOT:      left as loops
+
+// CHECK-LABEL: func.func @pv_dynamic_m_k(
+// CHECK-SAME:      %[[P:[a-z0-9]+]]: tensor<8x?x?xf32>
+// CHECK:         %[[K:.+]] = tensor.dim %[[P]], %c2
+// CHECK:         scf.forall
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[K]] step %c1
+// CHECK:               linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x16xf32>) outs(%{{.+}} : tensor<1x8x16xf32>)
+func.func @pv_dynamic_m_k(%p: tensor<8x?x?xf32>, %v: tensor<8x?x16xf32>, %s: index) -> tensor<8x?x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%s) : tensor<8x?x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x?x16xf32>) -> tensor<8x?x16xf32>
+  %r = linalg.batch_matmul ins(%p, %v : tensor<8x?x?xf32>, tensor<8x?x16xf32>) outs(%f : tensor<8x?x16xf32>) -> tensor<8x?x16xf32>
+  return %r : tensor<8x?x16xf32>
+}
+
+// -----
+
+// A softmax over a dynamic innermost dim (and dynamic rows): the max and the
+// sum are reduced a row at a time in chunks of 64 (tile_reduction_using_for,
+// the partial last chunk peeled), exp and the division in vectors of 64
+// along the row, the partial last one peeled. The sum's kept unit dim
+// (2x4x?x1) is collapsed away first, dynamic rows and all.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     remark: linalg.fill: g0: vector tile [1, 1, 64]
+// EXPLAIN-NEXT:     remark: linalg.generic: g1: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 64]
+// EXPLAIN-NEXT:     remark: linalg.generic: g2: vector tile [1, 1, 1, 64]
+// EXPLAIN-NEXT:     remark: linalg.fill: g3: vector tile [1, 1, 1, 1]
+// EXPLAIN-NEXT:     remark: linalg.generic: g4: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 64]
+// EXPLAIN-NEXT:     remark: linalg.generic: g5: vector tile [1, 1, 1, 64]
+// EXPLAIN-NOT:      left as loops
+
+// CHECK-LABEL: func.func @softmax_dynamic_row(
+// The max: full chunks into 64 partial maxima, the peeled last chunk, one merge.
+// CHECK:         linalg.fill {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>{{.+}} -> tensor<1x1x1x64xf32>
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>
+// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x64xf32>)
+// exp(x - max): whole vectors, then the peeled partial one.
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x64xf32>, tensor<1x1x1xf32>)
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1xf32>)
+// The sum, then the division.
+// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x64xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x64xf32>, tensor<1x1x1x1xf32>)
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1x1xf32>)
+#m3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#m4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#m5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @softmax_dynamic_row(%x: tensor<2x4x?x?xf32>, %s: index) -> tensor<2x4x?x?xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty(%s) : tensor<2x4x?xf32>
+  %f1 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %max = linalg.generic {indexing_maps = [#m3, #m4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x?x?xf32>) outs(%f1 : tensor<2x4x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %out : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x?xf32>
+  %e2 = tensor.empty(%s, %s) : tensor<2x4x?x?xf32>
+  %exp = linalg.generic {indexing_maps = [#m3, #m4, #m3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %max : tensor<2x4x?x?xf32>, tensor<2x4x?xf32>) outs(%e2 : tensor<2x4x?x?xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %d = arith.subf %in, %mx : f32
+    %ex = math.exp %d : f32
+    linalg.yield %ex : f32
+  } -> tensor<2x4x?x?xf32>
+  %e3 = tensor.empty(%s) : tensor<2x4x?x1xf32>
+  %f3 = linalg.fill ins(%z : f32) outs(%e3 : tensor<2x4x?x1xf32>) -> tensor<2x4x?x1xf32>
+  %sum = linalg.generic {indexing_maps = [#m3, #m5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<2x4x?x?xf32>) outs(%f3 : tensor<2x4x?x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<2x4x?x1xf32>
+  %e4 = tensor.empty(%s, %s) : tensor<2x4x?x?xf32>
+  %y = linalg.generic {indexing_maps = [#m3, #m5, #m3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<2x4x?x?xf32>, tensor<2x4x?x1xf32>) outs(%e4 : tensor<2x4x?x?xf32>) {
+  ^bb0(%in: f32, %sm: f32, %out: f32):
+    %q = arith.divf %in, %sm : f32
+    linalg.yield %q : f32
+  } -> tensor<2x4x?x?xf32>
+  return %y : tensor<2x4x?x?xf32>
+}
+
+// -----
+
+// A sum over a dynamic outer (reduced) dim is not tiled: left as it is.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+7]]:8: remark: linalg.generic: left as loops: dynamic shapes other than outer parallel dims and the innermost dim [lowerline-tile-and-fuse]
+
+// CHECK-LABEL: func.func @keeps_dynamic_outer_reduction(
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<?x48xf32>)
+// CHECK-NOT:     vector_sizes
+func.func @keeps_dynamic_outer_reduction(%x: tensor<?x48xf32>, %acc: tensor<48xf32>) -> tensor<48xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<?x48xf32>) outs(%acc : tensor<48xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<48xf32>
+  return %r : tensor<48xf32>
+}

@@ -22,7 +22,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import torch
 
@@ -30,16 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import lowerline
 from bench.models import MODELS
-
-
-def cpu_median(run, args: tuple, budget: float) -> float:
-    times: list[float] = []
-    started = time.thread_time()
-    while len(times) < 5 or time.thread_time() - started < budget:
-        start = time.thread_time()
-        run(*args)
-        times.append(time.thread_time() - start)
-    return statistics.median(times)
+from bench.timing import cpu_median
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
     .venv/bin/python bench/ops.py                        # every op and shape, 1 and 2 threads
     .venv/bin/python bench/ops.py --quick --threads 2 --rounds 1 --out bench/ops-results-smoke.md
     .venv/bin/python bench/ops.py --ops reduction,softmax --shapes 64x50257 --threads 2
+    .venv/bin/python bench/ops.py --cpu-time --shapes 16x4096,64x50257 --out bench/ops-cpu-time.md
 
 Every op of issue 22 (elementwise functions, reductions along the first and
 the last axis, row-wise normalizations) as a tiny ``nn.Module``, on the
@@ -23,6 +24,13 @@ GB/s of an op is (bytes of its inputs and parameters + bytes of its output) /
 lowerline's median time; it is compared with the copy bandwidth measured
 once per thread count (``dst.copy_(src)`` of a 64 MiB float32 tensor,
 2 x 64 MiB / median time).
+
+``--cpu-time`` is for a loaded machine, where wall-clock times mostly measure
+waits for a core: one thread, eager and lowerline only (inductor's compiles
+would double the run), each call timed with ``time.thread_time`` (the calling
+thread's CPU time) as ``cpu_time_ab.py`` does for models, the two systems
+alternating within every round. GB/s are then per CPU second, not wall-clock
+bandwidth.
 
 Runtime on a 2-core machine: compiles dominate. lowerline and inductor cache
 their artifacts under ``build/opbench-cache``, so a rerun mostly loads; a
@@ -57,7 +65,7 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(CACHE, "inductor")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from timing import first_line, format_seconds, time_calls  # noqa: E402
+from timing import cpu_median, first_line, format_seconds, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 SHAPES = ["1x64", "16x4096", "2x65536", "256x256", "64x50257"]
@@ -321,14 +329,31 @@ def bytes_moved(module: nn.Module, inputs, output: torch.Tensor) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-def measure_cell(cell: Cell, threads: int, rounds: int, budget: float) -> CellResult:
+def wall_median(run: Callable[[], object], budget: float) -> float:
+    return statistics.median(time_calls(run, budget, max_calls=1_000_000))
+
+
+def thread_cpu_median(run: Callable[[], object], budget: float) -> float:
+    return cpu_median(run, (), budget)
+
+
+def measure_cell(
+    cell: Cell,
+    threads: int,
+    rounds: int,
+    budget: float,
+    systems: dict[str, Callable] = SYSTEMS,
+    timer: Callable[[Callable[[], object], float], float] = wall_median,
+) -> CellResult:
+    """Builds and checks ``cell`` on every one of ``systems``, then ``rounds``
+    interleaved rounds of ``timer`` (a median seconds per call of a runner)."""
     started = time.perf_counter()
     module, inputs = cell.build()
     with torch.inference_mode():
         expected = module(*inputs).clone()
     result = CellResult(cell, bytes_moved(module, inputs, expected))
     runners = {}
-    for system, build in SYSTEMS.items():
+    for system, build in systems.items():
         start = time.perf_counter()
         try:
             run = build(module, inputs, threads)
@@ -341,19 +366,17 @@ def measure_cell(cell: Cell, threads: int, rounds: int, budget: float) -> CellRe
         runners[system] = run
     for _ in range(rounds):  # interleaved: every system in every round
         for system, run in runners.items():
-            times = time_calls(run, budget, max_calls=1_000_000)
-            result.round_medians.setdefault(system, []).append(statistics.median(times))
+            result.round_medians.setdefault(system, []).append(timer(run, budget))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def copy_bandwidth(budget: float) -> float:
+def copy_bandwidth(budget: float, timer=wall_median) -> float:
     """GB/s of ``dst.copy_(src)`` on 64 MiB of float32: (read + written) / median time."""
     src = torch.rand(16 * 2**20)
     dst = torch.empty_like(src)
     dst.copy_(src)
-    times = time_calls(lambda: dst.copy_(src), max(budget, 0.5), min_calls=10)
-    return 2 * src.nbytes / statistics.median(times) / 1e9
+    return 2 * src.nbytes / timer(lambda: dst.copy_(src), max(budget, 0.5)) / 1e9
 
 
 # -- the report -------------------------------------------------------------------------
@@ -425,10 +448,16 @@ def summary(results: list[CellResult], bandwidth: float, threads: int) -> list[s
     for r in failed:
         reasons.setdefault(r.failed["lowerline"], []).append(r.cell.label)
     plural = "s" if threads > 1 else ""
+    with_inductor = [r for r in timed if r.time("inductor") is not None]
+    against_inductor = (
+        f"slower than inductor: {len(over_inductor)} of {len(with_inductor)}; "
+        if with_inductor
+        else "inductor not run; "
+    )
     lines = [
         f"**Summary, {threads} thread{plural}:** {len(results)} cells; lowerline failed on "
         f"{len(failed)}; over 1.0 of eager's time: {len(over_eager)} of {len(timed)}; "
-        f"slower than inductor: {len(over_inductor)} of {len(timed)}; ops on >= 1M elements "
+        f"{against_inductor}ops on >= 1M elements "
         f"under 70% of copy bandwidth: {len(slow_big)} of {len(big)}; results off eager "
         f"(rtol {RTOL}, atol {ATOL}): {len(off)}.",
         "",
@@ -461,7 +490,9 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def report(runs: dict[int, tuple[float, list[CellResult]]], args, seconds: float) -> str:
+def report(
+    runs: dict[int, tuple[float, list[CellResult]]], args, systems: list[str], seconds: float
+) -> str:
     env = ", ".join(
         f"{name}={os.environ.get(name, '(unset)')}"
         for name in (
@@ -472,13 +503,14 @@ def report(runs: dict[int, tuple[float, list[CellResult]]], args, seconds: float
             "LOWERLINE_COMPILE_TIMEOUT",
         )
     )
+    clock = "of CPU time (time.thread_time)" if args.cpu_time else "of wall time"
     lines = [
         "# Single-op CPU speed: lowerline, eager and inductor",
         "",
         *([f"**{args.note}**", ""] if args.note else []),
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {_cpu_model()}, {os.cpu_count()} "
         f"cores; torch {torch.__version__}, lowerline {_git_commit()}; {args.rounds} "
-        f"interleaved round(s), about {args.budget} s per system, cell and round; the run "
+        f"interleaved round(s), about {args.budget} s {clock} per system, cell and round; the run "
         f"took {seconds / 60:.1f} min, compiles included.",
         "",
         f"Command: `{shlex.join([os.path.relpath(sys.executable), *sys.argv])}`",
@@ -488,7 +520,7 @@ def report(runs: dict[int, tuple[float, list[CellResult]]], args, seconds: float
         "",
         "Systems:",
         "",
-        *[f"- {name}: {note}" for name, note in SYSTEM_NOTES.items()],
+        *[f"- {name}: {SYSTEM_NOTES[name]}" for name in systems],
         "",
         "Times are medians over rounds of each round's median; ratios are medians of "
         "per-round ratios (lower is faster for lowerline). GB/s = (input, parameter and "
@@ -531,6 +563,11 @@ def parse_args() -> argparse.Namespace:
         default=120,
         help="seconds per lowerline worker step (LOWERLINE_COMPILE_TIMEOUT, unless already set)",
     )
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="1 thread, eager and lowerline only, calls timed in CPU time (a loaded machine)",
+    )
     parser.add_argument("--note", default="", help="a line for the top of the report")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "ops-results.md"))
     return parser.parse_args()
@@ -546,24 +583,27 @@ def main() -> None:
         args.ops.split(",") if args.ops else default_ops,
         args.shapes.split(",") if args.shapes else default_shapes,
     )
+    systems = {s: SYSTEMS[s] for s in ("eager", "lowerline")} if args.cpu_time else SYSTEMS
+    timer = thread_cpu_median if args.cpu_time else wall_median
+    thread_counts = [1] if args.cpu_time else [int(t) for t in args.threads.split(",")]
     started = time.perf_counter()
     runs: dict[int, tuple[float, list[CellResult]]] = {}
-    for threads in (int(t) for t in args.threads.split(",")):
+    for threads in thread_counts:
         torch.set_num_threads(threads)
-        bandwidth = copy_bandwidth(args.budget)
+        bandwidth = copy_bandwidth(args.budget, timer)
         print(f"{threads} thread(s): copy bandwidth {bandwidth:.1f} GB/s", file=sys.stderr)
         results = []
         for i, cell in enumerate(cells, 1):
-            result = measure_cell(cell, threads, args.rounds, args.budget)
+            result = measure_cell(cell, threads, args.rounds, args.budget, systems, timer)
             results.append(result)
             times = ", ".join(
                 f"{s} {_time_cell(result, s)} (built in {result.build_seconds[s]:.1f} s)"
-                for s in SYSTEMS
+                for s in systems
             )
             print(f"[{threads}T {i}/{len(cells)}] {cell.label}: {times}; "
                   f"{result.seconds:.1f} s in all", file=sys.stderr)  # fmt: skip
         runs[threads] = (bandwidth, results)
-    text = report(runs, args, time.perf_counter() - started)
+    text = report(runs, args, list(systems), time.perf_counter() - started)
     with open(args.out, "w", encoding="utf-8") as handle:
         handle.write(text)
     print(text)

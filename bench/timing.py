@@ -7,6 +7,7 @@ loads, and importing this module must not load torch first.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 
@@ -25,6 +26,23 @@ def time_calls(
         if len(times) >= max_calls:
             break
     return times
+
+
+def cpu_median(run: Callable[..., object], args: tuple, budget: float) -> float:
+    """Median CPU seconds of ``run(*args)`` in the calling thread: at least 5
+    calls, then calls until ``budget`` CPU seconds have passed.
+
+    ``time.thread_time`` does not count the time the thread waits for a core,
+    so on a loaded machine this stays close to the quiet figure where wall
+    time does not; it misses work done on other threads, so only for runs on
+    one thread."""
+    times: list[float] = []
+    started = time.thread_time()
+    while len(times) < 5 or time.thread_time() - started < budget:
+        start = time.thread_time()
+        run(*args)
+        times.append(time.thread_time() - start)
+    return statistics.median(times)
 
 
 def quantile(values: list[float], q: float) -> float:

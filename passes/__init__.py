@@ -51,6 +51,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
     "lowerline-hoist-thread-number": "lowering.hoist_thread_number",
+    "lowerline-minmax-accumulators": "lowering.minmax_accumulators",
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",
     "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",
     "lowerline-time-kernels": "lowering.time_kernels",

@@ -44,6 +44,7 @@ def test_named_pipelines_expand_in_place(context):
         "lowerline-expand-bf16-truncf",
         "lowerline-check-integer-division",
         "lowerline-report-failed-asserts",
+        "lowerline-minmax-accumulators",
         "lowerline-approximate-exp",
         "lowerline-approximate-math",
         "lowerline-require-llvm-dialect",

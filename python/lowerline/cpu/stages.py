@@ -275,6 +275,8 @@ def llvm(o: CpuOptions) -> str:
         # arith and math on the real and imaginary parts: convert-to-llvm
         # lowers only a few complex ops (create, re, im, add, sub, mul, div).
         "convert-complex-to-standard",
+        # A max/min reduction's step as vmaxps, the NaN check off its chain.
+        "lowerline-minmax-accumulators",
     ]
     if o.approximate_math:
         passes += [

@@ -93,6 +93,7 @@ from lowerline.cpu.tile_plan import (
     MatmulTiles,
     bf16_dot_lanes,
     conv_tiles,
+    elementwise_tile,
     int8_dot_lanes,
     lanes,
     matmul_tiles,
@@ -709,7 +710,8 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     tiles = [1] * len(shape)
     last = len(shape) - 1
     if iterators[last] == "parallel":
-        tiles[last] = vector_tile(_planned(shape[last]), target, eb)
+        tile = vector_tile if "reduction" in iterators else elementwise_tile
+        tiles[last] = tile(_planned(shape[last]), target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
     else:
         # Row reductions (softmax, layernorm): one row at a time.

@@ -254,14 +254,15 @@ func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>)
 // innermost dim is tiled in whole vectors, the partial last one peeled (the
 // only masked one), on one thread.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+15]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+14]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [171, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+18]]:8: remark: linalg.generic: g1: vector tile [1, {{[0-9]+}}] [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+16]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+15]]:8: remark: linalg.generic: g0: vector tile [1, 24], parallel tile [171, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+19]]:8: remark: linalg.generic: g1: vector tile [1, {{[0-9]+}}] [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows_by_one(
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}})
 // CHECK:           scf.for
-// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
+// SPR:               linalg.generic {{.+}} ins(%{{.+}} : tensor<1x48xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 48>
+// HSW:               linalg.generic {{.+}} ins(%{{.+}} : tensor<1x24xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 24>
 // CHECK:         scf.for
 // CHECK:           %[[FULL:.+]] = affine.apply
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %[[FULL]] step

@@ -174,6 +174,23 @@ def vector_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
     return _tile(n, 8 * vl, vl)[0]
 
 
+# Vectors per tile of an op without reductions (see elementwise_tile).
+_ELEMENTWISE_VECTORS = 4
+
+
+def elementwise_tile(n: int, target: CpuTarget, element_bytes: int = 4) -> int:
+    """``vector_tile`` for an op without reductions, at most four vectors
+    wide. LLVM splits a wider tile's loads and stores into registers issued
+    out of address order, and on a stream larger than the caches eight
+    vectors per step ran elementwise ops at about half the memory throughput
+    of four (64x50257 exp2, reciprocal, sigmoid, GELU at 1 thread: 1.9-2.6x
+    eager's CPU time with eight, 0.9-1.4x with four, and no loss at 16x4096,
+    in cache; bench/ops-cpu-time.md). Reductions keep ``vector_tile``: their
+    column tiles are accumulators, which more vectors keep busy."""
+    vl = lanes(target, element_bytes)
+    return _tile(n, _ELEMENTWISE_VECTORS * vl, vl)[0]
+
+
 # Independent vector accumulators per reduced row: an add's latency (4 cycles)
 # times the two adds a cycle the cores here issue, rounded to a power of two.
 _REDUCTION_ACCUMULATORS = 4

@@ -366,13 +366,6 @@ def _is_f32_binary(op: ir.Operation) -> bool:
     return op.name in _BINARY_BUILDERS and isinstance(element(op.operands[0].type), ir.F32Type)
 
 
-def _expand_binary(op: ir.Operation, build: Callable[[ir.Value, ir.Value], ir.Value]) -> None:
-    with ir.InsertionPoint(op), op.location:
-        result = build(op.operands[0], op.operands[1])
-    op.results[0].replace_all_uses_with(result)
-    op.erase()
-
-
 @dataclass(frozen=True)
 class ApproximateMath(Pass):
     flag = "lowerline-approximate-math"
@@ -386,6 +379,6 @@ class ApproximateMath(Pass):
         for found in ops_matching(op, _is_f32_known):
             expand(found, _BUILDERS[found.name])
         for found in ops_matching(op, _is_f32_exp2):
-            _expand_binary(found, lambda _, x: build_exp2(x))
+            expand(found, lambda _, x: build_exp2(x))
         for found in ops_matching(op, _is_f32_binary):
-            _expand_binary(found, _BINARY_BUILDERS[found.name])
+            expand(found, _BINARY_BUILDERS[found.name])

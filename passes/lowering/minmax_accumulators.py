@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith
 
-from lowerline.passes.support.elementwise_ir import element, like
+from lowerline.passes.support.elementwise_ir import element, expand, like
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 # Ops that only move an accumulator between vector shapes.
@@ -97,22 +97,24 @@ def _is_accumulating_minmax(op: ir.Operation) -> bool:
     return op.name in _ORDER and _accumulator_operand(op) is not None
 
 
+def _step(order: arith.CmpFPredicate, x: ir.Value, acc: ir.Value) -> ir.Value:
+    """``x`` where it orders before ``acc`` (``order``) or is a NaN, else ``acc``."""
+    better = arith.CmpFOp(order, x, acc).result
+    kept = arith.SelectOp(better, x, acc).result
+    is_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
+    # All-ones bits where x is a NaN: or-ed in, they make a NaN.
+    width = ir.FloatType(element(x.type)).width
+    ints = like(x.type, ir.IntegerType.get_signless(width))
+    ones = arith.ExtSIOp(ints, is_nan).result
+    merged = arith.OrIOp(arith.BitcastOp(ints, kept).result, ones).result
+    return arith.BitcastOp(x.type, merged).result
+
+
 def _rewrite(op: ir.Operation) -> None:
-    acc_index = _accumulator_operand(op)
-    assert acc_index is not None
-    acc, x = op.operands[acc_index], op.operands[1 - acc_index]
-    with ir.InsertionPoint(op), op.location:
-        better = arith.CmpFOp(_ORDER[op.name], x, acc).result
-        kept = arith.SelectOp(better, x, acc).result
-        is_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
-        # All-ones bits where x is a NaN: or-ed in, they make a NaN.
-        width = ir.FloatType(element(x.type)).width
-        ints = like(x.type, ir.IntegerType.get_signless(width))
-        ones = arith.ExtSIOp(ints, is_nan).result
-        merged = arith.OrIOp(arith.BitcastOp(ints, kept).result, ones).result
-        result = arith.BitcastOp(x.type, merged).result
-    op.results[0].replace_all_uses_with(result)
-    op.erase()
+    acc = _accumulator_operand(op)
+    assert acc is not None
+    order = _ORDER[op.name]
+    expand(op, lambda *operands: _step(order, operands[1 - acc], operands[acc]))
 
 
 @dataclass(frozen=True)

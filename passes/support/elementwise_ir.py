@@ -33,10 +33,10 @@ def constant(t: ir.Type, value: int | float) -> ir.Value:
     return arith.ConstantOp(t, attr).result
 
 
-def expand(op: ir.Operation, build: Callable[[ir.Value], ir.Value]) -> None:
-    """Replace the one-operand, one-result ``op`` by ``build(operand)``, built
-    at ``op``'s place and location."""
+def expand(op: ir.Operation, build: Callable[..., ir.Value]) -> None:
+    """Replace the one-result ``op`` by ``build(*operands)``, built at
+    ``op``'s place and location."""
     with ir.InsertionPoint(op), op.location:
-        result = build(op.operands[0])
+        result = build(*op.operands)
     op.results[0].replace_all_uses_with(result)
     op.erase()

@@ -48,7 +48,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, vector
 
 from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
-from lowerline.passes.support.ir_constants import constant_attr
+from lowerline.passes.support.ir_constants import reads_with_zero_padding
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.targets import CpuTarget
 
@@ -78,22 +78,8 @@ def _is_matmul_maps(op: ir.Operation) -> bool:
     ]
 
 
-def _reads_with_zero_padding(value: ir.Value) -> bool:
-    """``value`` is a ``vector.transfer_read`` (possibly masked) padding with 0."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    if owner.name == "vector.mask":
-        inner = owner.regions[0].blocks[0].operations[0]
-        owner = inner if inner.name == "vector.transfer_read" else owner
-    if owner.name != "vector.transfer_read":
-        return False
-    padding = constant_attr(owner.opview.padding)
-    return isinstance(padding, ir.IntegerAttr) and ir.IntegerAttr(padding).value == 0
-
-
 def _transfer_padding_ok(contract: ir.Operation) -> bool:
-    return all(_reads_with_zero_padding(contract.operands[i]) for i in (0, 1))
+    return all(reads_with_zero_padding(contract.operands[i]) for i in (0, 1))
 
 
 def _candidate(op: ir.Operation) -> ir.Operation | None:

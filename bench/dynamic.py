@@ -24,7 +24,7 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch
-from timing import save_result
+from timing import save_result, settle
 from torch import nn
 
 import lowerline
@@ -104,6 +104,7 @@ def main() -> None:
             for size in sorted(sizes):
                 x = example(size)
                 static = lowerline.compile(model, x, **options)
+                settle()
                 dyn, stat = _measure([compiled, static], x, args.rounds, args.calls)
                 rows.append(
                     f"| {name} | {size} | {stat * 1e6:.0f} | {dyn * 1e6:.0f} | {dyn / stat:.2f} |"

@@ -65,7 +65,7 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(CACHE, "inductor")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from timing import cpu_median, first_line, format_seconds, time_calls  # noqa: E402
+from timing import cpu_median, first_line, format_seconds, settle, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 SHAPES = ["1x64", "16x4096", "2x65536", "256x256", "64x50257"]
@@ -364,6 +364,7 @@ def measure_cell(
         finally:
             result.build_seconds[system] = time.perf_counter() - start
         runners[system] = run
+    settle()
     for _ in range(rounds):  # interleaved: every system in every round
         for system, run in runners.items():
             result.round_medians.setdefault(system, []).append(timer(run, budget))

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import speed
 import torch
-from timing import model_rounds_args, save_result, time_calls
+from timing import model_rounds_args, save_result, settle, time_calls
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
 
@@ -57,6 +57,7 @@ def builds(name: str, cache: str, threads: int) -> dict:
 def medians(runs: dict, rounds: int) -> dict[str, float]:
     """Median seconds per call of each run, over ``rounds`` interleaved rounds."""
     samples: dict[str, list[float]] = {key: [] for key in runs}
+    settle()
     for _ in range(rounds):
         for key, run in runs.items():
             samples[key].append(statistics.median(time_calls(run, 0.2, min_calls=5)))

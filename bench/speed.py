@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from peers import SYSTEMS, add_run_arguments, outputs  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
-from timing import quantile, save_result, time_calls  # noqa: E402
+from timing import quantile, save_result, settle, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 
@@ -155,6 +155,7 @@ def measure(runners, expected, rounds, budget):
         name = key[0]
         error = (_output(runner.run()).float() - expected[name].float()).abs().max().item()
         results[key] = Result(error=error, setup_seconds=runner.setup_seconds, note=runner.note)
+    settle()
     for r in range(rounds):
         for key, runner in runners.items():  # interleaved: every system, every model
             results[key].times[r] = time_calls(runner.run, budget)

@@ -70,7 +70,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from models import KERNELS, MODELS, build, cases, parse_case  # noqa: E402
 from peers import PEERS, SYSTEMS, add_run_arguments, outputs  # noqa: E402
-from timing import first_line, quantile, save_result, time_calls  # noqa: E402
+from timing import first_line, quantile, save_result, settle, time_calls  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
 
 # A result off eager by more than this (relative to the output's magnitude)
@@ -330,6 +330,7 @@ def main() -> None:
         torch.set_num_threads(threads)
         print(f"{threads} thread(s): preparing {len(names)} cases", file=sys.stderr, flush=True)
         table = {case: prepare_case(case, systems, threads, workroot) for case in names}
+        settle()
         measure(table, args.rounds, args.budget)
         results[threads] = table
     save_result(args.out, report(results, systems, args))

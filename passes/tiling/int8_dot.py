@@ -9,9 +9,11 @@ into ``vector<M x N x i32>``. Both instructions add, in each i32 lane, the
 four products of the lane's 4 bytes of their two byte sources. Per register
 of columns (16 i32 lanes of a zmm, 4 of a NEON q register):
 
-- B's 4 x lanes bytes are shuffled so that lane ``n`` holds ``B[0..3, n]``
-  (one ``vector.shuffle``; the weight is not yet packed at compile time); a
-  tile narrower than a register is padded with zero lanes;
+- lane ``n`` of B holds ``B[0..3, n]``: loaded as it is where B is a
+  constant with known bytes (stored in that layout at compile time,
+  lowerline.passes.tiling.vnni_weights), else B's 4 x lanes bytes are
+  shuffled into it (one ``vector.shuffle``); a tile narrower than a
+  register is padded with zero lanes;
 - each row of A is one i32 (its 4 bytes), broadcast to every lane.
 
 ``sdot`` multiplies signed bytes by signed bytes, which is what the fold's
@@ -49,6 +51,7 @@ from mlir.dialects import arith, llvm, vector
 
 from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
 from lowerline.passes.support.ir_constants import reads_with_zero_padding
+from lowerline.passes.tiling.vnni_weights import VnniWeights
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.targets import CpuTarget
 
@@ -232,12 +235,19 @@ def _corrections(weights: list[ir.Value], dot: DotInstruction) -> list[ir.Value 
     return [dot.emit(zero, high_bits, w) for w in weights]
 
 
-def _rewrite(contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction) -> None:
+def _rewrite(
+    contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction, packed: VnniWeights
+) -> None:
     lhs, rhs, acc = contract.operands
     (m, n), _ = _shape_and_type(acc)
     with ir.InsertionPoint(replaced), replaced.location:
-        weights = _weight_lanes(rhs, n, dot.lanes)
-        corrections = _corrections(weights, dot)
+        loaded = packed.lanes(rhs, dot.lanes)
+        if loaded is None:
+            weights = _weight_lanes(rhs, n, dot.lanes)
+            corrections = _corrections(weights, dot)
+        else:
+            weights = loaded[0]
+            corrections = loaded[1] if dot.unsigned_a else [None] * len(weights)
         result = acc
         for row in range(m):
             a = _row_bytes(lhs, row, dot)
@@ -260,11 +270,12 @@ def int8_dot_products(module: ir.Operation, target: CpuTarget) -> int:
     if dot is None:
         return 0
     contracts = ops_matching(module, lambda op: op.name == "vector.contract")
+    packed = VnniWeights()
     count = 0
     for contract in contracts:
         replaced = _candidate(contract)
         if replaced is not None:
-            _rewrite(contract, replaced, dot)
+            _rewrite(contract, replaced, dot, packed)
             count += 1
     if count and dot.declare is not None:
         dot.declare(module)

@@ -193,6 +193,42 @@ func.func @wide_softmax_rows_peeled(%x: tensor<2x1009xf32>, %w: tensor<2x1009xf3
 
 // -----
 
+// Rows of two reduced dims (an instance norm's 17 x 23 planes) whose
+// innermost dim fits one chunk: the plane is reduced a line at a time, into
+// partial sums of two whole vectors (32 lanes), never as one 391-lane vector.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 3 ops over [4] rows of [17, 23] (one thread) [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @plane_rows_reduced_a_line_at_a_time(
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1
+// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 1, 1, 32>}
+// CHECK:           scf.for %{{.+}} = %c0{{.*}} to %c17 step %c1
+// CHECK:             scf.for %{{.+}} step %c32
+// CHECK:           linalg.reduce {{.+}} dimensions = [1, 2]  {lowerline.vector_sizes = array<i64: 1, 1, 32>}
+// CHECK-NOT:     vector_sizes = array<i64: 1, 17, 23>
+// CHECK:         return
+#pid = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#prow = affine_map<(d0, d1, d2) -> (d0)>
+func.func @plane_rows_reduced_a_line_at_a_time(%x: tensor<4x17x23xf32>) -> tensor<4x17x23xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#pid, #prow], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<4x17x23xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x17x23xf32>
+  %y = linalg.generic {indexing_maps = [#pid, #prow, #pid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x17x23xf32>, tensor<4xf32>) outs(%e : tensor<4x17x23xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.subf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<4x17x23xf32>
+  return %y : tensor<4x17x23xf32>
+}
+
+// -----
+
 // Not a row kernel: the reduction runs along the first axis (its innermost
 // loop is parallel), so the op that reads its result is not a row op.
 // EXPLAIN: remark: linalg.generic: g{{[0-9]+}}: vector tile [1, 0]

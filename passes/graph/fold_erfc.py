@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import math
 
+from lowerline.passes.support.elementwise_ir import expand
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
@@ -151,10 +152,7 @@ def _fold_across_generics(sub: ir.Operation) -> bool:
 
 
 def _replace(sub: ir.Operation, x: ir.Value) -> None:
-    with ir.InsertionPoint(sub), sub.location:
-        erfc = math.erfc(x)
-    sub.results[0].replace_all_uses_with(erfc)
-    sub.erase()
+    expand(sub, lambda *_: math.erfc(x))
 
 
 @dataclass(frozen=True)

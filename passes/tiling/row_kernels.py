@@ -18,8 +18,12 @@ passes read) is fused into that loop with upstream's
 
 so each row is read from memory once and again from cache, and the rows
 are split across the threads. Inside the loop, the wide elementwise ops are
-tiled into vectors along the row and the reductions into register-sized
-chunks (``reduction_chunks``), so no vector depends on the row's length.
+tiled into vectors along the row (at most four per step,
+``elementwise_tile``, the partial last tile peeled) and the reductions into
+register-sized chunks (``reduction_chunks``; a plane of several reduced dims
+a line at a time, ``plane_chunks``), so no vector depends on the row's
+length. A division of the last op by a row statistic (softmax's sum) is a
+multiply by its reciprocal, computed once per row.
 A small kernel (or one core) gets an ``scf.for`` over the rows instead.
 
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
@@ -268,8 +272,11 @@ def _tile_script(tag: str, tiles: list[int], ragged: bool = False) -> str:
 
 
 def _partial_last_tile(op: ir.Operation, tiles: list[int]) -> bool:
+    """Whether the innermost tile leaves a partial last tile (to peel)."""
     shape = static_loop_sizes(op) if op.name == "linalg.generic" else _shape(op)
-    return bool(shape) and tiles[-1] > 0 and shape[-1] % tiles[-1] != 0
+    if not shape or not tiles[-1]:
+        return False
+    return shape[-1] % tiles[-1] != 0
 
 
 def unit_loops_possible(op: ir.Operation) -> bool:

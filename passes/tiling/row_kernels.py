@@ -362,10 +362,14 @@ def multiply_by_reciprocals(op: ir.Operation, rows: int) -> int:
     once the vector loop's invariant ``1 / s`` is hoisted, and a multiply
     per element (a 16-lane ``vdivps`` costs several multiplies). ATen's
     softmax kernels do the same (``x * (1 / sum)``); the result differs
-    from a true division by at most one rounding. Returns the count."""
+    from a true division by at most one rounding. Only f32 and f64: in a
+    16-bit type the rounded reciprocal would cost a whole bf16 ulp. Returns
+    the count."""
     count = 0
     for inner in list(op.regions[0].blocks[0].operations):
         if inner.name != "arith.divf" or not _row_statistic(op, inner.operands[1], rows):
+            continue
+        if not isinstance(inner.operands[1].type, ir.F32Type | ir.F64Type):
             continue
         with ir.InsertionPoint(inner), inner.location:
             t = inner.operands[1].type

@@ -50,6 +50,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-check-integer-division": "lowering.check_integer_division",
     "lowerline-dynamic-omp-schedule": "lowering.dynamic_omp_schedule",
     "lowerline-expand-bf16-truncf": "lowering.expand_bf16_truncf",
+    "lowerline-fold-erfc": "graph.fold_erfc",
     "lowerline-hoist-thread-number": "lowering.hoist_thread_number",
     "lowerline-minmax-accumulators": "lowering.minmax_accumulators",
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",

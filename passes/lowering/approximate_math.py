@@ -1,4 +1,4 @@
-"""``lowerline-approximate-math``: f32 tanh, erf, log, log1p, log2, expm1,
+"""``lowerline-approximate-math``: f32 tanh, erf, erfc, log, log1p, log2, expm1,
 exp2 (``powf`` of the constant 2, torch-mlir's ``torch.exp2``), sin, cos,
 atan, atan2 and ``powf`` of any base as vector polynomials (no libm calls,
 sin/cos aside for |x| >= 2^28 pi/2).
@@ -25,6 +25,11 @@ subnormals included; the pytest suite sweeps bit patterns)::
                          R ~ erfcx on [1, 3.925], degree 12; x^2 split in
                          two floats (fma) so exp(-x^2) keeps its accuracy;
                          above 3.925 this rounds to 1.
+    erfc(x)  |x| < 3/4:  (1 - x) + (-x Q(x^2)), 1 - x as an exact sum
+             else:       e^(-a^2) (1 + P(q)) / (1 + 2a), a = |x|,
+                         q = (a - 2) / (a + 2) (N. Juffa's erfcf), P:
+                         degree 11; e^(-a^2) and the product in f64 lanes;
+                         2 - that below 0, 0 above 10.0546875
     log(x)   x = 2^k (1 + f), sqrt(2)/2 <= 1 + f < sqrt(2)  (subnormals
              scaled by 2^23 first), s = f / (2 + f):
              k ln2_hi + (f - f^2/2 + s (f^2/2 + R(s^2)) + k ln2_lo)
@@ -76,9 +81,9 @@ from lowerline.passes.lowering.polynomials import (
     select,
     sub,
 )
-from lowerline.passes.lowering.power import build_powf
+from lowerline.passes.lowering.power import build_powf, exp2_wide
 from lowerline.passes.lowering.trigonometry import build_cos, build_sin
-from lowerline.passes.support.elementwise_ir import constant, element, expand
+from lowerline.passes.support.elementwise_ir import constant, element, expand, like
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 # tanh(x) = x + x^3 * P(x^2) on |x| < 0.9; highest degree first (minimax fit
@@ -126,6 +131,31 @@ _ERF_R = (
     -0.07434733957052231,
     0.21080636978149414,
 )
+
+# erfc(a) for a >= 0 (after N. Juffa's erfcf): (1 + 2a) exp(a^2) erfc(a) - 1
+# as a polynomial in q = (a - 2) / (a + 2), which maps [0, 10.0546875] to
+# [-1, 0.668]; highest degree first (least squares on Chebyshev nodes,
+# relative error 8e-9 in 1 + p after rounding the coefficients to f32).
+_ERFC_P = (
+    8.050516044022515e-05,
+    0.0001715689868433401,
+    -0.0004008619871456176,
+    -0.001423235167749226,
+    0.0012519585434347391,
+    0.008710047230124474,
+    -0.00803049374371767,
+    -0.054217979311943054,
+    0.16405098140239716,
+    -0.16603051126003265,
+    -0.09276381880044937,
+    0.27697837352752686,
+)
+_ERFC_ZERO = 10.0546875  # erfc rounds to +0 beyond
+# 1 - erf(x) below (erf's polynomial; measured under 1 ulp to 0.8, 2.3 at
+# 0.95, where erfc is 0.18 and the polynomial's rounding shows); the exp
+# form above (1.6 ulps at worst, 2.6 near 0).
+_ERFC_SMALL = 0.75
+_LOG2E = 1.4426950408889634
 
 # fdlibm / musl logf: log(1 + f) = f - f^2/2 + s (f^2/2 + R), s = f / (2 + f).
 _LOG_LG = (0.66666662693, 0.40000972152, 0.28498786688, 0.24279078841)
@@ -181,6 +211,53 @@ def _erf(x: ir.Value) -> ir.Value:
     is_small = cmp(arith.CmpFPredicate.OLT, math.absf(x), constant(t, _ERF_SMALL))
     # copysign also keeps -0 (the fma rounds -0 + -0 * p to +0).
     return math.copysign(select(is_small, small, big), x)
+
+
+def build_erfc(x: ir.Value) -> ir.Value:
+    """f32 ``erfc(x)``: ``exp(-a^2) (1 + p(q)) / (1 + 2a)`` for ``a = |x|``,
+    ``2 - erfc(a)`` below 0. Never ``1 - erf(x)``, which has no correct
+    digit left once erfc(x) is below ulp(1) / 2 (x > 3.8)."""
+    t = x.type
+    a = math.absf(x)
+    # q = (a - 2) / (a + 2), corrected by its residual (a - 2) - q (a + 2):
+    # a - 2 and a + 2 round (by up to 1.5 ulps of q near a = 0).
+    r = arith.DivFOp(constant(t, 1.0), add(a, constant(t, 2.0))).result
+    q = mul(sub(a, constant(t, 2.0)), r)
+    residual = math.fma(
+        arith.NegFOp(q).result, a, math.fma(add(q, constant(t, 1.0)), constant(t, -2.0), a)
+    )
+    q = math.fma(r, residual, q)
+    p = horner(_ERFC_P, q)
+    # (1 + p) / (1 + 2a) as r / 2 with r = 1 / (a + 1/2), corrected by its
+    # residual (1 + p) - y (1 + 2a), in which 1 + 2a is never rounded.
+    r = mul(arith.DivFOp(constant(t, 1.0), add(a, constant(t, 0.5))).result, constant(t, 0.5))
+    y = math.fma(p, r, r)
+    residual = add(sub(p, y), math.fma(add(y, y), arith.NegFOp(a).result, constant(t, 1.0)))
+    y = math.fma(residual, r, y)
+    # exp(-a^2) and the product in f64 lanes: a^2 is exact there, and the
+    # result rounds once (to a subnormal below 2^-126). In f32, exp(-a^2)
+    # and the product each rounded: 2.1 ulps at worst.
+    f64 = like(t, ir.F64Type.get())
+    a_wide = arith.ExtFOp(f64, a).result
+    e = exp2_wide(mul(mul(a_wide, a_wide), constant(f64, -_LOG2E)))
+    y = arith.TruncFOp(t, mul(arith.ExtFOp(f64, y).result, e)).result
+    y = select(cmp(arith.CmpFPredicate.OGT, a, constant(t, _ERFC_ZERO)), constant(t, 0.0), y)
+    y = select(cmp(arith.CmpFPredicate.OLT, x, constant(t, 0.0)), sub(constant(t, 2.0), y), y)
+    is_small = cmp(arith.CmpFPredicate.OLT, a, constant(t, _ERFC_SMALL))
+    y = select(is_small, _erfc_small(x), y)
+    return select(cmp(arith.CmpFPredicate.UNO, x, x), x, y)
+
+
+def _erfc_small(x: ir.Value) -> ir.Value:
+    """``1 - erf(x)`` for ``|x| < 3/4`` (a result in [0.28, 1.72]), with
+    erf's polynomial ``x + x Q(x^2)`` and ``1 - x`` as an exact two-term sum,
+    so that only the last addition rounds (the exp form above was off by
+    2.6 ulps near 0, where exp(-x^2) and the polynomial in q both round)."""
+    t = x.type
+    one = constant(t, 1.0)
+    head = sub(one, x)
+    tail = sub(sub(one, head), x)  # exact: |x| < 1 (Fast2Sum)
+    return add(head, math.fma(arith.NegFOp(x).result, horner(_ERF_Q, mul(x, x)), tail))
 
 
 def _split(u: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -338,6 +415,7 @@ def _exp2_base(op: ir.Operation) -> bool:
 _BUILDERS: dict[str, Callable[[ir.Value], ir.Value]] = {
     "math.tanh": _tanh,
     "math.erf": _erf,
+    "math.erfc": build_erfc,
     "math.log": _log,
     "math.log1p": _log1p,
     "math.log2": _log2,
@@ -370,7 +448,7 @@ def _is_f32_binary(op: ir.Operation) -> bool:
 class ApproximateMath(Pass):
     flag = "lowerline-approximate-math"
     summary = (
-        "Expand f32 math.tanh/erf/log/log1p/log2/expm1/sin/cos/atan/atan2/powf"
+        "Expand f32 math.tanh/erf/erfc/log/log1p/log2/expm1/sin/cos/atan/atan2/powf"
         " into vectorizable polynomials (no libm calls)"
     )
     anchor = None

@@ -62,7 +62,7 @@ def _log2_abs(x: ir.Value) -> ir.Value:
     return select(cmp(arith.CmpFPredicate.OEQ, a, constant(f64, _INF)), a, y)
 
 
-def _exp2_wide(w: ir.Value) -> ir.Value:
+def exp2_wide(w: ir.Value) -> ir.Value:
     """2^w for f64 ``w`` (NaN kept, +-inf saturated), in f64."""
     f64 = w.type
     i64 = like(f64, ir.IntegerType.get_signless(64))
@@ -80,7 +80,7 @@ def build_powf(x: ir.Value, y: ir.Value) -> ir.Value:
     i32 = i32_like(t)
     f64 = like(t, ir.F64Type.get())
     w = mul(arith.ExtFOp(f64, y).result, _log2_abs(x))
-    magnitude = arith.TruncFOp(t, _exp2_wide(w)).result
+    magnitude = arith.TruncFOp(t, exp2_wide(w)).result
     # The parity of y: only |y| < 2^24 can be odd; y is replaced by 0 above
     # so that fptosi stays in range.
     ay = math.absf(y)

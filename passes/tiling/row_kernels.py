@@ -18,8 +18,12 @@ passes read) is fused into that loop with upstream's
 
 so each row is read from memory once and again from cache, and the rows
 are split across the threads. Inside the loop, the wide elementwise ops are
-tiled into vectors along the row and the reductions into register-sized
-chunks (``reduction_chunks``), so no vector depends on the row's length.
+tiled into vectors along the row (at most four per step,
+``elementwise_tile``, the partial last tile peeled) and the reductions into
+register-sized chunks (``reduction_chunks``; a plane of several reduced dims
+a line at a time, ``plane_chunks``), so no vector depends on the row's
+length. A division of the last op by a row statistic (softmax's sum) is a
+multiply by its reciprocal, computed once per row.
 A small kernel (or one core) gets an ``scf.for`` over the rows instead.
 
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
@@ -38,12 +42,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith
 
-from lowerline.cpu.tile_plan import reduction_chunk, vector_tile
+from lowerline.cpu.tile_plan import elementwise_tile, lanes, reduction_chunk
 from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
-from lowerline.passes.support.transform_scripts import ANY, apply_script
+from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
 from lowerline.passes.tiling.thread_reductions import PARALLEL_MIN_ELEMENTS
+from lowerline.passes.tiling.window_tiles import plane_chunks
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.pipeline.protocol import OP_TAG, VECTOR_SIZES
 from lowerline.targets import CpuTarget
@@ -228,7 +234,7 @@ def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[in
     iterators = iterator_kinds(op) if op.name == "linalg.generic" else ["parallel"] * len(shape)
     eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(op.results[0].type).element_type), 4)
     if iterators[-1] == "parallel":
-        tile = vector_tile(shape[-1], target, eb)
+        tile = elementwise_tile(shape[-1], target, eb)
         if all(s == 1 for s in shape[:-1]) and shape[-1] <= tile:
             return [], shape, []
         tiles = [1] * (len(shape) - 1) + [tile]
@@ -237,16 +243,40 @@ def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[in
     tiles = [1 if it == "parallel" else 0 for it in iterators]
     if all(t == 1 or s == 1 for t, s in zip(tiles, shape, strict=True) if t):
         tiles = []
-    return tiles, sizes, reduction_chunks(op, shape, iterators, reduction_chunk(target, eb))
+    # A row of several reduced dims (instance and group norm over H x W)
+    # whose innermost dim fits one chunk: reduced a line at a time, as
+    # lowerline-tile-and-fuse does for global pooling; else the whole plane
+    # would be one vector (vector<3136xf32> for 56 x 56: 1.6x eager's time).
+    chunk = reduction_chunk(target, eb)
+    chunks = reduction_chunks(op, shape, iterators, chunk) or plane_chunks(
+        op, shape, iterators, lanes(target, eb), chunk
+    )
+    return tiles, sizes, chunks
 
 
-def _tile_script(tag: str, tiles: list[int]) -> str:
+def _tile_script(tag: str, tiles: list[int], ragged: bool = False) -> str:
+    """Tile the op tagged ``tag``; ``ragged``: the innermost tile does not
+    divide its dim, and that loop is peeled: the full tiles are static
+    (unmasked, no size computed per step), the partial last one is one
+    masked step after the loop."""
     loops = sum(1 for t in tiles if t)
     outs = ", ".join([ANY] * (loops + 1))
-    return _match("%op", tag, "%root") + (
+    text = _match("%op", tag, "%root") + (
         f"  %t:{loops + 1} = transform.structured.tile_using_for %op "
         f"tile_sizes [{', '.join(map(str, tiles))}] : ({ANY}) -> ({outs})\n"
     )
+    if not ragged:
+        return text
+    text += f"  %inner = transform.cast %t#{loops} : {ANY} to {ANY}\n"
+    return text + peel("%inner", "%full", "%partial")
+
+
+def _partial_last_tile(op: ir.Operation, tiles: list[int]) -> bool:
+    """Whether the innermost tile leaves a partial last tile (to peel)."""
+    shape = static_loop_sizes(op) if op.name == "linalg.generic" else _shape(op)
+    if not shape or not tiles[-1]:
+        return False
+    return shape[-1] % tiles[-1] != 0
 
 
 def unit_loops_possible(op: ir.Operation) -> bool:
@@ -313,9 +343,48 @@ def unshare_empty_inits(op: ir.Operation) -> None:
                 op.operands[index] = init.owner.clone().results[0]
 
 
+def _row_statistic(op: ir.Operation, value: ir.Value, rows: int) -> bool:
+    """Whether ``value`` is a block argument of ``op``'s body bound to an
+    input read through the row dims only (one value per row)."""
+    if not isinstance(value, ir.BlockArgument):
+        return False
+    index = value.arg_number
+    if index >= len(op.operands) - len(op.results):
+        return False
+    read = indexing_maps(op)[index]
+    dims = [e for e in read.results if not isinstance(e, ir.AffineConstantExpr)]
+    return all(isinstance(e, ir.AffineDimExpr) and e.position < rows for e in dims)
+
+
+def multiply_by_reciprocals(op: ir.Operation, rows: int) -> int:
+    """Rewrite ``x / s`` in the last op's body, ``s`` a row statistic
+    (softmax's sum), as ``x * (1 / s)``: the division becomes one per row
+    once the vector loop's invariant ``1 / s`` is hoisted, and a multiply
+    per element (a 16-lane ``vdivps`` costs several multiplies). ATen's
+    softmax kernels do the same (``x * (1 / sum)``); the result differs
+    from a true division by at most one rounding. Only f32 and f64: in a
+    16-bit type the rounded reciprocal would cost a whole bf16 ulp. Returns
+    the count."""
+    count = 0
+    for inner in list(op.regions[0].blocks[0].operations):
+        if inner.name != "arith.divf" or not _row_statistic(op, inner.operands[1], rows):
+            continue
+        if not isinstance(inner.operands[1].type, ir.F32Type | ir.F64Type):
+            continue
+        with ir.InsertionPoint(inner), inner.location:
+            t = inner.operands[1].type
+            one = arith.constant(t, ir.FloatAttr.get(t, 1.0))
+            product = arith.mulf(inner.operands[0], arith.divf(one, inner.operands[1]))
+        inner.results[0].replace_all_uses_with(product)
+        inner.erase()
+        count += 1
+    return count
+
+
 def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget) -> str | None:
     """Fuse ``kernel`` into one loop over its rows, then tile and chunk each
     member for the vectorizer; None on success, else why not."""
+    multiply_by_reciprocals(kernel.last, kernel.rows)
     for op in kernel.members:
         if _row_reduction(op) and not unit_loops_for_constant_outputs(op):
             return f"{op.name} writes a constant index that is not a unit dim"
@@ -347,7 +416,8 @@ def _tile_member(module: ir.Operation, op: ir.Operation, tag: str, target: CpuTa
     if sizes:
         VECTOR_SIZES.set(op, sizes)
     if tiles:
-        failure = apply_script(module, _tile_script(tag, tiles))
+        ragged = chunks == [] and _partial_last_tile(op, tiles)
+        failure = apply_script(module, _tile_script(tag, tiles, ragged))
         if failure:
             return failure
     return split_rows(module, tag, chunks) if chunks else None

@@ -1,4 +1,4 @@
-"""f32 tanh, erf, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2 and
+"""f32 tanh, erf, erfc, log, log1p, log2, expm1, exp2, sin, cos, atan, atan2 and
 pow as compiled code computes them (lowerline-approximate-math), over a dense
 sweep of f32 bit patterns (pairs of them for atan2 and pow).
 
@@ -67,6 +67,7 @@ class Functions(torch.nn.Module):
 FUNCTIONS = {
     "tanh": torch.tanh,
     "erf": torch.erf,
+    "erfc": torch.erfc,
     "log": torch.log,
     "log1p": torch.log1p,
     "log2": torch.log2,

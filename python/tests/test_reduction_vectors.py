@@ -71,6 +71,10 @@ class Fn(torch.nn.Module):
             return torch.nn.functional.rms_norm(x, x.shape[-1:])
         if self.name == "group_norm":  # rows as 64 channels in 16 groups
             return torch.nn.functional.group_norm(x.unsqueeze(0), 16).squeeze(0)
+        if self.name == "instance_norm":  # NCHW: each channel's H x W plane
+            return torch.nn.functional.instance_norm(x)
+        if self.name == "group_norm_nchw":  # two channels per group
+            return torch.nn.functional.group_norm(x, x.shape[1] // 2)
         raise ValueError(self.name)
 
 
@@ -89,6 +93,11 @@ CASES = [
     ("logsumexp", (1, 393216)),
     ("rms_norm", (64, 50257)),
     ("group_norm", (64, 50257)),
+    # Rows of several reduced dims whose innermost one fits a chunk (H x W
+    # planes): reduced a line at a time, not as one vector<3136xf32>.
+    ("instance_norm", (2, 64, 56, 56)),
+    ("instance_norm", (3, 15, 17, 23)),
+    ("group_norm_nchw", (1, 30, 9, 56)),
 ]
 
 

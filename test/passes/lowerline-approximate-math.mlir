@@ -40,6 +40,38 @@ func.func @expands_vector_erf(%x: vector<8xf32>) -> vector<8xf32> {
 
 // -----
 
+// erfc: 1 - erf's polynomial below 3/4 and exp(-x^2) P(q) / (1 + 2|x|) above,
+// its exp and product in f64 lanes, rounded once; 2 - that below 0.
+// CHECK-LABEL: func.func @expands_vector_erfc(
+// CHECK-SAME:      %[[X:[^:]+]]: vector<8xf32>)
+// CHECK-NOT:     math.erfc
+// CHECK:         %[[A:.+]] = math.absf %[[X]] : vector<8xf32>
+// CHECK:         arith.divf
+// CHECK:         %[[W:.+]] = arith.extf %[[A]] : vector<8xf32> to vector<8xf64>
+// CHECK:         arith.mulf %[[W]], %[[W]] : vector<8xf64>
+// CHECK:         arith.truncf %{{.+}} : vector<8xf64> to vector<8xf32>
+// CHECK:         arith.cmpf olt, %[[X]]
+// CHECK:         %[[N:.+]] = arith.cmpf uno, %[[X]], %[[X]]
+// CHECK:         %[[R:.+]] = arith.select %[[N]], %[[X]], %{{.+}} : vector<8xi1>, vector<8xf32>
+// CHECK-NOT:     math.erfc
+// CHECK:         return %[[R]]
+func.func @expands_vector_erfc(%x: vector<8xf32>) -> vector<8xf32> {
+  %r = math.erfc %x : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// f64 erfc is left to libm.
+// CHECK-LABEL: func.func @keeps_f64_erfc(
+// CHECK:         math.erfc %{{.+}} : f64
+func.func @keeps_f64_erfc(%x: f64) -> f64 {
+  %r = math.erfc %x : f64
+  return %r : f64
+}
+
+// -----
+
 // log: the exponent and mantissa split in integer bits (subnormals scaled
 // first), then -inf at 0, NaN below 0, x itself at +inf and NaN.
 // CHECK-LABEL: func.func @expands_scalar_log(

@@ -21,7 +21,7 @@
 // CHECK:           math.rsqrt
 // CHECK:           scf.for
 // CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]
-// CHECK-SAME:          lowerline.vector_sizes = array<i64: 1, 125>
+// CHECK-SAME:          lowerline.vector_sizes = array<i64: 1, 50>
 // CHECK:           scf.forall.in_parallel
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
@@ -126,6 +126,105 @@ func.func @small_softmax_rows(%x: tensor<4x37xf32>) -> tensor<4x37xf32> {
     linalg.yield %v : f32
   } -> tensor<4x37xf32>
   return %y : tensor<4x37xf32>
+}
+
+// -----
+
+// Softmax over rows of 1009 (prime), divided by another input too. The
+// elementwise ops are tiled four vectors wide (64 lanes) with the partial
+// tile peeled: 15 full tiles in one loop, the partial one (49) after it. The division
+// by the row's sum becomes a multiply by its reciprocal (computed once per
+// row); the division by %w, which varies along the row, stays.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 6 ops over [2] rows of [1009] (one thread) [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @wide_softmax_rows_peeled(
+// CHECK:         scf.for %{{.+}} = %c0 to %c2 step %c1
+// CHECK:           scf.for %{{.+}} = %c0{{.*}} to %c960{{.*}} step %c64
+// CHECK:             math.exp
+// CHECK:           scf.for %{{.+}} = %c960{{.*}} to %c1009{{.*}} step %c64
+// CHECK:             math.exp
+// CHECK:           linalg.reduce
+// CHECK:           scf.for %{{.+}} = %c0{{.*}} to %c960{{.*}} step %c64
+// CHECK:             ^bb0(%[[E:[^:]+]]: f32, %[[S:[^:]+]]: f32, %[[WW:[^:]+]]: f32
+// CHECK:               %[[R:.+]] = arith.divf %{{.+}}, %[[S]] : f32
+// CHECK:               %[[Q:.+]] = arith.mulf %[[E]], %[[R]] : f32
+// CHECK:               arith.divf %[[Q]], %[[WW]] : f32
+// CHECK:           scf.for %{{.+}} = %c960{{.*}} to %c1009{{.*}} step %c64
+// CHECK:               arith.mulf
+// CHECK:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#vec = affine_map<(d0, d1) -> (d0)>
+func.func @wide_softmax_rows_peeled(%x: tensor<2x1009xf32>, %w: tensor<2x1009xf32>) -> tensor<2x1009xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e0 : tensor<2xf32>) -> tensor<2xf32>
+  %max = linalg.generic {indexing_maps = [#id, #vec], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x1009xf32>) outs(%fm : tensor<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<2xf32>
+  %e2 = tensor.empty() : tensor<2x1009xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #vec, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<2x1009xf32>, tensor<2xf32>) outs(%e2 : tensor<2x1009xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = math.exp %d : f32
+    linalg.yield %v : f32
+  } -> tensor<2x1009xf32>
+  %e1 = tensor.empty() : tensor<2x1xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x1xf32>) -> tensor<2x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<2x1009xf32>) outs(%fs : tensor<2x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum, %w : tensor<2x1009xf32>, tensor<2x1xf32>, tensor<2x1009xf32>) outs(%e2 : tensor<2x1009xf32>) {
+  ^bb0(%a: f32, %s: f32, %b: f32, %o: f32):
+    %v = arith.divf %a, %s : f32
+    %u = arith.divf %v, %b : f32
+    linalg.yield %u : f32
+  } -> tensor<2x1009xf32>
+  return %y : tensor<2x1009xf32>
+}
+
+// -----
+
+// Rows of two reduced dims (an instance norm's 17 x 23 planes) whose
+// innermost dim fits one chunk: the plane is reduced a line at a time, into
+// partial sums of two whole vectors (32 lanes), never as one 391-lane vector.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 3 ops over [4] rows of [17, 23] (one thread) [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @plane_rows_reduced_a_line_at_a_time(
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1
+// CHECK:           linalg.fill {lowerline.vector_sizes = array<i64: 1, 1, 32>}
+// CHECK:           scf.for %{{.+}} = %c0{{.*}} to %c17 step %c1
+// CHECK:             scf.for %{{.+}} step %c32
+// CHECK:           linalg.reduce {{.+}} dimensions = [1, 2]  {lowerline.vector_sizes = array<i64: 1, 1, 32>}
+// CHECK-NOT:     vector_sizes = array<i64: 1, 17, 23>
+// CHECK:         return
+#pid = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#prow = affine_map<(d0, d1, d2) -> (d0)>
+func.func @plane_rows_reduced_a_line_at_a_time(%x: tensor<4x17x23xf32>) -> tensor<4x17x23xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#pid, #prow], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : tensor<4x17x23xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x17x23xf32>
+  %y = linalg.generic {indexing_maps = [#pid, #prow, #pid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x17x23xf32>, tensor<4xf32>) outs(%e : tensor<4x17x23xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.subf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<4x17x23xf32>
+  return %y : tensor<4x17x23xf32>
 }
 
 // -----

@@ -131,6 +131,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
+        "lowerline-fold-erfc,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.
         "lowerline-collapse-expanded-elementwise,"
         f"lowerline-collapse-broadcast-batch-matmul{gathers}),canonicalize,cse,"

@@ -141,6 +141,11 @@ torch with aten ops whose lowering is exact:
   Giles' single-precision polynomials, then two Newton steps on
   ``erf(x) = y`` (quadratic: float64 gets its precision too), +-inf at +-1
   and NaN beyond.
+* ``aten.erfc``: torch-mlir has no lowering (the op is left illegal at
+  import). Written ``1 - erf(x)`` (integers promoted to the default float
+  type, as torch does), which ``lowerline-fold-erfc`` folds back into
+  ``math.erfc`` once both sit in one loop body: as written it would lose
+  every digit beyond x ~ 3.8.
 * ``aten.roll``: torch-mlir has no lowering; torch's own entry (slices and a
   concatenation) is used.
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
@@ -976,6 +981,14 @@ def erfinv(y: torch.Tensor) -> Any:
     return torch.where(y.abs() > 1, math.nan, x)
 
 
+def erfc(x: torch.Tensor) -> torch.Tensor:
+    if x.is_complex():
+        return NotImplemented
+    if not x.is_floating_point():
+        x = x.to(torch.get_default_dtype())
+    return 1 - torch.erf(x)
+
+
 # Ops torch-mlir has no lowering of, whose entry in torch's own table
 # (``torch._decomp``) is made of ops it lowers.
 # (Its entries of diagonal_scatter, as_strided_scatter, erfinv and
@@ -1073,6 +1086,7 @@ def decomposition_table() -> dict:
         table[copy_op] = _view_copy(view)
     table[aten.isfinite.default] = isfinite
     table[aten.erfinv.default] = erfinv
+    table[aten.erfc.default] = erfc
     table[aten.diagonal_scatter.default] = diagonal_scatter
     table[aten.as_strided_scatter.default] = as_strided_scatter
     table[aten.linalg_norm.default] = linalg_norm

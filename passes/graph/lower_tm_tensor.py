@@ -151,37 +151,163 @@ def _without(ivs: Sequence[ir.Value], dim: int) -> list[ir.Value]:
     return [iv for d, iv in enumerate(ivs) if d != dim]
 
 
-def _lower_scan(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
-    source, init, accumulator = op.operands
-    dim = ir.IntegerAttr(op.attributes["dimension"]).value
-    inclusive = bool(ir.BoolAttr(op.attributes["inclusive"]).value)
-    rank = ir.RankedTensorType(source.type).rank
-    uppers = [_dim(source, d) for d in range(rank)]
-    zero, one = _index(0), _index(1)
+@dataclass(frozen=True)
+class _Scan:
+    """A scan's dimension, kind and combiner; its operands come apart, so
+    that each thread can scan a slice of them. ``lanes`` (0: none) is the
+    vector width for scans along an outer dimension."""
 
-    def step(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
-        (out,) = carried
-        first = arith.cmpi(arith.CmpIPredicate.eq, ivs[dim], zero)
-        # output[0] needs no previous value; the clamped index keeps the read in bounds.
-        before = _with(ivs, dim, arith.select(first, zero, arith.subi(ivs[dim], one)))
-        previous = tensor.extract(out, before)
-        element = tensor.extract(source, ivs if inclusive else before)
-        (combined,) = _inline(combiner, [previous, element])
-        start = element if inclusive else tensor.extract(accumulator, _without(ivs, dim))
-        return [tensor.insert(arith.select(first, start, combined), out, ivs)]
+    combiner: ir.Operation
+    dim: int
+    inclusive: bool
+    lanes: int
 
-    (output,) = _loop_nest(uppers, [init], step)
-    if not list(op.results[1].uses):
-        return [output, accumulator]
-    return [output, _scan_final(op, output, uppers)]
+    def form(self, source_type: ir.RankedTensorType) -> str:
+        """How the scan runs: ``vectors`` (a running vector across the
+        contiguous last dimension), ``rows`` (one running value per row
+        along the last dimension) or ``elements`` (the general form, a
+        select per element)."""
+        last = source_type.rank - 1
+        if self.dim != last and self.lanes:
+            return "vectors"
+        length = source_type.shape[self.dim]
+        if self.dim == last and length not in (0, ir.ShapedType.get_dynamic_size()):
+            return "rows"
+        return "elements"
+
+    def lower(
+        self, source: ir.Value, init: ir.Value, accumulator: ir.Value, final: bool
+    ) -> list[ir.Value]:
+        """The scan's output and (with ``final``) its final value, else the
+        accumulator unchanged."""
+        uppers = [_dim(source, d) for d in range(ir.RankedTensorType(source.type).rank)]
+        form = self.form(ir.RankedTensorType(source.type))
+        scan = {"vectors": self._vectors, "rows": self._rows, "elements": self._elements}[form]
+        output = scan(source, init, accumulator, uppers)
+        if not final:
+            return [output, accumulator]
+        return [output, _scan_final(source, accumulator, self.dim, output, uppers)]
+
+    def _elements(
+        self, source: ir.Value, init: ir.Value, accumulator: ir.Value, uppers: list[ir.Value]
+    ) -> ir.Value:
+        # Row-major order: output[i-1] is written before output[i] is read.
+        dim, zero, one = self.dim, _index(0), _index(1)
+
+        def step(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+            (out,) = carried
+            first = arith.cmpi(arith.CmpIPredicate.eq, ivs[dim], zero)
+            # output[0] needs no previous value; the clamped index keeps the read in bounds.
+            before = _with(ivs, dim, arith.select(first, zero, arith.subi(ivs[dim], one)))
+            previous = tensor.extract(out, before)
+            element = tensor.extract(source, ivs if self.inclusive else before)
+            (combined,) = _inline(self.combiner, [previous, element])
+            start = element if self.inclusive else tensor.extract(accumulator, _without(ivs, dim))
+            return [tensor.insert(arith.select(first, start, combined), out, ivs)]
+
+        return _loop_nest(uppers, [init], step)[0]
+
+    def _rows(
+        self, source: ir.Value, init: ir.Value, accumulator: ir.Value, uppers: list[ir.Value]
+    ) -> ir.Value:
+        """Along the last dimension: element 0 stored before the loop, the
+        running value carried in a register instead of read back."""
+        length = ir.RankedTensorType(source.type).shape[self.dim]
+
+        def row(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+            (out,) = carried
+            zero = _index(0)
+            if self.inclusive:
+                first = tensor.extract(source, [*ivs, zero])
+            else:
+                first = tensor.extract(accumulator, ivs)
+            out = tensor.insert(first, out, [*ivs, zero])
+            loop = scf.ForOp(_index(1), _index(length), _index(1), [out, first])
+            with ir.InsertionPoint(loop.body):
+                i = loop.induction_variable
+                current, running = loop.inner_iter_args
+                at = i if self.inclusive else arith.subi(i, _index(1))
+                element = tensor.extract(source, [*ivs, at])
+                (value,) = _inline(self.combiner, [running, element])
+                scf.YieldOp([tensor.insert(value, current, [*ivs, i]), value])
+            return [loop.results[0]]
+
+        return _loop_nest(uppers[:-1], [init], row)[0]
+
+    def _vectors(
+        self, source: ir.Value, init: ir.Value, accumulator: ir.Value, uppers: list[ir.Value]
+    ) -> ir.Value:
+        """Along an outer dimension: each row of the last dimension combines
+        the previous output row with its input row, in vectors of ``lanes``
+        (then one column at a time for the rest)."""
+        dim, lanes = self.dim, self.lanes
+        width = uppers[-1]
+        whole = arith.subi(width, arith.remui(width, _index(lanes)))  # folds when static
+        spans = [(_index(0), whole, lanes), (whole, width, 0)]
+
+        def start(out: ir.Value, at: list[ir.Value], lanes: int) -> ir.Value:
+            del out
+            if self.inclusive:
+                return _read(source, at, lanes)
+            return _read(accumulator, _without(at, dim), lanes)
+
+        def combined(out: ir.Value, at: list[ir.Value], lanes: int) -> ir.Value:
+            before = _with(at, dim, arith.subi(at[dim], _index(1)))
+            previous = _read(out, before, lanes)
+            element = _read(source, at if self.inclusive else before, lanes)
+            if lanes:
+                return _inline_on_vectors(self.combiner, [previous, element], lanes)
+            return _inline(self.combiner, [previous, element])[0]
+
+        def row(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+            (out,) = carried
+            first = arith.cmpi(arith.CmpIPredicate.eq, ivs[dim], _index(0))
+            branch = scf.IfOp(first, [out.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([_each_column(out, ivs, spans, start)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([_each_column(out, ivs, spans, combined)])
+            return [branch.results[0]]
+
+        return _loop_nest(uppers[:-1], [init], row)[0]
 
 
-def _scan_final(op: ir.Operation, output: ir.Value, uppers: list[ir.Value]) -> ir.Value:
+ColumnValue = Callable[[ir.Value, list[ir.Value], int], ir.Value]
+
+
+def _each_column(
+    out: ir.Value,
+    row: list[ir.Value],
+    spans: list[tuple[ir.Value, ir.Value, int]],
+    value: ColumnValue,
+) -> ir.Value:
+    """``out`` with ``value(out, at, lanes)`` stored at every column of the
+    row at ``row``: each span ``[start, stop)`` in steps of ``lanes``
+    (0: one scalar a step)."""
+    for begin, stop, lanes in spans:
+        loop = scf.ForOp(begin, stop, _index(max(lanes, 1)), [out])
+        with ir.InsertionPoint(loop.body):
+            current = loop.inner_iter_args[0]
+            at = [*row, loop.induction_variable]
+            scf.YieldOp([_write(value(current, at, lanes), current, at, lanes)])
+        out = loop.results[0]
+    return out
+
+
+def _read(source: ir.Value, at: list[ir.Value], lanes: int) -> ir.Value:
+    return _row_vector(source, at, lanes) if lanes else tensor.extract(source, at)
+
+
+def _write(value: ir.Value, dest: ir.Value, at: list[ir.Value], lanes: int) -> ir.Value:
+    return _store_row_vector(value, dest, at) if lanes else tensor.insert(value, dest, at)
+
+
+def _scan_final(
+    source: ir.Value, accumulator: ir.Value, dim: int, output: ir.Value, uppers: list[ir.Value]
+) -> ir.Value:
     """The scan's second result as TMTensor defines it: the last output along
     the dimension, which only steps after the first store; so a dimension of
     0 or 1 leaves the accumulator's init (a dynamic one is taken as longer)."""
-    source, _, accumulator = op.operands
-    dim = ir.IntegerAttr(op.attributes["dimension"]).value
     if ir.RankedTensorType(source.type).shape[dim] in (0, 1):
         return accumulator
     last = arith.subi(uppers[dim], _index(1))
@@ -285,12 +411,7 @@ def _not_row_scatter(op: ir.Operation) -> str:
         return "its updates span several rows along an indexed dimension"
     if ir.ShapedType.get_dynamic_size() in rows:
         return "its rows have a dynamic size"
-    element = out_type.element_type
-    if not isinstance(element, ir.FloatType | ir.IntegerType):
-        return f"its elements ({element}) are not numbers"
-    if isinstance(element, ir.IntegerType) and element.width < 8:
-        return f"its elements ({element}) are narrower than a byte"
-    return ""
+    return _not_vector_element(out_type.element_type)
 
 
 def _overlap(op: ir.Operation) -> int:
@@ -593,20 +714,15 @@ def _int_before(ascending: bool, signedness: str) -> Before:
     return lambda b, a: arith.cmpi(predicate, b, a)
 
 
-def _lower_sort(op: ir.Operation, combiner: ir.Operation) -> list[ir.Value]:
-    dim = ir.IntegerAttr(op.attributes["dimension"]).value
-    keys_type = ir.RankedTensorType(op.operands[0].type)
-    length = keys_type.shape[dim]
-    if length == ir.ShapedType.get_dynamic_size():
-        op.location.emit_error(f"{op.name}: sorts along a dynamic dimension ({dim})")
-        raise PassFailed()
-    before = _sort_order(op, combiner)
-    current = list(op.operands)
+def _sort_along(values: list[ir.Value], dim: int, before: Before) -> list[ir.Value]:
+    """``values`` sorted by the first along ``dim``: merge passes of runs of
+    1, 2, 4... (none for a length of 0 or 1)."""
+    length = ir.RankedTensorType(values[0].type).shape[dim]
     width = 1
     while width < length:
-        current = _merge_pass(current, dim, length, width, before)
+        values = _merge_pass(values, dim, length, width, before)
         width *= 2
-    return current
+    return values
 
 
 def _merge_pass(
@@ -615,7 +731,7 @@ def _merge_pass(
     """One bottom-up merge sort pass: runs of ``width`` (sorted) merged in
     pairs into new tensors, in every row along ``dim``."""
     shapes = [ir.RankedTensorType(s.type) for s in sources]
-    dests = [tensor.empty(t.shape, t.element_type) for t in shapes]
+    dests = [_empty_like(s) for s in sources]
     uppers = [_dim(sources[0], d) for d in range(shapes[0].rank) if d != dim]
     end = _index(length)
 
@@ -659,11 +775,147 @@ def _merge_pass(
     return _loop_nest(uppers, dests, row)
 
 
-_LOWERINGS = {
-    TM_SCAN: _lower_scan,
-    TM_SCATTER: _lower_scatter,
-    TM_SORT: _lower_sort,
-}
+# The least work worth a thread, in element steps (an element visited by a
+# scan, or by one merge pass of a sort): some 30 microseconds of scalar code,
+# so that small tensors stay on one thread and a fork-join (microseconds)
+# stays a small share of a thread's time.
+_STEPS_PER_THREAD = 1 << 15
+
+
+@dataclass(frozen=True)
+class _Chunks:
+    """Slices of ``size`` along dimension ``dim`` of ``extent``, one per
+    thread (the last one shorter when ``size`` does not divide ``extent``)."""
+
+    dim: int
+    extent: int
+    size: int
+
+    @property
+    def count(self) -> int:
+        return -(-self.extent // self.size)
+
+
+def _plan_chunks(
+    shape: Sequence[int], along: int, steps: int, threads: int, lanes: int
+) -> _Chunks | None:
+    """How a sort or scan along ``along``, independent across the other
+    dimensions, splits among ``threads``: chunks of the outermost other
+    static dimension long enough for every thread (contiguous blocks), else
+    of the longest; ``None`` when ``steps`` is too little work for two. A
+    chunk of the last dimension is whole vectors of ``lanes`` (0: any)."""
+    usable = min(threads, steps // _STEPS_PER_THREAD)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    others = [d for d, n in enumerate(shape) if d != along and n not in (dynamic, 0, 1)]
+    if usable < 2 or not others:
+        return None
+    split = next((d for d in others if shape[d] >= usable), max(others, key=lambda d: shape[d]))
+    align = lanes if split == len(shape) - 1 and lanes else 1
+    parts = min(usable, shape[split] // align)
+    if parts < 2:
+        return None
+    size = -(-shape[split] // parts)
+    return _Chunks(split, shape[split], -(-size // align) * align)
+
+
+def _static_elements(shape: Sequence[int]) -> int:
+    """The element count, a dynamic dimension counted as 1 (it may be)."""
+    count = 1
+    for n in shape:
+        count *= 1 if n == ir.ShapedType.get_dynamic_size() else n
+    return count
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """Where one chunk lies in a tensor: its offsets, sizes and type, for
+    ``tensor.extract_slice`` and ``tensor.parallel_insert_slice`` alike
+    (a chunk of ``dim`` at offset ``first``, whole along the others)."""
+
+    offsets: list[ir.Value]
+    sizes: list[ir.Value]
+    static_offsets: list[int]
+    static_sizes: list[int]
+    type: ir.RankedTensorType
+
+    @staticmethod
+    def of(
+        whole: ir.Value, dim: int, first: ir.Value, size: ir.Value | None, static: int
+    ) -> _Slice:
+        """``size`` None: the chunk is ``static`` long."""
+        whole_type = ir.RankedTensorType(whole.type)
+        dynamic = ir.ShapedType.get_dynamic_size()
+        static_sizes = list(whole_type.shape)
+        static_sizes[dim] = static if size is None else dynamic
+        sizes = [
+            size if d == dim else tensor.dim(whole, _index(d))
+            for d, n in enumerate(static_sizes)
+            if n == dynamic
+        ]
+        static_offsets = [dynamic if d == dim else 0 for d in range(whole_type.rank)]
+        sliced = ir.RankedTensorType.get(static_sizes, whole_type.element_type)
+        return _Slice([first], sizes, static_offsets, static_sizes, sliced)
+
+    def extract(self, whole: ir.Value) -> ir.Value:
+        return tensor.extract_slice(
+            self.type, whole, self.offsets, self.sizes, [],
+            self.static_offsets, self.static_sizes, [1] * len(self.static_sizes),
+        )  # fmt: skip
+
+    def insert(self, piece: ir.Value, whole: ir.Value) -> None:
+        tensor.parallel_insert_slice(
+            piece, whole, self.offsets, self.sizes, [],
+            self.static_offsets, self.static_sizes, [1] * len(self.static_sizes),
+        )  # fmt: skip
+
+
+Split = Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
+
+
+def _in_chunks(
+    chunks: _Chunks,
+    reads: list[tuple[ir.Value, int]],
+    writes: list[tuple[ir.Value, int]],
+    body: Split,
+) -> list[ir.Value]:
+    """An ``scf.forall`` over ``chunks``: ``body(read slices, write slices)``
+    makes a chunk's results from its slices of ``reads`` and of ``writes``
+    (each value with the dimension that ``chunks.dim`` is in it), inserted
+    into the ``writes`` (the forall's shared outputs) where they came from."""
+    forall = scf.ForallOp([0], [chunks.count], [1], shared_outs=[v for v, _ in writes])
+    with ir.InsertionPoint(forall.body):
+        (chunk,) = forall.induction_variables
+        first = arith.muli(chunk, _index(chunks.size))
+        size = None
+        if chunks.extent % chunks.size:
+            size = arith.minui(_index(chunks.size), arith.subi(_index(chunks.extent), first))
+
+        def place(value: ir.Value, dim: int) -> _Slice:
+            return _Slice.of(value, dim, first, size, chunks.size)
+
+        read_slices = [place(v, d).extract(v) for v, d in reads]
+        shared = list(forall.inner_iter_args)
+        out_slices = [place(v, d) for v, (_, d) in zip(shared, writes, strict=True)]
+        done = body(read_slices, [s.extract(v) for s, v in zip(out_slices, shared, strict=True)])
+        with ir.InsertionPoint(forall.terminator().block):
+            for piece, where, whole in zip(done, out_slices, shared, strict=True):
+                where.insert(piece, whole)
+    return list(forall.results)
+
+
+def _not_vector_element(element: ir.Type) -> str:
+    """Why vectors cannot hold ``element``; empty when they can."""
+    if not isinstance(element, ir.FloatType | ir.IntegerType):
+        return f"its elements ({element}) are not numbers"
+    if isinstance(element, ir.IntegerType) and element.width < 8:
+        return f"its elements ({element}) are narrower than a byte"
+    return ""
+
+
+def _threads_note(chunks: _Chunks | None) -> str:
+    if chunks is None:
+        return "one thread (too little work, or no other static dimension to split)"
+    return f"{chunks.count} chunks of {chunks.size} along dimension {chunks.dim} among threads"
 
 
 @dataclass(frozen=True)
@@ -706,8 +958,12 @@ class LowerTmTensor(Pass):
     def _lower(
         self, op: ir.Operation, combiner: ir.Operation, remarks: list[Remark]
     ) -> list[ir.Value]:
-        if op.name != TM_SCATTER or not self.vector_bits:
-            return _LOWERINGS[op.name](op, combiner)
+        if op.name == TM_SCAN:
+            return self._scan(op, combiner, remarks)
+        if op.name == TM_SORT:
+            return self._sort(op, combiner, remarks)
+        if not self.vector_bits:
+            return _lower_scatter(op, combiner)
         why = _not_row_scatter(op) or _not_lanewise(combiner)
         if why:
             message = f"left as scalar loops: not vectorized: {why}"
@@ -718,3 +974,78 @@ class LowerTmTensor(Pass):
         message = f"rows combined as vectors of {lanes}, columns split among {threads} thread(s)"
         remarks.append(about(op, self.flag, message))
         return _lower_row_scatter(op, combiner, lanes, threads)
+
+    def _scan_lanes(self, op: ir.Operation, combiner: ir.Operation, dim: int) -> tuple[int, str]:
+        """Vector lanes for a scan along ``dim`` (0: scalar) and why not."""
+        source_type = ir.RankedTensorType(op.operands[0].type)
+        if dim == source_type.rank - 1:
+            return 0, "it runs along the contiguous dimension: one running value per row"
+        if not self.vector_bits:
+            return 0, "no vector width given"
+        why = _not_lanewise(combiner) or _not_vector_element(source_type.element_type)
+        if why:
+            return 0, why
+        return max(1, self.vector_bits // _element_bits(op.operands[0])), ""
+
+    def _scan(
+        self, op: ir.Operation, combiner: ir.Operation, remarks: list[Remark]
+    ) -> list[ir.Value]:
+        """A scan, split among threads by the other dimensions when large."""
+        source, init, accumulator = op.operands
+        dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        lanes, why = self._scan_lanes(op, combiner, dim)
+        scan = _Scan(combiner, dim, bool(ir.BoolAttr(op.attributes["inclusive"]).value), lanes)
+        shape = ir.RankedTensorType(source.type).shape
+        chunks = _plan_chunks(shape, dim, _static_elements(shape), self.threads, lanes)
+        form = scan.form(ir.RankedTensorType(source.type))
+        detail = f"vectors of {lanes}" if lanes else f"scalar: {why}"
+        remarks.append(about(op, self.flag, f"scan as {form} ({detail}); {_threads_note(chunks)}"))
+        final = bool(list(op.results[1].uses))
+        if chunks is None:
+            return scan.lower(source, init, accumulator, final)
+        # The accumulator lacks the scanned dimension; written when its final value is used.
+        in_accumulator = (accumulator, chunks.dim - (chunks.dim > dim))
+        reads = [(source, chunks.dim)] + ([] if final else [in_accumulator])
+        writes = [(init, chunks.dim)] + ([in_accumulator] if final else [])
+
+        def body(read: list[ir.Value], write: list[ir.Value]) -> list[ir.Value]:
+            accumulated = write[1] if final else read[1]
+            return scan.lower(read[0], write[0], accumulated, final)[: len(writes)]
+
+        results = _in_chunks(chunks, reads, writes, body)
+        return results if final else [results[0], accumulator]
+
+    def _sort(
+        self, op: ir.Operation, combiner: ir.Operation, remarks: list[Remark]
+    ) -> list[ir.Value]:
+        """A stable merge sort per row, split among threads by the other
+        dimensions when large."""
+        dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        keys_type = ir.RankedTensorType(op.operands[0].type)
+        length = keys_type.shape[dim]
+        if length == ir.ShapedType.get_dynamic_size():
+            op.location.emit_error(f"{op.name}: sorts along a dynamic dimension ({dim})")
+            raise PassFailed()
+        before = _sort_order(op, combiner)
+        values = list(op.operands)
+        steps = _static_elements(keys_type.shape) * max(length - 1, 0).bit_length()
+        chunks = _plan_chunks(keys_type.shape, dim, steps, self.threads, 0)
+        remarks.append(about(op, self.flag, f"merge sort; {_threads_note(chunks)}"))
+        if chunks is None:
+            return _sort_along(values, dim, before)
+        empties = [_empty_like(v) for v in values]
+        return _in_chunks(
+            chunks,
+            [(v, chunks.dim) for v in values],
+            [(e, chunks.dim) for e in empties],
+            lambda read, _: _sort_along(read, dim, before),
+        )
+
+
+def _empty_like(value: ir.Value) -> ir.Value:
+    value_type = ir.RankedTensorType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes = [
+        tensor.dim(value, _index(d)) if n == dynamic else n for d, n in enumerate(value_type.shape)
+    ]
+    return tensor.empty(sizes, value_type.element_type)

@@ -1,19 +1,20 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-lower-tm-tensor)" \
 // RUN:   --split-input-file | FileCheck %s
 
-// cumprod: a loop nest carrying the output; element 0 is the input's, the
-// others combine the previous output with the input (the combiner inlined).
+// cumprod along the last dimension: a loop over the rows; element 0 is the
+// input's, stored before a loop over the rest that carries the running
+// product in a register (the combiner inlined), not read back from the output.
 // The unused final value is the accumulator init; the combiner is erased.
 // CHECK-LABEL: func.func @scan_becomes_loops(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<5x7xf32>, %[[INIT:[a-z0-9]+]]: tensor<5x7xf32>
 // CHECK:         %[[R:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]])
-// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[B:.+]] = %[[A]])
-// CHECK:             %[[FIRST:.+]] = arith.cmpi eq, %[[J]]
-// CHECK:             %[[PREV:.+]] = tensor.extract %[[B]]
-// CHECK:             %[[IN:.+]] = tensor.extract %[[X]][%[[I]], %[[J]]]
-// CHECK:             %[[M:.+]] = arith.mulf %[[PREV]], %[[IN]] : f32
-// CHECK:             %[[V:.+]] = arith.select %[[FIRST]], %[[IN]], %[[M]]
-// CHECK:             tensor.insert %[[V]] into %[[B]][%[[I]], %[[J]]]
+// CHECK:           %[[X0:.+]] = tensor.extract %[[X]][%[[I]], %[[C0:.+]]]
+// CHECK:           %[[OUT0:.+]] = tensor.insert %[[X0]] into %[[A]][%[[I]], %[[C0]]]
+// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[B:.+]] = %[[OUT0]], %[[PROD:.+]] = %[[X0]])
+// CHECK-NEXT:        %[[IN:.+]] = tensor.extract %[[X]][%[[I]], %[[J]]]
+// CHECK-NEXT:        %[[M:.+]] = arith.mulf %[[PROD]], %[[IN]] : f32
+// CHECK-NEXT:        %[[V:.+]] = tensor.insert %[[M]] into %[[B]][%[[I]], %[[J]]]
+// CHECK-NEXT:        scf.yield %[[V]], %[[M]]
 // CHECK:         return %[[R]]
 // CHECK-NOT:     lowerline.tm_scan
 // CHECK-NOT:     func.func private @combine_mul

@@ -49,12 +49,38 @@ a combiner with a call) stays scalar loops, with a remark saying why
 (``tensor.scatter`` has no lowering), and the vectorizer only vectorizes
 linalg ops, which a scatter with repeated indices is not.
 
-A scan carries its output through a loop nest in row-major order, so
+A scan along the last dimension runs row by row: element 0 stored, then a
+loop carrying the running value in a register. Along an outer dimension
+(``cumsum(x, 0)``), with ``vector-bits`` and a lane-wise combiner, each row
+of the last dimension combines the previous output row with its input row
+in vectors (the columns past the last whole vector one at a time)::
+
+    scf.for %i ... {                                   // rows along the scan
+      scf.if (%i == 0) { <copy input row 0 (or the accumulator)> }
+      else {
+        scf.for %c = 0 to <whole vectors> step <lanes> {
+          %p = vector.transfer_read %out[%i - 1, %c]
+          %x = vector.transfer_read %input[%i, %c]
+          vector.transfer_write <combiner>(%p, %x), %out[%i, %c]
+
+Otherwise (an i1 scan, a dynamic length along the last dimension) the scan
+carries its output through a loop nest in row-major order, so
 ``output[i-1]`` is written before ``output[i]``. A sort is a stable bottom-up
 merge sort per row (``ceil(log2 n)`` passes, each into a new tensor) with
 torch's order: NaN after every number ascending, before every number
 descending; its comparator must be one ``arith.cmpf`` / ``arith.cmpi`` of the
 two keys (what torch-mlir emits), anything else is an error on the op.
+
+A sort or scan is independent across the dimensions it does not run
+along. With ``threads`` and enough work (``_STEPS_PER_THREAD`` a thread), an
+``scf.forall`` splits one of them (the outermost static one long enough for
+every thread, else the longest) into a chunk per thread; each thread sorts
+or scans its slice and inserts it into the shared result
+(``tensor.parallel_insert_slice``), which the CPU stages turn into OpenMP.
+Each element is computed in the same order as on one thread. A chunk of the
+last dimension for a vector scan is whole vectors. Upstream has neither op
+on tensors (no ``linalg`` scan or sort), and the TMTensor ops' own
+lowering is sequential loops.
 """
 
 from __future__ import annotations
@@ -926,13 +952,17 @@ class LowerTmTensor(Pass):
 
     vector_bits: int = opt(
         0,
-        "vector width in bits for scatters of whole rows (index_add, index_put of rows): "
-        "each row combined with vectors; 0: every scatter as scalar loops",
+        "vector width in bits for scatters of whole rows (index_add, index_put of rows) "
+        "and scans along an outer dimension; 0: scalar loops",
     )
     threads: int = opt(
-        1, "threads that may share the columns of a row scatter's rows (wide rows only)"
+        1,
+        "threads that may share the columns of a row scatter's rows (wide rows only) "
+        "and the independent rows of a large sort or scan",
     )
-    explain: bool = opt(False, "list the scatters left as scalar loops (and why) on stderr")
+    explain: bool = opt(
+        False, "say on stderr how each scatter, scan and sort runs (and why not faster)"
+    )
 
     def run(self, op: ir.Operation) -> None:
         stand_ins = ops_matching(op, lambda o: o.name in STAND_INS)

@@ -613,26 +613,16 @@ def _threaded_rows(rows: _Rows, original: ir.Value, threads: int, per_thread: in
     """``scf.forall`` over ``threads``: thread ``t`` combines the columns
     ``[t * per_thread, (t + 1) * per_thread)`` of every row, in update order,
     in its slice of the output."""
-    out_type = ir.RankedTensorType(original.type)
-    rank = out_type.rank
-    dynamic = ir.ShapedType.get_dynamic_size()
-    sizes = [*out_type.shape[:-1], per_thread]
-    dynamic_sizes = [tensor.dim(original, _index(d)) for d in range(rank) if sizes[d] == dynamic]
-    slice_type = ir.RankedTensorType.get(sizes, out_type.element_type)
-    offsets = [0] * (rank - 1) + [dynamic]
+    last = ir.RankedTensorType(original.type).rank - 1
     forall = scf.ForallOp([0], [threads], [1], shared_outs=[original])
     with ir.InsertionPoint(forall.body):
         (thread,) = forall.induction_variables
         (shared,) = forall.inner_iter_args
         first = arith.muli(thread, _index(per_thread))
-        piece = tensor.extract_slice(
-            slice_type, shared, [first], dynamic_sizes, [], offsets, sizes, [1] * rank
-        )
-        done = rows.loops(piece, (0, per_thread, first))
+        where = _Slice.of(shared, last, first, None, per_thread)
+        done = rows.loops(where.extract(shared), (0, per_thread, first))
         with ir.InsertionPoint(forall.terminator().block):
-            tensor.parallel_insert_slice(
-                done, shared, [first], dynamic_sizes, [], offsets, sizes, [1] * rank
-            )
+            where.insert(done, shared)
     return forall.results[0]
 
 
@@ -799,6 +789,129 @@ def _merge_pass(
         return list(runs.results)
 
     return _loop_nest(uppers, dests, row)
+
+
+# The largest ``k`` a sort read only for its first ``k`` along the dimension
+# (topk) is a selection for: a new element that enters shifts up to ``k``
+# kept ones, which beats the merge sort's ``log2(n)`` passes while ``k`` is
+# small; and the rows must be four times longer than ``k`` at least.
+_SELECT_AT_MOST = 32
+
+
+def _first_k_slices(op: ir.Operation, dim: int) -> tuple[int, list[ir.Operation]] | None:
+    """``(k, slices)`` when every use of the sort's results is an
+    ``extract_slice`` of its first ``k`` along ``dim`` (whole along the
+    others), as torch-mlir's topk reads the sort; else None."""
+    shape = list(ir.RankedTensorType(op.operands[0].type).shape)
+    slices, sizes = [], set()
+    for result in op.results:
+        for use in result.uses:
+            user = use.owner
+            if not isinstance(user, ir.OpView) or user.operation.name != "tensor.extract_slice":
+                return None
+            offsets = list(ir.DenseI64ArrayAttr(user.attributes["static_offsets"]))
+            strides = list(ir.DenseI64ArrayAttr(user.attributes["static_strides"]))
+            size = list(ir.DenseI64ArrayAttr(user.attributes["static_sizes"]))
+            others = [n for d, n in enumerate(size) if d != dim]
+            if set(offsets) != {0} or set(strides) != {1} or others != _without(shape, dim):
+                return None
+            slices.append(user.operation)
+            sizes.add(size[dim])
+    if len(sizes) != 1:
+        return None
+    (k,) = sizes
+    return (k, slices) if 0 < k <= _SELECT_AT_MOST and 4 * k <= shape[dim] else None
+
+
+def _select_along(values: list[ir.Value], dim: int, k: int, before: Before) -> list[ir.Value]:
+    """The first ``k`` of ``values`` sorted by the first along ``dim``, as
+    the stable merge sort orders them, by insertion: each element in turn
+    enters the ``k`` kept so far (sorted) when it goes before the last of
+    them (or fewer are kept), the ones it goes strictly before shifting
+    up one place, the last dropped."""
+    keys_type = ir.RankedTensorType(values[0].type)
+    length = keys_type.shape[dim]
+    outs = [_empty_like_with(v, dim, k) for v in values]
+    uppers = [_dim(values[0], d) for d in range(keys_type.rank) if d != dim]
+
+    def row(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+        loop = scf.ForOp(_index(0), _index(length), _index(1), [*carried, _index(0)])
+        with ir.InsertionPoint(loop.body):
+            *kept, filled = loop.inner_iter_args
+            new = [tensor.extract(v, _inserted(ivs, dim, loop.induction_variable)) for v in values]
+            last = tensor.extract(kept[0], _inserted(ivs, dim, _index(k - 1)))
+            full = arith.cmpi(arith.CmpIPredicate.eq, filled, _index(k))
+            enters = arith.ori(arith.xori(full, _true()), before(new[0], last))
+            branch = scf.IfOp(enters, [o.type for o in kept], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp(_insert_kept(kept, new, ivs, dim, filled, k, before))
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp(kept)
+            more = arith.minui(arith.addi(filled, _index(1)), _index(k))
+            scf.YieldOp([*branch.results, more])
+        return list(loop.results)[:-1]
+
+    return _loop_nest(uppers, outs, row)
+
+
+def _insert_kept(
+    kept: list[ir.Value],
+    new: list[ir.Value],
+    ivs: list[ir.Value],
+    dim: int,
+    filled: ir.Value,
+    k: int,
+    before: Before,
+) -> list[ir.Value]:
+    """``kept`` with ``new`` inserted in order: from the last place used
+    (``filled``, or ``k - 1`` when full) down, each kept element that
+    ``new`` goes strictly before moves up one; ``new`` lands where that
+    stops (place 0 when it never does)."""
+    top = arith.minui(filled, _index(k - 1))
+    one = _index(1)
+    steps = scf.ForOp(_index(0), top, one, [*kept, _true()])
+    with ir.InsertionPoint(steps.body):
+        *current, moving = steps.inner_iter_args
+        place = arith.subi(top, steps.induction_variable)
+        below = _inserted(ivs, dim, arith.subi(place, one))
+        previous = [tensor.extract(c, below) for c in current]
+        shift = arith.andi(moving, before(new[0], previous[0]))
+        at = _inserted(ivs, dim, place)
+        # The place keeps its element once ``new`` has landed (never read
+        # before then: the unused top place of a buffer not yet full).
+        stays = [
+            arith.select(moving, n, tensor.extract(c, at))
+            for n, c in zip(new, current, strict=True)
+        ]
+        moved = [
+            tensor.insert(arith.select(shift, p, s), c, at)
+            for p, s, c in zip(previous, stays, current, strict=True)
+        ]
+        scf.YieldOp([*moved, shift])
+    *done, moving = steps.results
+    # An scf.if, not a select of tensors: bufferized in place, not copied.
+    first = scf.IfOp(moving, [d.type for d in done], has_else=True)
+    with ir.InsertionPoint(first.then_block):
+        at_zero = _inserted(ivs, dim, _index(0))
+        scf.YieldOp([tensor.insert(n, d, at_zero) for n, d in zip(new, done, strict=True)])
+    with ir.InsertionPoint(first.else_block):
+        scf.YieldOp(done)
+    return list(first.results)
+
+
+def _true() -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(1), 1)
+
+
+def _empty_like_with(value: ir.Value, dim: int, size: int) -> ir.Value:
+    """An empty tensor shaped as ``value`` but ``size`` long along ``dim``."""
+    value_type = ir.RankedTensorType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes: list[int | ir.Value] = [
+        size if d == dim else tensor.dim(value, _index(d)) if n == dynamic else n
+        for d, n in enumerate(value_type.shape)
+    ]
+    return tensor.empty(sizes, value_type.element_type)
 
 
 # The least work worth a thread, in element steps (an element visited by a
@@ -1058,18 +1171,51 @@ class LowerTmTensor(Pass):
             raise PassFailed()
         before = _sort_order(op, combiner)
         values = list(op.operands)
+        selection = _first_k_slices(op, dim)
+        if selection is not None:
+            return self._select(op, values, selection, before, remarks)
         steps = _static_elements(keys_type.shape) * max(length - 1, 0).bit_length()
         chunks = _plan_chunks(keys_type.shape, dim, steps, self.threads, 0)
         remarks.append(about(op, self.flag, f"merge sort; {_threads_note(chunks)}"))
         if chunks is None:
             return _sort_along(values, dim, before)
-        empties = [_empty_like(v) for v in values]
         return _in_chunks(
             chunks,
             [(v, chunks.dim) for v in values],
-            [(e, chunks.dim) for e in empties],
+            [(_empty_like(v), chunks.dim) for v in values],
             lambda read, _: _sort_along(read, dim, before),
         )
+
+    def _select(
+        self,
+        op: ir.Operation,
+        values: list[ir.Value],
+        selection: tuple[int, list[ir.Operation]],
+        before: Before,
+        remarks: list[Remark],
+    ) -> list[ir.Value]:
+        """A sort read for its first ``k`` only (topk): a selection per
+        row, whose results replace the slices; the sort's own results are
+        then unused (the operands stand in for them)."""
+        dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        k, slices = selection
+        shape = ir.RankedTensorType(values[0].type).shape
+        chunks = _plan_chunks(shape, dim, _static_elements(shape), self.threads, 0)
+        remarks.append(about(op, self.flag, f"selection of the first {k}; {_threads_note(chunks)}"))
+        if chunks is None:
+            selected = _select_along(values, dim, k, before)
+        else:
+            selected = _in_chunks(
+                chunks,
+                [(v, chunks.dim) for v in values],
+                [(_empty_like_with(v, dim, k), chunks.dim) for v in values],
+                lambda read, _: _select_along(read, dim, k, before),
+            )
+        by_result = dict(zip(op.results, selected, strict=True))
+        for piece in slices:
+            piece.results[0].replace_all_uses_with(by_result[piece.operands[0]])
+            piece.erase()
+        return values
 
 
 def _empty_like(value: ir.Value) -> ir.Value:

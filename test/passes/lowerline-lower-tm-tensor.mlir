@@ -148,3 +148,77 @@ func.func @leaves_other_ops(%o: tensor<4xf32>) -> tensor<4xf32> {
 func.func private @not_a_combiner(%a: f32) -> f32 {
   return %a : f32
 }
+
+// -----
+
+// topk (k=5 of 301): the sort is read only for its first 5 along its
+// dimension, so each row is a selection into 5-wide results: an element
+// enters when the 5 kept are not all filled or it goes before the last of
+// them; the kept ones it goes strictly before shift up one (stable). The
+// slices read the selection; no merge pass over the whole rows.
+// CHECK-LABEL: func.func @topk_is_a_selection(
+// CHECK-SAME:      %[[K:[a-z0-9]+]]: tensor<6x301xf32>, %[[V:[a-z0-9]+]]: tensor<6x301xi64>
+// CHECK-DAG:     %[[EK:.+]] = tensor.empty() : tensor<6x5xf32>
+// CHECK-DAG:     %[[EV:.+]] = tensor.empty() : tensor<6x5xi64>
+// CHECK:         %[[R:.+]]:2 = scf.for %[[I:.+]] = {{.+}} iter_args(%{{.+}} = %[[EK]], %{{.+}} = %[[EV]])
+// CHECK:           scf.for %[[J:.+]] = {{.+}} iter_args(%[[A:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %[[FILLED:.+]] = %{{.+}}) -> (tensor<6x5xf32>, tensor<6x5xi64>, index)
+// CHECK:             %[[X:.+]] = tensor.extract %[[K]][%[[I]], %[[J]]]
+// CHECK:             %[[LAST:.+]] = tensor.extract %[[A]][%[[I]], %{{.+}}] : tensor<6x5xf32>
+// CHECK:             %[[FULL:.+]] = arith.cmpi eq, %[[FILLED]]
+// CHECK:             arith.cmpf ogt, %[[X]], %[[LAST]]
+// CHECK:             scf.if
+// CHECK:               scf.for
+// CHECK:                 tensor.insert {{.+}} : tensor<6x5xf32>
+// CHECK:                 tensor.insert {{.+}} : tensor<6x5xi64>
+// CHECK-NOT:     tensor.extract_slice
+// CHECK-NOT:     tensor<6x301xf32> to
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @topk_is_a_selection(%k: tensor<6x301xf32>, %v: tensor<6x301xi64>) -> (tensor<6x5xf32>, tensor<6x5xi64>) {
+  %r:2 = "lowerline.tm_sort"(%k, %v) {combiner = @descending_f32, dimension = 1 : i64}
+      : (tensor<6x301xf32>, tensor<6x301xi64>) -> (tensor<6x301xf32>, tensor<6x301xi64>)
+  %a = tensor.extract_slice %r#0[0, 0] [6, 5] [1, 1] : tensor<6x301xf32> to tensor<6x5xf32>
+  %b = tensor.extract_slice %r#1[0, 0] [6, 5] [1, 1] : tensor<6x301xi64> to tensor<6x5xi64>
+  return %a, %b : tensor<6x5xf32>, tensor<6x5xi64>
+}
+func.func private @descending_f32(%a: f32, %b: f32, %ia: i64, %ib: i64) -> i1 {
+  %c = arith.cmpf oge, %a, %b : f32
+  return %c : i1
+}
+
+// -----
+
+// The first 100 of 301 are too many for a selection (shifting up to 100 kept
+// ones per entry): the merge sort, then the slice.
+// CHECK-LABEL: func.func @large_k_is_sorted(
+// CHECK:         tensor.empty() : tensor<6x301xf32>
+// CHECK:         tensor.extract_slice %{{.+}}[0, 0] [6, 100] [1, 1]
+func.func @large_k_is_sorted(%k: tensor<6x301xf32>) -> tensor<6x100xf32> {
+  %r = "lowerline.tm_sort"(%k) {combiner = @descending_keys, dimension = 1 : i64}
+      : (tensor<6x301xf32>) -> tensor<6x301xf32>
+  %a = tensor.extract_slice %r[0, 0] [6, 100] [1, 1] : tensor<6x301xf32> to tensor<6x100xf32>
+  return %a : tensor<6x100xf32>
+}
+func.func private @descending_keys(%a: f32, %b: f32) -> i1 {
+  %c = arith.cmpf oge, %a, %b : f32
+  return %c : i1
+}
+
+// -----
+
+// The whole sort is read too (or rows from another offset): the merge sort.
+// CHECK-LABEL: func.func @sort_read_whole_is_sorted(
+// CHECK:         tensor.empty() : tensor<6x301xf32>
+// CHECK:         scf.for
+// CHECK:         tensor.extract_slice %{{.+}}[0, 0] [6, 5] [1, 1]
+// CHECK:         tensor.extract_slice %{{.+}}[0, 3] [6, 5] [1, 1]
+func.func @sort_read_whole_is_sorted(%k: tensor<6x301xf32>) -> (tensor<6x5xf32>, tensor<6x5xf32>) {
+  %r = "lowerline.tm_sort"(%k) {combiner = @ascending_keys, dimension = 1 : i64}
+      : (tensor<6x301xf32>) -> tensor<6x301xf32>
+  %a = tensor.extract_slice %r[0, 0] [6, 5] [1, 1] : tensor<6x301xf32> to tensor<6x5xf32>
+  %b = tensor.extract_slice %r[0, 3] [6, 5] [1, 1] : tensor<6x301xf32> to tensor<6x5xf32>
+  return %a, %b : tensor<6x5xf32>, tensor<6x5xf32>
+}
+func.func private @ascending_keys(%a: f32, %b: f32) -> i1 {
+  %c = arith.cmpf olt, %a, %b : f32
+  return %c : i1
+}

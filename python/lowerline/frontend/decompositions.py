@@ -4,11 +4,12 @@ torch-mlir's own table (``fx_decomp_util``) comes first; the entries here
 replace aten ops whose torch-mlir lowering is unusable or differs from eager
 torch with aten ops whose lowering is exact:
 
-* ``aten.cumsum``: torch-mlir's scan sums in the input's type; ATen sums
-  integers and bools in int64 and half types in float32. The input is
-  converted first, so the scan (``tm_tensor.scan``, which
-  ``lowerline-lower-tm-tensor`` runs in ATen's order, vectorized along an
-  outer dimension and threaded across rows) sees int64, float32 or float64.
+* ``aten.cumsum``: torch-mlir's scan sums in the input's type; ATen's CPU
+  kernel sums integers and bools in int64, half types in float32 and
+  float32 in float64. The input is converted first, so the scan
+  (``tm_tensor.scan``, which ``lowerline-lower-tm-tensor`` runs in ATen's
+  order, vectorized along an outer dimension and threaded across rows)
+  sums as ATen does.
 * ``aten.sort.stable``: torch-mlir has no lowering; ``aten.sort.default``
   becomes ``tm_tensor.sort``, which lowerline sorts stably whatever
   ``stable`` says (``lowerline-lower-tm-tensor``), so it is that.
@@ -212,8 +213,8 @@ ACCUMULATE_IN_F32 = (
 
 
 def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> Any:
-    """ATen's result types around torch-mlir's scan, which sums in the
-    input's type: integers and bools in int64, half types in float32."""
+    """ATen's accumulator and result types around torch-mlir's scan, which
+    sums in the input's type (``_cumsum_type``)."""
     summed_in = _cumsum_type(dtype or x.dtype)
     if x.dim() > 0 and not summed_in.is_complex and x.dtype == summed_in == (dtype or summed_in):
         return NotImplemented  # the scan as torch-mlir lowers it
@@ -227,10 +228,14 @@ def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> Any:
 
 
 def _cumsum_type(dtype: torch.dtype) -> torch.dtype:
-    """The type ATen sums ``dtype`` in: int64 for integers and bools, float32
-    for half types."""
+    """The type ATen's CPU kernel sums ``dtype`` in (``acc_type<T, false>``
+    in ``cpu_cum_base_kernel``): int64 for integers and bools, float32 for
+    half types, float64 for float32 (the running sum of a long float32 row
+    drifts from ATen's by more than rounding otherwise)."""
     if dtype in HALF:
         return torch.float32
+    if dtype == torch.float32:
+        return torch.float64
     return dtype if dtype.is_floating_point or dtype.is_complex else torch.int64
 
 

@@ -237,28 +237,65 @@ class _Scan:
         self, source: ir.Value, init: ir.Value, accumulator: ir.Value, uppers: list[ir.Value]
     ) -> ir.Value:
         """Along the last dimension: element 0 stored before the loop, the
-        running value carried in a register instead of read back."""
-        length = ir.RankedTensorType(source.type).shape[self.dim]
+        running value carried in a register instead of read back;
+        ``_ROWS_AT_ONCE`` rows of the dimension before in one loop, whose
+        running values are independent (a combine waits on the previous one
+        of its own row only)."""
+        shape = ir.RankedTensorType(source.type).shape
+        if len(shape) == 1:
+            return self._row_block(source, accumulator, init, [[]])
+        across = shape[-2]
 
-        def row(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
+        def rows(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
             (out,) = carried
-            zero = _index(0)
-            if self.inclusive:
-                first = tensor.extract(source, [*ivs, zero])
-            else:
-                first = tensor.extract(accumulator, ivs)
-            out = tensor.insert(first, out, [*ivs, zero])
-            loop = scf.ForOp(_index(1), _index(length), _index(1), [out, first])
-            with ir.InsertionPoint(loop.body):
-                i = loop.induction_variable
-                current, running = loop.inner_iter_args
-                at = i if self.inclusive else arith.subi(i, _index(1))
-                element = tensor.extract(source, [*ivs, at])
-                (value,) = _inline(self.combiner, [running, element])
-                scf.YieldOp([tensor.insert(value, current, [*ivs, i]), value])
-            return [loop.results[0]]
+            spans = [(_index(0), uppers[-2], 1)]
+            if across != ir.ShapedType.get_dynamic_size() and across >= _ROWS_AT_ONCE:
+                whole = _index(across // _ROWS_AT_ONCE * _ROWS_AT_ONCE)
+                spans = [(_index(0), whole, _ROWS_AT_ONCE), (whole, uppers[-2], 1)]
+            for begin, stop, step in spans:
+                loop = scf.ForOp(begin, stop, _index(step), [out])
+                with ir.InsertionPoint(loop.body):
+                    first = loop.induction_variable
+                    at = [[*ivs, arith.addi(first, _index(r)) if r else first] for r in range(step)]
+                    current = loop.inner_iter_args[0]
+                    scf.YieldOp([self._row_block(source, accumulator, current, at)])
+                out = loop.results[0]
+            return [out]
 
-        return _loop_nest(uppers[:-1], [init], row)[0]
+        return _loop_nest(uppers[:-2], [init], rows)[0]
+
+    def _row_block(
+        self, source: ir.Value, accumulator: ir.Value, out: ir.Value, rows: list[list[ir.Value]]
+    ) -> ir.Value:
+        """``out`` with the rows at ``rows`` (indices of the other dimensions)
+        scanned in one loop along the last dimension. The running values
+        have the combiner's type: a narrower source is extended as read, a
+        narrower output rounded as stored (``_narrow_ends``)."""
+        length = ir.RankedTensorType(source.type).shape[self.dim]
+        wide = self.combiner.regions[0].blocks[0].arguments[0].type
+        narrow = ir.RankedTensorType(out.type).element_type
+        zero = _index(0)
+        firsts = [
+            _float_as(tensor.extract(source, [*row, zero]), wide)
+            if self.inclusive
+            else tensor.extract(accumulator, row)
+            for row in rows
+        ]
+        for row, first in zip(rows, firsts, strict=True):
+            out = tensor.insert(_float_as(first, narrow), out, [*row, zero])
+        loop = scf.ForOp(_index(1), _index(length), _index(1), [out, *firsts])
+        with ir.InsertionPoint(loop.body):
+            i = loop.induction_variable
+            current, *running = loop.inner_iter_args
+            at = i if self.inclusive else arith.subi(i, _index(1))
+            values = []
+            for row, previous in zip(rows, running, strict=True):
+                element = _float_as(tensor.extract(source, [*row, at]), wide)
+                (value,) = _inline(self.combiner, [previous, element])
+                current = tensor.insert(_float_as(value, narrow), current, [*row, i])
+                values.append(value)
+            scf.YieldOp([current, *values])
+        return loop.results[0]
 
     def _vectors(
         self, source: ir.Value, init: ir.Value, accumulator: ir.Value, uppers: list[ir.Value]
@@ -296,6 +333,53 @@ class _Scan:
             return [branch.results[0]]
 
         return _loop_nest(uppers[:-1], [init], row)[0]
+
+
+# Rows scanned together along the last dimension: four independent chains
+# of combines hide the latency of each (an add or multiply takes about four
+# cycles, and one row's next one waits on it).
+_ROWS_AT_ONCE = 4
+
+
+def _float_as(value: ir.Value, to: ir.Type) -> ir.Value:
+    """``value`` extended or rounded to the float type ``to`` (unchanged when
+    it has that type)."""
+    if value.type == to:
+        return value
+    wider = ir.FloatType(to).width > ir.FloatType(value.type).width
+    return arith.extf(to, value) if wider else arith.truncf(to, value)
+
+
+def _only_op(generic: ir.Operation, name: str) -> bool:
+    """Whether ``generic`` is an elementwise ``linalg.generic`` of one input
+    whose body is only ``name`` of it."""
+    if generic.name != "linalg.generic" or len(generic.operands) != 2:
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    if any(not m.is_permutation or m != ir.AffineMap.get_identity(m.n_dims) for m in maps):
+        return False
+    body = [o.operation for o in generic.regions[0].blocks[0].operations]
+    block_input = generic.regions[0].blocks[0].arguments[0]
+    return len(body) == 2 and body[0].name == name and list(body[0].operands) == [block_input]
+
+
+def _narrow_ends(op: ir.Operation) -> tuple[ir.Value, ir.Operation] | None:
+    """``(narrow source, rounding op)`` when a scan's source is a float
+    tensor extended elementwise and its output is only rounded back
+    elementwise (a float32 cumsum summed in float64, ``decompositions``):
+    the scan can read the narrow source and store rounded values itself,
+    keeping its running values wide, instead of a wide copy of each."""
+    source = op.operands[0]
+    if not isinstance(source.owner, ir.OpView) or list(op.results[1].uses):
+        return None
+    widen = source.owner.operation
+    uses = list(op.results[0].uses)
+    if not _only_op(widen, "arith.extf") or len(uses) != 1:
+        return None
+    narrow = uses[0].owner
+    if not isinstance(narrow, ir.OpView) or not _only_op(narrow.operation, "arith.truncf"):
+        return None
+    return widen.operands[0], narrow.operation
 
 
 ColumnValue = Callable[[ir.Value, list[ir.Value], int], ir.Value]
@@ -831,7 +915,7 @@ def _select_along(values: list[ir.Value], dim: int, k: int, before: Before) -> l
     up one place, the last dropped."""
     keys_type = ir.RankedTensorType(values[0].type)
     length = keys_type.shape[dim]
-    outs = [_empty_like_with(v, dim, k) for v in values]
+    outs = [_empty_like(v, along=(dim, k)) for v in values]
     uppers = [_dim(values[0], d) for d in range(keys_type.rank) if d != dim]
 
     def row(ivs: list[ir.Value], carried: list[ir.Value]) -> list[ir.Value]:
@@ -901,17 +985,6 @@ def _insert_kept(
 
 def _true() -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(1), 1)
-
-
-def _empty_like_with(value: ir.Value, dim: int, size: int) -> ir.Value:
-    """An empty tensor shaped as ``value`` but ``size`` long along ``dim``."""
-    value_type = ir.RankedTensorType(value.type)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    sizes: list[int | ir.Value] = [
-        size if d == dim else tensor.dim(value, _index(d)) if n == dynamic else n
-        for d, n in enumerate(value_type.shape)
-    ]
-    return tensor.empty(sizes, value_type.element_type)
 
 
 # The least work worth a thread, in element steps (an element visited by a
@@ -1144,10 +1217,33 @@ class LowerTmTensor(Pass):
         detail = f"vectors of {lanes}" if lanes else f"scalar: {why}"
         remarks.append(about(op, self.flag, f"scan as {form} ({detail}); {_threads_note(chunks)}"))
         final = bool(list(op.results[1].uses))
+        ends = _narrow_ends(op) if form == "rows" else None
+        if ends is not None:
+            # The rounding op's result is the scan's; the wide output is left unused.
+            source, rounded = ends
+            init = _empty_like(source, ir.RankedTensorType(rounded.results[0].type).element_type)
         if chunks is None:
-            return scan.lower(source, init, accumulator, final)
+            results = scan.lower(source, init, accumulator, final)
+        else:
+            results = self._scan_in_chunks(scan, chunks, source, init, accumulator, final)
+        if ends is None:
+            return results
+        ends[1].results[0].replace_all_uses_with(results[0])
+        ends[1].erase()
+        return list(op.operands[1:])
+
+    def _scan_in_chunks(
+        self,
+        scan: _Scan,
+        chunks: _Chunks,
+        source: ir.Value,
+        init: ir.Value,
+        accumulator: ir.Value,
+        final: bool,
+    ) -> list[ir.Value]:
+        """The scan split into ``chunks`` among threads."""
         # The accumulator lacks the scanned dimension; written when its final value is used.
-        in_accumulator = (accumulator, chunks.dim - (chunks.dim > dim))
+        in_accumulator = (accumulator, chunks.dim - (chunks.dim > scan.dim))
         reads = [(source, chunks.dim)] + ([] if final else [in_accumulator])
         writes = [(init, chunks.dim)] + ([in_accumulator] if final else [])
 
@@ -1208,7 +1304,7 @@ class LowerTmTensor(Pass):
             selected = _in_chunks(
                 chunks,
                 [(v, chunks.dim) for v in values],
-                [(_empty_like_with(v, dim, k), chunks.dim) for v in values],
+                [(_empty_like(v, along=(dim, k)), chunks.dim) for v in values],
                 lambda read, _: _select_along(read, dim, k, before),
             )
         by_result = dict(zip(op.results, selected, strict=True))
@@ -1218,10 +1314,16 @@ class LowerTmTensor(Pass):
         return values
 
 
-def _empty_like(value: ir.Value) -> ir.Value:
+def _empty_like(
+    value: ir.Value, element: ir.Type | None = None, along: tuple[int, int] | None = None
+) -> ir.Value:
+    """An empty tensor shaped as ``value`` (but ``along = (dim, size)``
+    long along ``dim``) of ``element``s (default: ``value``'s)."""
     value_type = ir.RankedTensorType(value.type)
     dynamic = ir.ShapedType.get_dynamic_size()
-    sizes = [
+    sizes: list[int | ir.Value] = [
         tensor.dim(value, _index(d)) if n == dynamic else n for d, n in enumerate(value_type.shape)
     ]
-    return tensor.empty(sizes, value_type.element_type)
+    if along is not None:
+        sizes[along[0]] = along[1]
+    return tensor.empty(sizes, element or value_type.element_type)

@@ -62,8 +62,8 @@ func.func private @combine_addi(%a: i32, %b: i32) -> i32 {
 
 // -----
 
-// A cumsum along the contiguous dimension stays scalar per row (a running
-// value in a register), no vectors; its 1000 rows split into two chunks of
+// A cumsum along the contiguous dimension stays scalar per row (running
+// values in registers, four rows at once), no vectors; its 1000 rows split into two chunks of
 // 500; the final value (used) is a second shared output, the accumulator
 // sliced by the same rows.
 // CHECK-LABEL: func.func @inner_scan_is_rows_split_among_threads(
@@ -72,7 +72,7 @@ func.func private @combine_addi(%a: i32, %b: i32) -> i32 {
 // CHECK:         %[[F:.+]]:2 = scf.forall (%{{.+}}) in (2) shared_outs(%[[S:.+]] = %[[INIT]], %[[SA:.+]] = %[[ACC]])
 // CHECK:           tensor.extract_slice %[[X]][%[[FIRST:.+]], 0] [500, 77] [1, 1]
 // CHECK:           tensor.extract_slice %[[SA]][%[[FIRST]]] [500] [1]
-// CHECK:           scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[SUM:.+]] = %{{.+}}) -> (tensor<500x77xf32>, f32)
+// CHECK:           scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[SUM:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<500x77xf32>, f32, f32, f32, f32)
 // CHECK:             arith.addf %[[SUM]], %{{.+}} : f32
 // CHECK:           scf.forall.in_parallel
 // CHECK-NEXT:        tensor.parallel_insert_slice %{{.+}} into %[[S]][%[[FIRST]], 0] [500, 77] [1, 1]

@@ -1,20 +1,27 @@
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-lower-tm-tensor)" \
 // RUN:   --split-input-file | FileCheck %s
 
-// cumprod along the last dimension: a loop over the rows; element 0 is the
-// input's, stored before a loop over the rest that carries the running
-// product in a register (the combiner inlined), not read back from the output.
+// cumprod along the last dimension of 5x7: rows 0-3 in one loop, then row 4.
+// Element 0 of each row is the input's, stored before a loop over the rest
+// that carries each row's running product in a register (the combiner
+// inlined, four independent chains), not read back from the output.
 // The unused final value is the accumulator init; the combiner is erased.
 // CHECK-LABEL: func.func @scan_becomes_loops(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<5x7xf32>, %[[INIT:[a-z0-9]+]]: tensor<5x7xf32>
-// CHECK:         %[[R:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]])
+// CHECK:         %[[FOUR:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]])
+// CHECK:           %[[I1:.+]] = arith.addi %[[I]]
 // CHECK:           %[[X0:.+]] = tensor.extract %[[X]][%[[I]], %[[C0:.+]]]
+// CHECK:           %[[X1:.+]] = tensor.extract %[[X]][%[[I1]], %[[C0]]]
 // CHECK:           %[[OUT0:.+]] = tensor.insert %[[X0]] into %[[A]][%[[I]], %[[C0]]]
-// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[B:.+]] = %[[OUT0]], %[[PROD:.+]] = %[[X0]])
+// CHECK:           scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[B:.+]] = %{{.+}}, %[[P0:.+]] = %[[X0]], %[[P1:.+]] = %[[X1]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<5x7xf32>, f32, f32, f32, f32)
 // CHECK-NEXT:        %[[IN:.+]] = tensor.extract %[[X]][%[[I]], %[[J]]]
-// CHECK-NEXT:        %[[M:.+]] = arith.mulf %[[PROD]], %[[IN]] : f32
+// CHECK-NEXT:        %[[M:.+]] = arith.mulf %[[P0]], %[[IN]] : f32
 // CHECK-NEXT:        %[[V:.+]] = tensor.insert %[[M]] into %[[B]][%[[I]], %[[J]]]
-// CHECK-NEXT:        scf.yield %[[V]], %[[M]]
+// CHECK-NEXT:        %[[IN1:.+]] = tensor.extract %[[X]][%[[I1]], %[[J]]]
+// CHECK-NEXT:        %[[M1:.+]] = arith.mulf %[[P1]], %[[IN1]] : f32
+// CHECK:             scf.yield %{{.+}}, %[[M]], %[[M1]], %{{.+}}, %{{.+}} :
+// CHECK:         %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[FOUR]])
+// CHECK:           scf.for {{.+}} -> (tensor<5x7xf32>, f32)
 // CHECK:         return %[[R]]
 // CHECK-NOT:     lowerline.tm_scan
 // CHECK-NOT:     func.func private @combine_mul
@@ -221,4 +228,86 @@ func.func @sort_read_whole_is_sorted(%k: tensor<6x301xf32>) -> (tensor<6x5xf32>,
 func.func private @ascending_keys(%a: f32, %b: f32) -> i1 {
   %c = arith.cmpf olt, %a, %b : f32
   return %c : i1
+}
+
+// -----
+
+// A float32 cumsum summed in float64 (the decomposition's form): the scan
+// reads the float32 input, extending each element, keeps its running sums
+// in f64 registers and stores them rounded into a float32 result, which
+// replaces the rounding op; no f64 copy of the input or the output is read.
+// CHECK-LABEL: func.func @widened_scan_reads_and_stores_narrow(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: tensor<3x9xf32>
+// CHECK:         %[[OUT:.+]] = tensor.empty() : tensor<3x9xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for {{.+}} -> (tensor<3x9xf32>, f64)
+// CHECK:             %[[E:.+]] = tensor.extract %[[X]]
+// CHECK-NEXT:        %[[W:.+]] = arith.extf %[[E]] : f32 to f64
+// CHECK-NEXT:        %[[S:.+]] = arith.addf %{{.+}}, %[[W]] : f64
+// CHECK-NEXT:        %[[N:.+]] = arith.truncf %[[S]] : f64 to f32
+// CHECK-NEXT:        tensor.insert %[[N]] into %{{.+}} : tensor<3x9xf32>
+// CHECK-NOT:     arith.truncf %{{.+}} : f64 to f32
+// CHECK:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @widened_scan_reads_and_stores_narrow(%x: tensor<3x9xf32>) -> tensor<3x9xf32> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<3x9xf64>
+  %wide = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<3x9xf32>) outs(%e : tensor<3x9xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %w = arith.extf %in : f32 to f64
+    linalg.yield %w : f64
+  } -> tensor<3x9xf64>
+  %init = linalg.fill ins(%zero : f64) outs(%e : tensor<3x9xf64>) -> tensor<3x9xf64>
+  %ea = tensor.empty() : tensor<3xf64>
+  %acc = linalg.fill ins(%zero : f64) outs(%ea : tensor<3xf64>) -> tensor<3xf64>
+  %r:2 = "lowerline.tm_scan"(%wide, %init, %acc) {combiner = @add_f64, dimension = 1 : i64, inclusive = true}
+      : (tensor<3x9xf64>, tensor<3x9xf64>, tensor<3xf64>) -> (tensor<3x9xf64>, tensor<3xf64>)
+  %en = tensor.empty() : tensor<3x9xf32>
+  %narrow = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0 : tensor<3x9xf64>) outs(%en : tensor<3x9xf32>) {
+  ^bb0(%in: f64, %out: f32):
+    %t = arith.truncf %in : f64 to f32
+    linalg.yield %t : f32
+  } -> tensor<3x9xf32>
+  return %narrow : tensor<3x9xf32>
+}
+func.func private @add_f64(%a: f64, %b: f64) -> f64 {
+  %s = arith.addf %a, %b : f64
+  return %s : f64
+}
+
+// -----
+
+// The wide output is also returned: the scan keeps f64 tensors, the
+// rounding stays a separate op.
+// CHECK-LABEL: func.func @widened_scan_read_wide_stays(
+// CHECK:         scf.for {{.+}} -> (tensor<3x9xf64>, f64)
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @widened_scan_read_wide_stays(%x: tensor<3x9xf32>) -> (tensor<3x9xf32>, tensor<3x9xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<3x9xf64>
+  %wide = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<3x9xf32>) outs(%e : tensor<3x9xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %w = arith.extf %in : f32 to f64
+    linalg.yield %w : f64
+  } -> tensor<3x9xf64>
+  %ea = tensor.empty() : tensor<3xf64>
+  %r:2 = "lowerline.tm_scan"(%wide, %e, %ea) {combiner = @add_wide, dimension = 1 : i64, inclusive = true}
+      : (tensor<3x9xf64>, tensor<3x9xf64>, tensor<3xf64>) -> (tensor<3x9xf64>, tensor<3xf64>)
+  %en = tensor.empty() : tensor<3x9xf32>
+  %narrow = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0 : tensor<3x9xf64>) outs(%en : tensor<3x9xf32>) {
+  ^bb0(%in: f64, %out: f32):
+    %t = arith.truncf %in : f64 to f32
+    linalg.yield %t : f32
+  } -> tensor<3x9xf32>
+  return %narrow, %r#0 : tensor<3x9xf32>, tensor<3x9xf64>
+}
+func.func private @add_wide(%a: f64, %b: f64) -> f64 {
+  %s = arith.addf %a, %b : f64
+  return %s : f64
 }

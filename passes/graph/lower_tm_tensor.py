@@ -90,7 +90,7 @@ from dataclasses import dataclass
 from dataclasses import replace as dataclass_replace
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor, vector
+from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from lowerline.dialects import TM_SCAN, TM_SCATTER, TM_SORT
 from lowerline.pipeline.options import opt
@@ -1257,8 +1257,11 @@ class LowerTmTensor(Pass):
     def _sort(
         self, op: ir.Operation, combiner: ir.Operation, remarks: list[Remark]
     ) -> list[ir.Value]:
-        """A stable merge sort per row, split among threads by the other
-        dimensions when large."""
+        """A stable merge sort per row (a selection when only the first ``k``
+        are read), split among threads by the other dimensions when large.
+        Along an outer dimension the operands are transposed to make it the
+        last and the results back: a merge then reads and writes contiguous
+        runs instead of elements a whole row apart."""
         dim = ir.IntegerAttr(op.attributes["dimension"]).value
         keys_type = ir.RankedTensorType(op.operands[0].type)
         length = keys_type.shape[dim]
@@ -1266,12 +1269,37 @@ class LowerTmTensor(Pass):
             op.location.emit_error(f"{op.name}: sorts along a dynamic dimension ({dim})")
             raise PassFailed()
         before = _sort_order(op, combiner)
-        values = list(op.operands)
         selection = _first_k_slices(op, dim)
-        if selection is not None:
-            return self._select(op, values, selection, before, remarks)
-        steps = _static_elements(keys_type.shape) * max(length - 1, 0).bit_length()
-        chunks = _plan_chunks(keys_type.shape, dim, steps, self.threads, 0)
+        last = keys_type.rank - 1
+        swap = dim != last and length > 1
+        values = [_swapped(v, dim) if swap else v for v in op.operands]
+        along = last if swap else dim
+        if selection is None:
+            results = self._merge_sort(op, values, along, before, remarks)
+        else:
+            results = self._select(op, values, along, selection[0], before, remarks)
+        results = [_swapped(r, dim) if swap else r for r in results]
+        if selection is None:
+            return results
+        # The slices read the selection; the sort's own results are left
+        # unused (the operands stand in for them).
+        by_result = dict(zip(op.results, results, strict=True))
+        for piece in selection[1]:
+            piece.results[0].replace_all_uses_with(by_result[piece.operands[0]])
+            piece.erase()
+        return list(op.operands)
+
+    def _merge_sort(
+        self,
+        op: ir.Operation,
+        values: list[ir.Value],
+        dim: int,
+        before: Before,
+        remarks: list[Remark],
+    ) -> list[ir.Value]:
+        shape = ir.RankedTensorType(values[0].type).shape
+        steps = _static_elements(shape) * max(shape[dim] - 1, 0).bit_length()
+        chunks = _plan_chunks(shape, dim, steps, self.threads, 0)
         remarks.append(about(op, self.flag, f"merge sort; {_threads_note(chunks)}"))
         if chunks is None:
             return _sort_along(values, dim, before)
@@ -1286,32 +1314,37 @@ class LowerTmTensor(Pass):
         self,
         op: ir.Operation,
         values: list[ir.Value],
-        selection: tuple[int, list[ir.Operation]],
+        dim: int,
+        k: int,
         before: Before,
         remarks: list[Remark],
     ) -> list[ir.Value]:
-        """A sort read for its first ``k`` only (topk): a selection per
-        row, whose results replace the slices; the sort's own results are
-        then unused (the operands stand in for them)."""
-        dim = ir.IntegerAttr(op.attributes["dimension"]).value
-        k, slices = selection
+        """The first ``k`` along ``dim`` of each row (topk)."""
         shape = ir.RankedTensorType(values[0].type).shape
         chunks = _plan_chunks(shape, dim, _static_elements(shape), self.threads, 0)
         remarks.append(about(op, self.flag, f"selection of the first {k}; {_threads_note(chunks)}"))
         if chunks is None:
-            selected = _select_along(values, dim, k, before)
-        else:
-            selected = _in_chunks(
-                chunks,
-                [(v, chunks.dim) for v in values],
-                [(_empty_like(v, along=(dim, k)), chunks.dim) for v in values],
-                lambda read, _: _select_along(read, dim, k, before),
-            )
-        by_result = dict(zip(op.results, selected, strict=True))
-        for piece in slices:
-            piece.results[0].replace_all_uses_with(by_result[piece.operands[0]])
-            piece.erase()
-        return values
+            return _select_along(values, dim, k, before)
+        return _in_chunks(
+            chunks,
+            [(v, chunks.dim) for v in values],
+            [(_empty_like(v, along=(dim, k)), chunks.dim) for v in values],
+            lambda read, _: _select_along(read, dim, k, before),
+        )
+
+
+def _swapped(value: ir.Value, dim: int) -> ir.Value:
+    """``value`` with dimension ``dim`` and the last one swapped."""
+    value_type = ir.RankedTensorType(value.type)
+    order = list(range(value_type.rank))
+    order[dim], order[-1] = order[-1], order[dim]
+    dynamic = ir.ShapedType.get_dynamic_size()
+    sizes: list[int | ir.Value] = [
+        tensor.dim(value, _index(d)) if value_type.shape[d] == dynamic else value_type.shape[d]
+        for d in order
+    ]
+    init = tensor.empty(sizes, value_type.element_type)
+    return linalg.transpose(value, outs=[init], permutation=order).results[0]
 
 
 def _empty_like(

@@ -109,20 +109,27 @@ func.func private @combine_or(%a: i1, %b: i1) -> i1 {
 
 // -----
 
-// A sort of 1000 keys along dimension 0 with their indices: the 7 columns
-// split into chunks of 4 (the last of 3, a dynamic size), each thread merge
-// sorting its columns into new tensors, inserted into the shared results.
+// A sort of 1000 keys along dimension 0 with their indices: transposed so
+// that each merge reads and writes contiguous runs; the 7 rows then split
+// into chunks of 4 (the last of 3, a dynamic size), each thread merge
+// sorting its rows into new tensors, inserted into the shared results,
+// which are transposed back.
 // CHECK-LABEL: func.func @sort_splits_other_dimension(
 // CHECK-SAME:      %[[K:[a-z0-9]+]]: tensor<1000x7xf32>, %[[V:[a-z0-9]+]]: tensor<1000x7xi64>
-// CHECK:         %[[EK:.+]] = tensor.empty() : tensor<1000x7xf32>
-// CHECK:         %[[EV:.+]] = tensor.empty() : tensor<1000x7xi64>
-// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%[[SK:.+]] = %[[EK]], %[[SV:.+]] = %[[EV]])
+// CHECK:         %[[TK:.+]] = linalg.transpose ins(%[[K]] : tensor<1000x7xf32>) outs(%{{.+}} : tensor<7x1000xf32>) permutation = [1, 0]
+// CHECK:         %[[TV:.+]] = linalg.transpose ins(%[[V]] : tensor<1000x7xi64>) outs(%{{.+}} : tensor<7x1000xi64>) permutation = [1, 0]
+// CHECK:         %[[EK:.+]] = tensor.empty() : tensor<7x1000xf32>
+// CHECK:         %[[EV:.+]] = tensor.empty() : tensor<7x1000xi64>
+// CHECK:         %[[F:.+]]:2 = scf.forall (%{{.+}}) in (2) shared_outs(%[[SK:.+]] = %[[EK]], %[[SV:.+]] = %[[EV]])
 // CHECK:           %[[SIZE:.+]] = arith.minui
-// CHECK:           tensor.extract_slice %[[K]][0, %[[FIRST:.+]]] [1000, %[[SIZE]]] [1, 1] : tensor<1000x7xf32> to tensor<1000x?xf32>
+// CHECK:           tensor.extract_slice %[[TK]][%[[FIRST:.+]], 0] [%[[SIZE]], 1000] [1, 1] : tensor<7x1000xf32> to tensor<?x1000xf32>
 // CHECK:           arith.cmpf olt
 // CHECK:           scf.forall.in_parallel
-// CHECK-NEXT:        tensor.parallel_insert_slice %{{.+}} into %[[SK]][0, %[[FIRST]]] [1000, %[[SIZE]]] [1, 1]
-// CHECK-NEXT:        tensor.parallel_insert_slice %{{.+}} into %[[SV]][0, %[[FIRST]]] [1000, %[[SIZE]]] [1, 1]
+// CHECK-NEXT:        tensor.parallel_insert_slice %{{.+}} into %[[SK]][%[[FIRST]], 0] [%[[SIZE]], 1000] [1, 1]
+// CHECK-NEXT:        tensor.parallel_insert_slice %{{.+}} into %[[SV]][%[[FIRST]], 0] [%[[SIZE]], 1000] [1, 1]
+// CHECK:         %[[RK:.+]] = linalg.transpose ins(%[[F]]#0 : tensor<7x1000xf32>) outs(%{{.+}} : tensor<1000x7xf32>) permutation = [1, 0]
+// CHECK:         %[[RV:.+]] = linalg.transpose ins(%[[F]]#1 : tensor<7x1000xi64>) outs(%{{.+}} : tensor<1000x7xi64>) permutation = [1, 0]
+// CHECK:         return %[[RK]], %[[RV]]
 func.func @sort_splits_other_dimension(%k: tensor<1000x7xf32>, %v: tensor<1000x7xi64>) -> (tensor<1000x7xf32>, tensor<1000x7xi64>) {
   %r:2 = "lowerline.tm_sort"(%k, %v) {combiner = @ascending, dimension = 0 : i64}
       : (tensor<1000x7xf32>, tensor<1000x7xi64>) -> (tensor<1000x7xf32>, tensor<1000x7xi64>)

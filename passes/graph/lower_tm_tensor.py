@@ -49,11 +49,17 @@ a combiner with a call) stays scalar loops, with a remark saying why
 (``tensor.scatter`` has no lowering), and the vectorizer only vectorizes
 linalg ops, which a scatter with repeated indices is not.
 
-A scan along the last dimension runs row by row: element 0 stored, then a
-loop carrying the running value in a register. Along an outer dimension
-(``cumsum(x, 0)``), with ``vector-bits`` and a lane-wise combiner, each row
-of the last dimension combines the previous output row with its input row
-in vectors (the columns past the last whole vector one at a time)::
+A scan along the last dimension runs four rows per loop (independent chains
+of combines hide each one's latency): element 0 stored, then a loop
+carrying the running values in registers. A float32 cumsum reaches it
+summed in float64 (``decompositions``: ATen's accumulator) between an
+elementwise ``extf`` and ``truncf``; the scan then reads the float32 input
+and stores rounded float32 itself, with no float64 copy of either.
+
+Along an outer dimension (``cumsum(x, 0)``), with ``vector-bits`` and a
+lane-wise combiner, each row of the last dimension combines the previous
+output row with its input row in vectors (the columns past the last whole
+vector one at a time)::
 
     scf.for %i ... {                                   // rows along the scan
       scf.if (%i == 0) { <copy input row 0 (or the accumulator)> }
@@ -70,6 +76,12 @@ merge sort per row (``ceil(log2 n)`` passes, each into a new tensor) with
 torch's order: NaN after every number ascending, before every number
 descending; its comparator must be one ``arith.cmpf`` / ``arith.cmpi`` of the
 two keys (what torch-mlir emits), anything else is an error on the op.
+A sort read only through slices of its first ``k <= 32`` along its dimension
+(torch-mlir's topk) is a selection per row instead: each element in turn
+enters the ``k`` kept (sorted) when it goes before the last of them, those
+it goes strictly before shifting up one, so ties keep the stable sort's
+order. A sort or selection along an outer dimension transposes its
+operands to run along the last one (contiguous runs) and its results back.
 
 A sort or scan is independent across the dimensions it does not run
 along. With ``threads`` and enough work (``_STEPS_PER_THREAD`` a thread), an

@@ -1,10 +1,12 @@
-"""Scans and sorts of lowerline-lower-tm-tensor against eager on large and
-odd shapes: 1, 7 and 1000+ rows, along dimension 0 and the last one.
+"""Scans, sorts and topk (a selection of the first k) of
+lowerline-lower-tm-tensor against eager on large and odd shapes: 1, 7 and
+1000+ rows, along dimension 0 and the last one.
 
-Large ones (over 2**16 elements) are split among threads (``scf.forall`` over chunks of the other
-dimensions); a scan along an outer dimension runs as vectors across the
-contiguous one. Each element is computed in the same order whatever the
-thread count, so two threads give one thread's results bit for bit.
+Large ones (over 2**16 elements) are split among threads (``scf.forall``
+over chunks of the other dimensions); a scan along an outer dimension runs
+as vectors across the contiguous one. Each element is computed in the same
+order whatever the thread count, so two threads give one thread's results
+bit for bit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Sorts(nn.Module):
             torch.sort(x, dim=0, stable=True),
             torch.sort(x, dim=-1, descending=True, stable=True),
             torch.topk(x, min(5, x.shape[-1]), dim=-1),
+            torch.topk(x, min(3, x.shape[0]), dim=0, largest=False),
         )
 
 
@@ -74,10 +77,10 @@ def test_sorts_with_nans_match_eager(shape):
     for mine, eager in zip(got[:4], want[:4], strict=True):  # stable: indices too
         torch.testing.assert_close(mine, eager, rtol=0, atol=0, equal_nan=True)
     # topk leaves the order of ties open: the values, and the indices' keys.
-    values, indices = got[4:]
-    torch.testing.assert_close(values, want[4], rtol=0, atol=0, equal_nan=True)
-    picked = torch.gather(x, -1, indices)
-    torch.testing.assert_close(picked, want[4], rtol=0, atol=0, equal_nan=True)
+    for (values, indices), eager, dim in ((got[4:6], want[4], -1), (got[6:], want[6], 0)):
+        torch.testing.assert_close(values, eager, rtol=0, atol=0, equal_nan=True)
+        picked = torch.gather(x, dim, indices)
+        torch.testing.assert_close(picked, eager, rtol=0, atol=0, equal_nan=True)
 
 
 def test_large_scans_and_sorts_are_threaded_and_vectorized():

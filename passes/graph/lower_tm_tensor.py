@@ -83,6 +83,11 @@ it goes strictly before shifting up one, so ties keep the stable sort's
 order. A sort or selection along an outer dimension transposes its
 operands to run along the last one (contiguous runs) and its results back.
 
+With ``log-step-scans`` (the GPU path, whose mapping runs loops on the
+host), an inclusive scan with an arith/math combiner is ``ceil(log2 n)``
+elementwise ``linalg.generic`` steps instead (Hillis-Steele: step ``s``
+combines each element with the one ``s`` before it), which become kernels.
+
 A sort or scan is independent across the dimensions it does not run
 along. With ``threads`` and enough work (``_STEPS_PER_THREAD`` a thread), an
 ``scf.forall`` splits one of them (the outermost static one long enough for
@@ -345,6 +350,51 @@ class _Scan:
             return [branch.results[0]]
 
         return _loop_nest(uppers[:-1], [init], row)[0]
+
+
+def _not_log_step(op: ir.Operation, combiner: ir.Operation, dim: int) -> str:
+    """Why the scan cannot be log-step elementwise ops; empty when it can."""
+    if not ir.BoolAttr(op.attributes["inclusive"]).value:
+        return "it is exclusive"
+    if list(op.results[1].uses):
+        return "its final value is used"
+    if ir.RankedTensorType(op.operands[0].type).shape[dim] == ir.ShapedType.get_dynamic_size():
+        return "it runs along a dynamic dimension"
+    return _not_lanewise(combiner)
+
+
+def _log_step_scan(source: ir.Value, dim: int, combiner: ir.Operation) -> ir.Value:
+    """An inclusive scan as ``ceil(log2 n)`` elementwise ``linalg.generic``
+    steps (Hillis-Steele): step ``s`` combines each element with the one
+    ``s`` before it, which the GPU mapping runs as kernels where the loops
+    of the other forms would run on the host. More combines than in order
+    (an associative combiner: sums and products, reassociated)."""
+    source_type = ir.RankedTensorType(source.type)
+    rank = source_type.rank
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    iterators = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank)
+    value, shift = source, 1
+    while shift < source_type.shape[dim]:
+        step = linalg.GenericOp(
+            [source_type],
+            [value],
+            [_empty_like(value)],
+            ir.ArrayAttr.get([identity] * 2),
+            iterators,
+        )
+        element = source_type.element_type
+        block = step.regions[0].blocks.append(element, element)
+        with ir.InsertionPoint(block):
+            at = [linalg.IndexOp(d).result for d in range(rank)]
+            late = arith.cmpi(arith.CmpIPredicate.uge, at[dim], _index(shift))
+            # Clamped for the first ``shift`` elements, whose value stays.
+            earlier = _with(
+                at, dim, arith.select(late, arith.subi(at[dim], _index(shift)), at[dim])
+            )
+            (combined,) = _inline(combiner, [tensor.extract(value, earlier), block.arguments[0]])
+            linalg.YieldOp([arith.select(late, combined, block.arguments[0])])
+        value, shift = step.result, shift * 2
+    return value
 
 
 # Rows scanned together along the last dimension: four independent chains
@@ -1158,6 +1208,11 @@ class LowerTmTensor(Pass):
         "threads that may share the columns of a row scatter's rows (wide rows only) "
         "and the independent rows of a large sort or scan",
     )
+    log_step_scans: bool = opt(
+        False,
+        "inclusive scans with an arith/math combiner along a static dimension as "
+        "ceil(log2 n) elementwise linalg steps (the GPU path: kernels, not host loops)",
+    )
     explain: bool = opt(
         False, "say on stderr how each scatter, scan and sort runs (and why not faster)"
     )
@@ -1221,6 +1276,9 @@ class LowerTmTensor(Pass):
         """A scan, split among threads by the other dimensions when large."""
         source, init, accumulator = op.operands
         dim = ir.IntegerAttr(op.attributes["dimension"]).value
+        if self.log_step_scans and not _not_log_step(op, combiner, dim):
+            remarks.append(about(op, self.flag, "scan as log-step elementwise ops"))
+            return [_log_step_scan(source, dim, combiner), accumulator]
         lanes, why = self._scan_lanes(op, combiner, dim)
         scan = _Scan(combiner, dim, bool(ir.BoolAttr(op.attributes["inclusive"]).value), lanes)
         shape = ir.RankedTensorType(source.type).shape

@@ -88,7 +88,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (``lowerline-lower-tm-tensor``): nothing after it knows them; with
     ``vector_rows``, scatters of whole rows (index_add, embedding bags)
     combine rows with the target's vectors, wide rows split among the
-    threads by columns (the GPU path keeps scalar loops). Last, the sizes
+    threads by columns, and scans and sorts are vectorized and threaded
+    where they allow it (the GPU path keeps scalar loops, but for scans as
+    log-step elementwise ops, which it maps to kernels). Last, the sizes
     of dynamic dims are clamped to their declared ranges
     (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
     folds torch-mlir's size checks (a broadcast of a possible size 1 would
@@ -125,7 +127,7 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     # Before fusion merges the extensions into other elementwise ops.
     narrow = "lowerline-fold-extf-into-contractions," if vector_rows else ""
     return (
-        f"lowerline-lower-tm-tensor{rows if vector_rows else ''},"
+        f"lowerline-lower-tm-tensor{rows if vector_rows else '{log-step-scans}'},"
         "func.func(lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"

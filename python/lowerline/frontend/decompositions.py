@@ -4,15 +4,17 @@ torch-mlir's own table (``fx_decomp_util``) comes first; the entries here
 replace aten ops whose torch-mlir lowering is unusable or differs from eager
 torch with aten ops whose lowering is exact:
 
-* ``aten.cumsum``: torch-mlir emits ``tm_tensor.scan``, which the upstream
-  MLIR 22 parser cannot read. Written as a log-step (Hillis-Steele) scan of
-  shifted adds, it reaches linalg as plain elementwise ops, pads and slices:
-  ``ceil(log2(n))`` steps of ``x + shift(x, 2**k)``.
+* ``aten.cumsum``: torch-mlir's scan sums in the input's type; ATen's CPU
+  kernel sums integers and bools in int64, half types in float32 and
+  float32 in float64. The input is converted first, so the scan
+  (``tm_tensor.scan``, which ``lowerline-lower-tm-tensor`` runs in ATen's
+  order, vectorized along an outer dimension and threaded across rows)
+  sums as ATen does.
 * ``aten.sort.stable``: torch-mlir has no lowering; ``aten.sort.default``
   becomes ``tm_tensor.sort``, which lowerline sorts stably whatever
   ``stable`` says (``lowerline-lower-tm-tensor``), so it is that.
 * ``aten.cummax``, ``aten.cummin``: torch-mlir has no lowering. A log-step
-  scan, as for cumsum, of (value, index) pairs under ATen's order: a NaN
+  (Hillis-Steele) scan of (value, index) pairs under ATen's order: a NaN
   beats every number, equal values go to the later index
   (``aten/src/ATen/native/ReduceOps.cpp``, ``cummax_cummin_helper``).
 * ``aten.gelu``: torch-mlir's ``approximate="tanh"`` lowering uses 0.797724
@@ -215,18 +217,43 @@ ACCUMULATE_IN_F32 = (
 )
 
 
-def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
-    result_dtype = dtype
-    if dtype is not None:
-        x = x.to(dtype)
-    elif not x.is_floating_point() and not x.is_complex():
-        x = x.to(torch.int64)  # torch promotes integer and bool cumsum to int64
-    if x.dtype in HALF:  # ATen accumulates half cumsums in float32
-        result_dtype = x.dtype
-        x = x.to(torch.float32)
-    dim = dim % max(x.dim(), 1)
+def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> Any:
+    """ATen's accumulator and result types around torch-mlir's scan, which
+    sums in the input's type (``_cumsum_type``)."""
+    summed_in = _cumsum_type(dtype or x.dtype)
+    if x.dim() > 0 and not summed_in.is_complex and x.dtype == summed_in == (dtype or summed_in):
+        return NotImplemented  # the scan as torch-mlir lowers it
+    x = x if dtype is None else x.to(dtype)
     if x.dim() == 0:
-        return x.clone() if result_dtype is None else x.to(result_dtype)
+        return x.clone() if x.dtype == _promoted(x.dtype) else x.to(_promoted(x.dtype))
+    if x.is_complex():
+        return _log_step_cumsum(x, dim)
+    # Called again on the summed type, this entry returns NotImplemented.
+    return aten.cumsum.default(x.to(summed_in), dim).to(_promoted(x.dtype))
+
+
+def _cumsum_type(dtype: torch.dtype) -> torch.dtype:
+    """The type ATen's CPU kernel sums ``dtype`` in (``acc_type<T, false>``
+    in ``cpu_cum_base_kernel``): int64 for integers and bools, float32 for
+    half types, float64 for float32 (the running sum of a long float32 row
+    drifts from ATen's by more than rounding otherwise)."""
+    if dtype in HALF:
+        return torch.float32
+    if dtype == torch.float32:
+        return torch.float64
+    return dtype if dtype.is_floating_point or dtype.is_complex else torch.int64
+
+
+def _promoted(dtype: torch.dtype) -> torch.dtype:
+    """A cumsum's result type without ``dtype``: integers and bools become int64."""
+    return dtype if dtype.is_floating_point or dtype.is_complex else torch.int64
+
+
+def _log_step_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """A complex cumsum (which torch-mlir's scan cannot sum) as a log-step
+    (Hillis-Steele) scan of shifted adds: ``ceil(log2(n))`` steps of
+    ``x + shift(x, 2**k)``, elementwise ops on the parts (``complex_ops``)."""
+    dim = dim % x.dim()
     length = x.shape[dim]
     shift = 1
     while shift < length:
@@ -234,7 +261,7 @@ def cumsum(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch
         shifted = torch.nn.functional.pad(x.narrow(dim, 0, length - shift), pad)
         x = x + shifted
         shift *= 2
-    return x if result_dtype is None else x.to(result_dtype)
+    return x
 
 
 def sort_stable(

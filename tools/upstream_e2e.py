@@ -93,12 +93,14 @@ class SeededInputs:
         return torch.full(sizes, float("nan"))
 
 
-def _shim_framework() -> types.ModuleType:
-    module = types.ModuleType(f"{PACKAGE}.framework")
-    module.TestUtils = SeededInputs  # type: ignore[attr-defined]
-    module.Test = SuiteTest  # type: ignore[attr-defined]
-    module.TraceItem = TraceItem  # type: ignore[attr-defined]
+def _module(name: str, **members: Any) -> types.ModuleType:
+    module = types.ModuleType(f"{PACKAGE}.{name}")
+    module.__dict__.update(members)
     return module
+
+
+def _shim_framework() -> types.ModuleType:
+    return _module("framework", TestUtils=SeededInputs, Test=SuiteTest, TraceItem=TraceItem)
 
 
 def _shim_annotations() -> types.ModuleType:
@@ -113,10 +115,7 @@ def _shim_annotations() -> types.ModuleType:
 
         return decorate
 
-    module = types.ModuleType(f"{PACKAGE}.annotations")
-    module.export = export  # type: ignore[attr-defined]
-    module.annotate_args = annotate_args  # type: ignore[attr-defined]
-    return module
+    return _module("annotations", export=export, annotate_args=annotate_args)
 
 
 def _shim_registry() -> types.ModuleType:
@@ -131,10 +130,7 @@ def _shim_registry() -> types.ModuleType:
 
         return decorate
 
-    module = types.ModuleType(f"{PACKAGE}.registry")
-    module.GLOBAL_TEST_REGISTRY = registry  # type: ignore[attr-defined]
-    module.register_test_case = register_test_case  # type: ignore[attr-defined]
-    return module
+    return _module("registry", GLOBAL_TEST_REGISTRY=registry, register_test_case=register_test_case)
 
 
 SHIMS: dict[str, Callable[[], types.ModuleType]] = {
@@ -457,10 +453,13 @@ class _Worker:
         self.process.stdin.write(f"{name}\n".encode())
         self.process.stdin.flush()
 
+    def fileno(self) -> int:
+        assert self.process.stdout is not None  # started with a pipe
+        return self.process.stdout.fileno()
+
     def read_outcome(self) -> Outcome | None:
         """The outcome once a whole line has arrived; raises EOFError when the worker died."""
-        assert self.process.stdout is not None
-        chunk = os.read(self.process.stdout.fileno(), 65536)
+        chunk = os.read(self.fileno(), 65536)
         if not chunk:
             raise EOFError
         self.buffer += chunk
@@ -484,10 +483,11 @@ class _Worker:
 
 
 def _worker_command(root: str, options: dict[str, Any]) -> list[str]:
+    # This file, not the installed module: the runner also works from a
+    # checkout against another installation of lowerline (its main branch).
     return [
         sys.executable,
-        "-m",
-        "lowerline.tools.upstream_e2e",
+        os.path.abspath(__file__),
         root,
         "--serve",
         "--options",
@@ -506,6 +506,20 @@ def _lost(worker: _Worker, kind: str, timeout: float) -> Outcome:
     return Outcome(worker.test or "?", False, kind, detail, seconds)
 
 
+def _collect(worker: _Worker, readable: bool, timeout: float) -> tuple[Outcome | None, bool]:
+    """The outcome of a busy worker's test if there is one yet, and whether
+    the worker is lost (it died, or ran past ``timeout``)."""
+    if readable:
+        try:
+            return worker.read_outcome(), False
+        except EOFError:
+            worker.process.wait()
+            return _lost(worker, "crash", timeout), True
+    if time.monotonic() - worker.started > timeout:
+        return _lost(worker, "timeout", timeout), True
+    return None, False
+
+
 def run_tests(
     root: str,
     names: list[str],
@@ -516,6 +530,8 @@ def run_tests(
     report: Callable[[Outcome], None],
 ) -> list[Outcome]:
     """Run ``names`` on ``jobs`` workers; a worker that hangs or dies is replaced."""
+    if not names:
+        return []
     os.makedirs(log_dir, exist_ok=True)
     pending = collections.deque(names)
     outcomes: list[Outcome] = []
@@ -529,7 +545,7 @@ def run_tests(
 
     workers = [spawn() for _ in range(max(1, min(jobs, len(names))))]
 
-    def finish(worker: _Worker, outcome: Outcome) -> None:
+    def finish(outcome: Outcome) -> None:
         outcomes.append(outcome)
         report(outcome)
 
@@ -540,27 +556,16 @@ def run_tests(
                     worker.send(pending.popleft())
             busy = [w for w in workers if w.test]
             wait = max(0.0, min(w.started + timeout for w in busy) - time.monotonic())
-            assert all(w.process.stdout is not None for w in busy)
-            ready, _, _ = select.select([w.process.stdout for w in busy], [], [], wait)
+            ready, _, _ = select.select([w.fileno() for w in busy], [], [], wait)
             for index, worker in enumerate(workers):
                 if worker.test is None:
                     continue
-                lost = None
-                if worker.process.stdout in ready:
-                    try:
-                        outcome = worker.read_outcome()
-                        if outcome:
-                            finish(worker, outcome)
-                        continue
-                    except EOFError:
-                        worker.process.wait()
-                        lost = _lost(worker, "crash", timeout)
-                elif time.monotonic() - worker.started > timeout:
-                    lost = _lost(worker, "timeout", timeout)
+                outcome, lost = _collect(worker, worker.fileno() in ready, timeout)
                 if lost:
                     worker.stop()
-                    finish(worker, lost)
                     workers[index] = spawn()
+                if outcome:
+                    finish(outcome)
     finally:
         for worker in workers:
             worker.stop()
@@ -621,6 +626,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds a test")
     parser.add_argument("--threads", type=int, default=1, help="num_threads of each compile")
+    parser.add_argument(
+        "--compile-memory",
+        default="4G",
+        help="compile_memory of each compile (default 4G): a runaway compile stops there",
+    )
     parser.add_argument("--report", help="write a Markdown report here")
     parser.add_argument("--json", help="write every outcome as JSON here")
     parser.add_argument(
@@ -653,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(names))
         return 0
-    options = {"num_threads": args.threads}
+    options = {"num_threads": args.threads, "compile_memory": args.compile_memory}
     outcomes = run_tests(
         root, names, args.jobs, args.timeout, options, args.log_dir, _print_outcome
     )

@@ -71,7 +71,7 @@ def test_runner_classifies_each_outcome_and_survives_crashes(tmp_path, capsys):
         [
             root,
             "--timeout",
-            "60",
+            "30",
             "--log-dir",
             str(tmp_path / "logs"),
             "--report",

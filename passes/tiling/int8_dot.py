@@ -283,15 +283,17 @@ def int8_dot_products(module: ir.Operation, target: CpuTarget) -> int:
 
 
 def widen_batched_integer_contractions(module: ir.Operation) -> int:
-    """Sign-extend the i8 operands of the i8 x i8 -> i32 contractions with
-    more than one parallel dim per side (a batch matmul's tiles keep their
-    unit batch dim) to i32; returns how many.
+    """Extend the narrow operands of the mixed-type contractions with more
+    than one parallel dim per side (a batch matmul's tiles keep their unit
+    batch dim) to the accumulator's type: i8 x i8 -> i32 sign-extended, and
+    f16 or bf16 x ... -> f32 (torch-mlir's half batch matmuls accumulate in
+    f32) with ``arith.extf``; returns how many.
 
     Upstream's outer-product lowering takes only 2-D matmul contractions
     (it extends mixed operands itself); a batched one is left to
     ``convert-vector-to-llvm``, whose contraction lowering needs one element
-    type. Extended, an integer one goes that way like a float one. The
-    extension is the named ops' ``cast_signed``."""
+    type. Extended, it goes that way like an f32 one. The integer extension
+    is the named ops' ``cast_signed``."""
     widened = 0
     for contract in ops_matching(module, lambda op: op.name == "vector.contract"):
         # A masked one's operands come from outside its vector.mask.
@@ -302,9 +304,10 @@ def widen_batched_integer_contractions(module: ir.Operation) -> int:
         wide = ir.VectorType(acc.type).element_type
         if ir.VectorType(lhs.type).element_type == wide:
             continue
+        extend = arith.extf if isinstance(wide, ir.FloatType) else arith.extsi
         with ir.InsertionPoint(before), contract.location:
             for index, value in ((0, lhs), (1, rhs)):
                 shape = ir.VectorType(value.type).shape
-                contract.operands[index] = arith.extsi(ir.VectorType.get(shape, wide), value)
+                contract.operands[index] = extend(ir.VectorType.get(shape, wide), value)
         widened += 1
     return widened

@@ -164,11 +164,24 @@ torch with aten ops whose lowering is exact:
   where torch gives inf; the assert also keeps the loop from being
   vectorized. Integers are promoted to the default float type first, as torch
   does; complex numbers keep ``complex_ops``' entry.
+* ``aten.mm``, ``aten.bmm`` of int8 or uint8: torch-mlir's linalg lowering
+  kills the import worker on them (an abort, no diagnostic). They are
+  computed in int32 and truncated back, which is exact: ATen accumulates in
+  the operands' own type, wrapping, and a sum modulo 2**32 truncated to 8
+  bits has the same residue.
+* The prims views (``prims.split_dim``, ``collapse_view``, ``view_of``,
+  ``transpose``, ``broadcast_in_dim``): functionalization refuses a non-ATen
+  op whose result aliases its input ("Found a custom (non-ATen) operator
+  whose output has alias annotations"); each is its ATen view.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
 
-``decompose`` applies the table. ``run_decompositions`` hands an op that
+``decompose`` applies the table, then makes every computed tensor with no
+elements (a static shape with a zero) an ``aten.zeros`` of its shape: only
+its shape can be read, and torch-mlir's linalg lowering kills the import
+worker on views and batch matmuls of such tensors (``[0, 0] @ [5, 0, 0]``).
+``run_decompositions`` hands an op that
 torch lists as composite (``CompositeImplicitAutograd``) to its composite
 kernel only, which an op with its own CPU kernel never reaches
 (``upsample_nearest2d.default``: kept, and torch-mlir lowers it with an
@@ -1053,6 +1066,48 @@ def real_reciprocal(complex_entry: Callable[..., Any]) -> Callable[..., Any]:
     return decomposition
 
 
+# The integer types whose matmuls torch-mlir's lowering dies on (int16 imports).
+NARROW_INTEGERS = (torch.int8, torch.uint8)
+
+
+def narrow_integer_matmul(op: Any) -> Callable:
+    def decomposition(a: torch.Tensor, b: torch.Tensor) -> Any:
+        if a.dtype not in NARROW_INTEGERS or b.dtype != a.dtype:
+            return NotImplemented
+        # The same residue as ATen's wrapping accumulation in the narrow type.
+        return op(a.to(torch.int32), b.to(torch.int32)).to(a.dtype)
+
+    return decomposition
+
+
+def split_dim(a: torch.Tensor, dim: int, outer_length: int) -> torch.Tensor:
+    dim = dim % a.dim()
+    inner = a.shape[dim] // outer_length
+    return aten.view.default(a, [*a.shape[:dim], outer_length, inner, *a.shape[dim + 1 :]])
+
+
+def collapse_view(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
+    return aten.flatten.using_ints(a, start, end)  # both ends inclusive, as flatten's
+
+
+def broadcast_in_dim(a: torch.Tensor, shape: list[int], dims: list[int]) -> torch.Tensor:
+    sizes = [1] * len(shape)
+    for source, target in enumerate(dims):
+        sizes[target] = a.shape[source]
+    return aten.expand.default(aten.view.default(a, sizes), list(shape))
+
+
+prims = torch.ops.prims
+# Non-ATen views that functionalization refuses, and their ATen views.
+PRIM_VIEWS: dict[Any, Callable] = {
+    prims.split_dim.default: split_dim,
+    prims.collapse_view.default: collapse_view,
+    prims.view_of.default: aten.alias.default,
+    prims.transpose.default: aten.permute.default,
+    prims.broadcast_in_dim.default: broadcast_in_dim,
+}
+
+
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -1129,6 +1184,9 @@ def decomposition_table() -> dict:
             raise RuntimeError(f"{op} has a decomposition already; chain the two")
         table[op] = entry
     table.update(gathers.table())
+    for matmul in (aten.mm.default, aten.bmm.default):
+        table[matmul] = narrow_integer_matmul(matmul)
+    table.update(PRIM_VIEWS)
     reciprocal = aten.reciprocal.default
     table[reciprocal] = real_reciprocal(table[reciprocal])
     return table
@@ -1170,9 +1228,34 @@ def _entries_in_place(ep: torch.export.ExportedProgram, ops: tuple, table: dict)
     return bool(nodes)
 
 
-def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
-    """``ep`` with the table applied, composite ops with a kernel included."""
-    _entries_in_place(ep, NO_FAKE_KERNEL, decomposition_table())
+def _static_empty(value: Any) -> bool:
+    shape = value.shape if isinstance(value, torch.Tensor) else None
+    return shape is not None and all(isinstance(n, int) for n in shape) and 0 in shape
+
+
+def empty_values_as_zeros(graph: torch.fx.Graph) -> int:
+    """Make each computed tensor with no elements an ``aten.zeros`` of its
+    shape and dtype (module docstring); returns how many."""
+    replaced = 0
+    for node in list(graph.nodes):
+        value = node.meta.get("val")
+        if node.op != "call_function" or node.target is aten.zeros.default:
+            continue
+        if not _static_empty(value):
+            continue
+        options = {"dtype": value.dtype, "device": torch.device("cpu")}
+        with graph.inserting_before(node):
+            zeros = graph.call_function(aten.zeros.default, (list(value.shape),), options)
+        zeros.meta = dict(node.meta)
+        node.replace_all_uses_with(zeros)
+        replaced += 1
+    if replaced:
+        graph.eliminate_dead_code()
+    return replaced
+
+
+def _decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    _entries_in_place(ep, NO_FAKE_KERNEL + tuple(PRIM_VIEWS), decomposition_table())
     ep = ep.run_decompositions(decomposition_table())
     table = decomposition_table()
     # Only these: a composite op whose entry keeps it for some inputs
@@ -1181,3 +1264,12 @@ def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     if not _entries_in_place(ep, KEPT_BY_EXPORT, table):
         return ep
     return ep.run_decompositions(decomposition_table())
+
+
+def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """``ep`` with the table applied, composite ops with a kernel included,
+    and its computed empty tensors made zeros."""
+    ep = _decompose(ep)
+    if empty_values_as_zeros(ep.graph):
+        ep.graph_module.recompile()
+    return ep

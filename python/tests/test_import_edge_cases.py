@@ -1,0 +1,96 @@
+"""Programs whose import used to fail, found by running torch-mlir's upstream
+e2e suite (tools/upstream_e2e.py); the modules here are our own.
+
+* Integer matmuls of int8 and uint8 killed torch-mlir's import worker; they
+  are computed in int32 and wrapped back, bit-exact with eager (whose
+  accumulator wraps in the narrow type). int16 is checked alongside.
+* A computed tensor with no elements (a batch matmul of empty matrices, a
+  view of an empty slice) killed it too; it is zeros of its shape now.
+* ``prims`` views (``split_dim``, ``collapse_view``, ...) were refused by
+  functionalization; they are their ATen views.
+* A batched float16 matmul aborted in lowerline-vectorize (a half contraction
+  sign-extended as if it were an integer one).
+"""
+
+import pytest
+import torch
+
+import lowerline
+
+
+class IntegerMatmuls(torch.nn.Module):
+    def forward(self, a, b, c):
+        return torch.mm(a, b), torch.matmul(c, b.unsqueeze(0).expand(c.shape[0], -1, -1))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_narrow_integer_matmuls_wrap_like_eager(dtype, batch):
+    info = torch.iinfo(dtype)
+    generator = torch.Generator().manual_seed(batch)
+
+    def draw(*shape):
+        return torch.randint(info.min, info.max, shape, generator=generator).to(dtype)
+
+    # Odd sizes, and sums far outside the type's range: the results wrap.
+    a, b, c = draw(5, 7), draw(7, 3), draw(batch, 5, 7)
+    model = IntegerMatmuls()
+    compiled = lowerline.compile(model, a, b, c, num_threads=1)
+    for got, want in zip(compiled(a, b, c), model(a, b, c), strict=True):
+        assert got.dtype == want.dtype == dtype
+        assert torch.equal(got, want)
+
+
+class EmptyValues(torch.nn.Module):
+    """Tensors with no elements in the middle of a program, and as outputs."""
+
+    def forward(self, x, m, e):
+        nothing = x[:, 4:2]  # (N, 0)
+        joined = torch.cat([x, nothing.reshape(x.shape[0], 0) * 2.0], dim=1)
+        products = torch.matmul(m, e)  # (0, 0) @ (B, 0, 0) -> (B, 0, 0)
+        return joined + 1.0, products.view(e.shape[0], 0, 0), nothing.sum(dim=1)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_empty_intermediates_and_outputs(batch):
+    x, m, e = torch.rand(batch, 5), torch.empty(0, 0), torch.empty(batch, 0, 0)
+    model = EmptyValues()
+    compiled = lowerline.compile(model, x, m, e, num_threads=1)
+    for got, want in zip(compiled(x, m, e), model(x, m, e), strict=True):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+
+
+class PrimsViews(torch.nn.Module):
+    def forward(self, x):
+        split = torch.ops.prims.split_dim(x, 1, 3)  # (N, 6, 5) -> (N, 3, 2, 5)
+        collapsed = torch.ops.prims.collapse_view(split, 2, 3)  # -> (N, 3, 10)
+        swapped = torch.ops.prims.transpose(collapsed, [0, 2, 1])
+        row = torch.ops.prims.broadcast_in_dim(x[0, 0], [3, 5], [1])
+        return torch.ops.prims.view_of(swapped) * 2.0, row + 1.0
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_prims_views_are_aten_views(batch):
+    x = torch.rand(batch, 6, 5)
+    model = PrimsViews()
+    compiled = lowerline.compile(model, x, num_threads=1)
+    for got, want in zip(compiled(x), model(x), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+class HalfBatchMatmul(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b) + 1.0
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_float16_batch_matmul(batch):
+    a = torch.rand(batch, 5, 7).half()
+    b = torch.rand(batch, 7, 9).half()
+    model = HalfBatchMatmul()
+    got = lowerline.compile(model, a, b, num_threads=1)(a, b)
+    want = model(a, b)
+    assert got.dtype == torch.float16
+    # eager accumulates in f32 and rounds once, as the compiled code does
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)

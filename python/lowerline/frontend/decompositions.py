@@ -1013,6 +1013,18 @@ def real_reciprocal(complex_entry: Callable[..., Any]) -> Callable[..., Any]:
     return decomposition
 
 
+def _first_of(entry: Callable[..., Any], fallback: Callable[..., Any] | None) -> Callable:
+    """``entry``, or ``fallback`` where ``entry`` keeps the op."""
+    if fallback is None:
+        return entry
+
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = entry(*args, **kwargs)
+        return fallback(*args, **kwargs) if result is NotImplemented else result
+
+    return decomposition
+
+
 def decomposition_table() -> dict:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
@@ -1084,9 +1096,8 @@ def decomposition_table() -> dict:
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
     for op, entry in complex_ops.table().items():
-        if op in table:  # none today; an entry of torch-mlir's must not be lost
-            raise RuntimeError(f"{op} has a decomposition already; chain the two")
-        table[op] = entry
+        # Complex operands first; other uses keep the entry already there.
+        table[op] = _first_of(entry, table.get(op))
     table.update(gathers.table())
     reciprocal = aten.reciprocal.default
     table[reciprocal] = real_reciprocal(table[reciprocal])
@@ -1099,14 +1110,6 @@ KEPT_BY_EXPORT = (
     aten.upsample_nearest2d.default,
     aten.upsample_nearest3d.default,
 )
-
-
-def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
-    def decomposition(*args: Any, **kwargs: Any) -> Any:
-        result = entry(*args, **kwargs)
-        return op(*args, **kwargs) if result is NotImplemented else result
-
-    return decomposition
 
 
 # Ops without a fake (meta) kernel: run_decompositions first runs the graph
@@ -1125,7 +1128,7 @@ def _entries_in_place(ep: torch.export.ExportedProgram, ops: tuple, table: dict)
     where the entry keeps it); whether any did."""
     nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in ops]
     for node in nodes:
-        node.target = _kept_or_decomposed(node.target, table[node.target])
+        node.target = _first_of(table[node.target], node.target)
     return bool(nodes)
 
 

@@ -47,6 +47,7 @@ from lowerline.frontend import complex_math as cm
 aten = torch.ops.aten
 
 _REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+_COMPLEX_OF = {real: complex_dtype for complex_dtype, real in _REAL_OF.items()}
 Parts = cm.Parts
 
 
@@ -107,6 +108,11 @@ def pow_scalar(base: Any, exponent: torch.Tensor) -> Any:
     """``number ** z``: ``exp(z log(number))``, the logarithm taken here."""
     dtype = _complex_dtype(base, exponent)
     if dtype is None:
+        result = torch.result_type(base, exponent)
+        if result.is_floating_point and not exponent.is_floating_point():
+            # torch-mlir rejects an integer exponent ("non-floating point
+            # dtype"); ldexp is 2 ** an integer tensor.
+            return torch.pow(base, exponent.to(result))
         return NotImplemented
     real = _REAL_OF[dtype]
     z = _parts(exponent, real)
@@ -123,6 +129,15 @@ def _add(a: Parts, b: Parts) -> Parts:
 
 def _sub(a: Parts, b: Parts) -> Parts:
     return a[0] - b[0], a[1] - b[1]
+
+
+def _logaddexp(a: Parts, b: Parts) -> Parts:
+    """ATen's complex ``logaddexp``: ``log1p(exp(small - big)) + big``, the
+    operands ordered by real part (its infinite special cases aside)."""
+    a_small = a[0] < b[0]
+    small = (torch.where(a_small, a[0], b[0]), torch.where(a_small, a[1], b[1]))
+    big = (torch.where(a_small, b[0], a[0]), torch.where(a_small, b[1], a[1]))
+    return _add(cm.log1p(cm.exp(_sub(small, big))), big)
 
 
 def _scaled(factor: float, formula: Callable[[Parts], Parts]) -> Callable[[Parts], Parts]:
@@ -180,6 +195,72 @@ def to_copy(x: torch.Tensor, *, dtype: torch.dtype | None = None, **options: Any
     if not x.is_complex() and not x.is_floating_point():
         x = x.to(_REAL_OF[dtype])
     return _join(*_parts(x, _REAL_OF[dtype]))
+
+
+def conj_physical(z: torch.Tensor) -> Any:
+    # No torch dialect op (it imports as torch.operator "aten._conj_physical").
+    if not z.is_complex() or z.dtype not in _REAL_OF:
+        return NotImplemented
+    re, im = _parts(z, _REAL_OF[z.dtype])
+    return _join(re, -im)
+
+
+def assert_tensor_metadata(x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+    """Dropped for complex tensors: torch-mlir's importer numbers complex
+    dtypes one off (``TORCH_DTYPE_TO_INT``: complex64 is 10, c10's
+    ComplexDouble), so the check of a complex64 tensor fails its own
+    canonicalization ("the dtype does not match"). torch.export has checked
+    the metadata already."""
+    return None if x.is_complex() else NotImplemented
+
+
+def ldexp(z: torch.Tensor, exponent: torch.Tensor) -> Any:
+    # z * 2 ** exponent, the power real (torch-mlir's own decomposition
+    # multiplies the complex tensor by it, which it then cannot lower).
+    if not z.is_complex() or z.dtype not in _REAL_OF:
+        return NotImplemented
+    re, im = _parts(z, _REAL_OF[z.dtype])
+    scale = torch.pow(2.0, exponent.to(re.dtype))
+    return _join(re * scale, im * scale)
+
+
+# Ops that take a number: a complex one fails torch-mlir's importer
+# ("Unsupported argument type <class 'complex'>"); filled part by part.
+
+
+def _filled(shape: Any, value: Any, dtype: torch.dtype) -> torch.Tensor:
+    number = complex(value)
+    real = _REAL_OF[dtype]
+    return _join(
+        torch.full(shape, number.real, dtype=real), torch.full(shape, number.imag, dtype=real)
+    )
+
+
+def full(size: Any, value: Any, *, dtype: Any = None, **options: Any) -> Any:
+    if dtype is None and isinstance(value, complex):
+        dtype = _COMPLEX_OF[torch.get_default_dtype()]
+    if dtype not in _REAL_OF:
+        return NotImplemented
+    return _filled(size, value, dtype)
+
+
+def full_like(x: torch.Tensor, value: Any, *, dtype: Any = None, **options: Any) -> Any:
+    dtype = dtype or x.dtype
+    if dtype not in _REAL_OF:
+        return NotImplemented
+    return _filled(x.shape, value, dtype)
+
+
+def fill(z: torch.Tensor, value: Any) -> Any:
+    return full_like(z, value)
+
+
+def masked_fill(z: torch.Tensor, mask: torch.Tensor, value: Any) -> Any:
+    if z.dtype not in _REAL_OF or isinstance(value, torch.Tensor):
+        return NotImplemented
+    re, im = _parts(z, _REAL_OF[z.dtype])
+    number = complex(value)
+    return _join(torch.where(mask, number.real, re), torch.where(mask, number.imag, im))
 
 
 def angle(z: torch.Tensor) -> torch.Tensor:
@@ -318,6 +399,7 @@ BINARY: dict[Any, Callable[[Parts, Parts], Parts]] = {
     aten.div.Tensor: cm.div,
     aten.div.Scalar: cm.div,
     aten.pow.Tensor_Tensor: cm.pow,
+    aten.logaddexp.default: _logaddexp,
 }
 
 
@@ -330,6 +412,14 @@ def table() -> dict[Any, Callable[..., Any]]:
             aten.abs.default: complex_abs,
             aten.angle.default: angle,
             aten.sgn.default: sgn,
+            aten.ldexp.Tensor: ldexp,
+            aten.full.default: full,
+            aten.full_like.default: full_like,
+            aten.fill.Scalar: fill,
+            aten.masked_fill.Scalar: masked_fill,
+            aten._conj_physical.default: conj_physical,
+            aten.conj_physical.default: conj_physical,
+            aten._assert_tensor_metadata.default: assert_tensor_metadata,
             aten._to_copy.default: to_copy,
             aten.pow.Tensor_Scalar: pow_tensor_scalar,
             aten.pow.Scalar: pow_scalar,

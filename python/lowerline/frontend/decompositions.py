@@ -180,7 +180,14 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops, embedding_bag, fake_quantize, fft, gathers
+from lowerline.frontend import (
+    complex_ops,
+    complex_reductions,
+    embedding_bag,
+    fake_quantize,
+    fft,
+    gathers,
+)
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -1095,7 +1102,7 @@ def decomposition_table() -> dict:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
-    for op, entry in {**complex_ops.table(), **fft.table()}.items():
+    for op, entry in {**complex_ops.table(), **complex_reductions.table(), **fft.table()}.items():
         # Complex operands first; other uses keep the entry already there.
         table[op] = _first_of(entry, table.get(op))
     table.update(gathers.table())

@@ -227,6 +227,8 @@ REDUCTIONS: list[Op] = [
     ("mean", lambda z, w: z.mean(1)),
     ("prod", lambda z, w: z.prod(2)),
     ("prod all", lambda z, w: (z / 2).prod()),
+    ("var", lambda z, w: torch.var(z, 1)),
+    ("std all", lambda z, w: torch.std(z, correction=0)),
     ("logaddexp", lambda z, w: torch.logaddexp(z, w)),
     ("cumsum", lambda z, w: torch.cumsum(z, 1)),
     ("matmul", lambda z, w: z[0] @ w[0].T),

@@ -3,7 +3,8 @@
 torch-mlir 20261001 cannot reduce complex tensors: ``sum`` and ``prod`` of
 a ``complex64`` tensor kill its process during the import (measured: "the
 import worker died", no diagnostic), ``mean`` is left unlowered. A sum or
-mean is the same reduction of the real and the imaginary part; a product is
+mean is the same reduction of the real and the imaginary part (a
+variance: the sum of theirs, ``mean`` unlowered as well); a product is
 a pairwise tree of complex multiplications (the halves multiplied
 elementwise, a 1 padding an odd length): ``ceil(log2(n))`` elementwise
 steps, in another order than ATen's loop (a rounding difference, no more).
@@ -91,6 +92,26 @@ def prod(z: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return torch.view_as_complex(torch.stack([re, im], dim=-1).contiguous())
 
 
+def _variance(root: bool) -> Callable[..., Any]:
+    """``var`` (``std``: its root) of a complex tensor: the real result
+    ``var(re) + var(im)``, as ATen defines it (the mean squared distance)."""
+
+    def decomposition(
+        z: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+    ) -> Any:
+        if z.dtype not in _REAL_OF:
+            return NotImplemented
+        pair = torch.view_as_real(z)
+        re, im = (
+            torch.var(pair[..., part], dim, correction=correction, keepdim=keepdim)
+            for part in (0, 1)
+        )
+        variance = re + im
+        return torch.sqrt(variance) if root else variance
+
+    return decomposition
+
+
 def table() -> dict[Any, Callable[..., Any]]:
     """The entries, by ATen overload."""
     sums = _on_parts(lambda pair, dims, keepdim: pair.sum(dims, keepdim=keepdim))
@@ -102,4 +123,6 @@ def table() -> dict[Any, Callable[..., Any]]:
         aten.mean.dim: means,
         aten.prod.default: prod,
         aten.prod.dim_int: prod,
+        aten.var.correction: _variance(root=False),
+        aten.std.correction: _variance(root=True),
     }

@@ -60,10 +60,15 @@ torch with aten ops whose lowering is exact:
   the extreme value, then the smallest index holding it (or holding a NaN,
   which torch counts as the extreme), so ties give the first index as in
   torch.
-* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
-  ``neg``, ``reciprocal`` and ``angle``
-  (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
-  the parts, in ``complex_ops``.
+* Complex elementwise ops (arithmetic with tensors and numbers, ``abs``,
+  ``sqrt``, ``exp``, ``log``, the trigonometric and hyperbolic functions
+  and their inverses, ``pow``, comparisons, predicates, fills...), which
+  torch-mlir lowers to invalid IR or not at all: real arithmetic on the
+  parts with the C library's branch cuts, in ``complex_ops`` and
+  ``complex_math``; complex ``sum``, ``mean`` and ``prod`` (which kill
+  torch-mlir's process) in ``complex_reductions``; ``fft_fft``,
+  ``fft_ifft`` and ``stft.center`` in ``fft``. Each is tried first and
+  falls back to the entry it shares an op with (``_first_of``).
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
   ``float32`` (its "opmath" type; a cumprod keeps its running product in

@@ -140,6 +140,7 @@ ARITHMETIC: list[Op] = [
     ("lerp complex weight", lambda z, w: torch.lerp(z, w, 0.3 + 0.1j)),
     ("lerp far weight", lambda z, w: torch.lerp(z, w, 0.7)),
     ("ldexp", lambda z, w: torch.ldexp(z, torch.full(z.shape, 3))),
+    ("ldexp complex", lambda z, w: torch.ldexp(z, w)),
     ("nan_to_num", lambda z, w: torch.nan_to_num(z / 0)),
     ("square", lambda z, w: torch.square(z)),
 ]
@@ -213,6 +214,8 @@ PLUMBING: list[Op] = [
     ("polar", lambda z, w: torch.polar(z.abs(), w.angle())),
     ("conj", lambda z, w: torch.conj_physical(z)),
     ("to complex128", lambda z, w: z.to(torch.complex128) * 2),
+    ("to float", lambda z, w: z.to(torch.float32)),
+    ("to bool", lambda z, w: (z * (w.real > 0)).to(torch.bool)),
     ("float_power", lambda z, w: torch.float_power(z, w)),
     ("masked_fill", lambda z, w: z.masked_fill(w.real > 0, 2 - 1j)),
     ("full_like", lambda z, w: torch.full_like(z, 1 + 2j) * w),

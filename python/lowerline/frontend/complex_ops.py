@@ -189,8 +189,20 @@ def sgn(z: torch.Tensor) -> Any:
 def to_copy(x: torch.Tensor, *, dtype: torch.dtype | None = None, **options: Any) -> Any:
     """A conversion to or between complex dtypes, part by part: torch-mlir's
     importer has no literal for ``complex128`` (``KeyError: torch.complex128``
-    in ``TORCH_DTYPE_TO_INT``), and ``float_power`` converts to it."""
-    if dtype not in _REAL_OF or options.get("memory_format") not in (None, torch.preserve_format):
+    in ``TORCH_DTYPE_TO_INT``), and ``float_power`` converts to it. From
+    complex to a real float type: the real part (as eager, which warns),
+    where torch-mlir emits ``arith.sitofp`` on ``complex<f32>``; to bool:
+    either part nonzero. (To an integer type torch-mlir emits
+    ``arith.trunci`` on ``complex<f32>``, invalid IR: not written out here.)"""
+    if options.get("memory_format") not in (None, torch.preserve_format):
+        return NotImplemented
+    if x.is_complex() and x.dtype in _REAL_OF and dtype is not None and dtype not in _REAL_OF:
+        if dtype == torch.bool:
+            return _truth(x)
+        if dtype.is_floating_point:
+            return _parts(x, _REAL_OF[x.dtype])[0].to(dtype)
+        return NotImplemented
+    if dtype not in _REAL_OF:
         return NotImplemented
     if not x.is_complex() and not x.is_floating_point():
         x = x.to(_REAL_OF[dtype])
@@ -215,13 +227,17 @@ def assert_tensor_metadata(x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
 
 
 def ldexp(z: torch.Tensor, exponent: torch.Tensor) -> Any:
-    # z * 2 ** exponent, the power real (torch-mlir's own decomposition
-    # multiplies the complex tensor by it, which it then cannot lower).
+    # z * 2 ** exponent (torch-mlir's own decomposition multiplies the
+    # complex tensor by it, which it then cannot lower).
     if not z.is_complex() or z.dtype not in _REAL_OF:
         return NotImplemented
-    re, im = _parts(z, _REAL_OF[z.dtype])
-    scale = torch.pow(2.0, exponent.to(re.dtype))
-    return _join(re * scale, im * scale)
+    real = _REAL_OF[z.dtype]
+    parts = _parts(z, real)
+    if exponent.is_complex():  # 2 ** w = exp(w ln 2)
+        w = _parts(exponent, real)
+        return _join(*cm.mul(parts, _exp2(w)))
+    scale = torch.pow(2.0, exponent.to(real))
+    return _join(parts[0] * scale, parts[1] * scale)
 
 
 # Ops that take a number: a complex one fails torch-mlir's importer

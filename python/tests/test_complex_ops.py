@@ -234,6 +234,7 @@ REDUCTIONS: list[Op] = [
     ("std all", lambda z, w: torch.std(z, correction=0)),
     ("logaddexp", lambda z, w: torch.logaddexp(z, w)),
     ("cumsum", lambda z, w: torch.cumsum(z, 1)),
+    ("cumprod", lambda z, w: torch.cumprod(z, 1)),
     ("matmul", lambda z, w: z[0] @ w[0].T),
 ]
 

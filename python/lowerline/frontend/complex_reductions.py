@@ -7,7 +7,9 @@ mean is the same reduction of the real and the imaginary part (a
 variance: the sum of theirs, ``mean`` unlowered as well); a product is
 a pairwise tree of complex multiplications (the halves multiplied
 elementwise, a 1 padding an odd length): ``ceil(log2(n))`` elementwise
-steps, in another order than ATen's loop (a rounding difference, no more).
+steps, in another order than ATen's loop (a rounding difference, no more);
+a cumulative product is a log-step scan of them (``cumprod`` has no complex
+lowering either).
 """
 
 from __future__ import annotations
@@ -92,6 +94,28 @@ def prod(z: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return torch.view_as_complex(torch.stack([re, im], dim=-1).contiguous())
 
 
+def cumprod(z: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+    """A log-step (Hillis-Steele) scan of complex products, as
+    ``decompositions.cumsum`` scans sums: ``z * shift(z, 2**k)``, the
+    shifted-in places 1."""
+    z = _complex_input(z, dtype)
+    if z is None:
+        return NotImplemented
+    if z.dim() == 0:
+        return z.clone()
+    dim = dim % z.dim()
+    pair = torch.view_as_real(z)
+    re, im = pair[..., 0], pair[..., 1]
+    length, shift = z.shape[dim], 1
+    while shift < length:
+        pad = [0, 0] * (z.dim() - 1 - dim) + [shift, 0]
+        earlier_re = torch.nn.functional.pad(re.narrow(dim, 0, length - shift), pad, value=1.0)
+        earlier_im = torch.nn.functional.pad(im.narrow(dim, 0, length - shift), pad, value=0.0)
+        re, im = cm.mul((re, im), (earlier_re, earlier_im))
+        shift *= 2
+    return torch.view_as_complex(torch.stack([re, im], dim=-1).contiguous())
+
+
 def _variance(root: bool) -> Callable[..., Any]:
     """``var`` (``std``: its root) of a complex tensor: the real result
     ``var(re) + var(im)``, as ATen defines it (the mean squared distance)."""
@@ -123,6 +147,7 @@ def table() -> dict[Any, Callable[..., Any]]:
         aten.mean.dim: means,
         aten.prod.default: prod,
         aten.prod.dim_int: prod,
+        aten.cumprod.default: cumprod,
         aten.var.correction: _variance(root=False),
         aten.std.correction: _variance(root=True),
     }

@@ -187,6 +187,8 @@ SPECTRA: list[Op] = [
     ("ifft n=7 forward", lambda z, x: torch.fft.ifft(z, n=7, norm="forward")),
     ("fft of real", lambda z, x: torch.fft.fft(x)),
     ("rfft", lambda z, x: torch.fft.rfft(x)),
+    ("irfft", lambda z, x: torch.fft.irfft(z)),
+    ("irfft n=8 ortho", lambda z, x: torch.fft.irfft(z, n=8, norm="ortho")),
     ("stft centered", lambda z, x: torch.stft(x, 8, 3, 8, return_complex=True)),
     (
         "stft hann",

@@ -142,7 +142,7 @@ def _logaddexp(a: Parts, b: Parts) -> Parts:
 
 def _scaled(factor: float, formula: Callable[[Parts], Parts]) -> Callable[[Parts], Parts]:
     """``formula`` of ``z`` times a real ``factor`` (``log2`` is ``log / ln 2``)."""
-    return lambda z: tuple(part * factor for part in formula(z))  # type: ignore[return-value]
+    return lambda z: tuple(part * factor for part in formula(z))
 
 
 def _neg(z: Parts) -> Parts:

@@ -48,13 +48,13 @@ def _on_parts(reduce: Callable[..., torch.Tensor]) -> Callable[..., Any]:
     def decomposition(
         z: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     ) -> Any:
-        z = _complex_input(z, dtype)
-        if z is None:
+        converted = _complex_input(z, dtype)
+        if converted is None:
             return NotImplemented
-        dims = _dims(z, dim)
-        pair = torch.view_as_real(z)
+        dims = _dims(converted, dim)
+        pair = torch.view_as_real(converted)
         if not dims:  # a 0-d tensor
-            return z.clone()
+            return converted.clone()
         reduced = reduce(pair, dims, keepdim=keepdim)
         return torch.view_as_complex(reduced.contiguous())
 
@@ -75,8 +75,8 @@ def _product_along(re: torch.Tensor, im: torch.Tensor, dim: int) -> cm.Parts:
     return re, im
 
 
-def prod(z: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
-    z = _complex_input(z, dtype)
+def prod(x: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    z = _complex_input(x, dtype)
     if z is None:
         return NotImplemented
     if z.dim() == 0:
@@ -94,11 +94,11 @@ def prod(z: torch.Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return torch.view_as_complex(torch.stack([re, im], dim=-1).contiguous())
 
 
-def cumprod(z: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
+def cumprod(x: torch.Tensor, dim: int, *, dtype: Any = None) -> Any:
     """A log-step (Hillis-Steele) scan of complex products, as
     ``decompositions.cumsum`` scans sums: ``z * shift(z, 2**k)``, the
     shifted-in places 1."""
-    z = _complex_input(z, dtype)
+    z = _complex_input(x, dtype)
     if z is None:
         return NotImplemented
     if z.dim() == 0:

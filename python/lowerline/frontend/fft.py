@@ -13,6 +13,8 @@ as a product with a DFT coefficient matrix, but leaves ``fft_fft`` and
   ``1/sqrt(n)``; ``forward``: ``fft`` by ``1/n``). O(n^2) work per
   transform, as torch-mlir's ``rfft``: fine for the short transforms of
   models (spectrogram frames), not a replacement for an FFT of 1e6 points.
+* ``fft_irfft`` (no torch dialect op: it imports as ``torch.operator``):
+  the same DFT from the one-sided spectrum, to real points.
 * ``stft.center``: torch's own ``torch.stft`` steps, the input padded by
   ``n_fft // 2`` on both sides with ``pad_mode``, then the ``stft`` overload
   torch-mlir lowers.
@@ -86,6 +88,33 @@ def _transform(inverse: bool) -> Callable[..., Any]:
     return decomposition
 
 
+def irfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+    """The real inverse of a one-sided spectrum: ``n`` real points (``2 (m -
+    1)`` by default) from the ``n // 2 + 1`` first bins, each bin but the
+    first (and the middle one of an even ``n``) counted twice for its
+    conjugate twin; their imaginary parts drop out, as in ATen's c2r."""
+    if norm not in _NORMS:
+        raise ValueError(f"aten.fft_irfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    if not x.is_complex():
+        x = x.to(torch.complex128 if x.dtype == torch.float64 else torch.complex64)
+    if x.dtype not in _REAL_OF or x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    n = 2 * (x.shape[dim] - 1) if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"aten.fft_irfft: n={n}; the transform needs at least one point")
+    bins = n // 2 + 1
+    pair = torch.view_as_real(_resized(x, bins, dim).movedim(dim, -1))
+    cos, sin = _dft_matrices(n, pair.dtype)
+    k = torch.arange(bins, dtype=torch.int64).unsqueeze(1)
+    once = (k == 0) | (2 * k == n)  # the bins without a conjugate twin
+    twice = torch.where(once, 1.0, 2.0).to(pair.dtype)
+    cos, sin = cos[:bins] * twice, sin[:bins] * twice
+    out = pair[..., 0] @ cos - pair[..., 1] @ sin
+    scale = _scale(n, norm, inverse=True)
+    return (out * scale if scale != 1.0 else out).movedim(-1, dim)
+
+
 def stft_center(
     x: torch.Tensor,
     n_fft: int,
@@ -124,5 +153,6 @@ def table() -> dict[Any, Callable[..., Any]]:
     return {
         aten.fft_fft.default: _transform(inverse=False),
         aten.fft_ifft.default: _transform(inverse=True),
+        aten.fft_irfft.default: irfft,
         aten.stft.center: stft_center,
     }

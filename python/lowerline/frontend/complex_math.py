@@ -34,6 +34,8 @@ from typing import Any
 import torch
 
 Parts = tuple[Any, Any]  # (real part, imaginary part)
+# The complex dtypes written out as pairs, and the dtype of their parts.
+REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
 
 def hypot(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:

@@ -46,7 +46,7 @@ from lowerline.frontend import complex_math as cm
 
 aten = torch.ops.aten
 
-_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+_REAL_OF = cm.REAL_OF
 _COMPLEX_OF = {real: complex_dtype for complex_dtype, real in _REAL_OF.items()}
 Parts = cm.Parts
 

@@ -23,7 +23,7 @@ from lowerline.frontend import complex_math as cm
 
 aten = torch.ops.aten
 
-_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+_REAL_OF = cm.REAL_OF
 
 
 def _dims(z: torch.Tensor, dim: Any) -> list[int]:

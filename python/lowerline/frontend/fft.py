@@ -28,9 +28,11 @@ from typing import Any
 
 import torch
 
+from lowerline.frontend import complex_math
+
 aten = torch.ops.aten
 
-_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+_REAL_OF = complex_math.REAL_OF
 _NORMS = (None, "backward", "ortho", "forward")
 
 

@@ -59,21 +59,23 @@ def test_ops_left_around_a_failure_are_never_its_cause(name: str) -> None:
     assert import_worker.COLLATERAL.match(name)
 
 
-class ComplexSqrt(torch.nn.Module):
+class ComplexToInteger(torch.nn.Module):
     def forward(self, z):
-        return torch.sqrt(z)
+        return z.to(torch.int32)
 
 
 def test_invalid_ir_from_torch_mlir_is_its_failure_not_an_unsupported_op(cache_dir) -> None:
-    # torch-mlir lowers complex sqrt to math.sqrt on complex<f32>, which does not
-    # verify; only casts are left, so no op is blamed and its error is quoted.
+    # torch-mlir converts a complex tensor to integers with arith.trunci on
+    # complex<f32>, which does not verify; only casts are left, so no op is
+    # blamed and its error is quoted.
     z = torch.randn(3, 5, dtype=torch.complex64)
     with pytest.raises(lowerline.CompileError) as info:
-        lowerline.compile(ComplexSqrt(), z, cache_dir=cache_dir)
+        lowerline.compile(ComplexToInteger(), z, cache_dir=cache_dir)
     assert not isinstance(info.value, lowerline.UnsupportedOpsError)
     assert info.value.stage == "import"
     message = str(info.value)
     assert "torch-mlir failed" in message
     assert (
-        "'math.sqrt' op operand #0 must be floating-point-like, but got 'complex<f32>'" in message
+        "'arith.trunci' op operand #0 must be signless-fixed-width-integer-like, "
+        "but got 'complex<f32>'" in message
     )

@@ -62,10 +62,15 @@ torch with aten ops whose lowering is exact:
   the extreme value, then the smallest index holding it (or holding a NaN,
   which torch counts as the extreme), so ties give the first index as in
   torch.
-* Complex ``add``, ``sub``, ``mul``, ``div``, ``abs``, ``exp``, ``log``,
-  ``neg``, ``reciprocal`` and ``angle``
-  (which torch-mlir lowers to invalid IR or not at all): real arithmetic on
-  the parts, in ``complex_ops``.
+* Complex elementwise ops (arithmetic with tensors and numbers, ``abs``,
+  ``sqrt``, ``exp``, ``log``, the trigonometric and hyperbolic functions
+  and their inverses, ``pow``, comparisons, predicates, fills...), which
+  torch-mlir lowers to invalid IR or not at all: real arithmetic on the
+  parts with the C library's branch cuts, in ``complex_ops`` and
+  ``complex_math``; complex ``sum``, ``mean`` and ``prod`` (which kill
+  torch-mlir's process) in ``complex_reductions``; ``fft_fft``,
+  ``fft_ifft`` and ``stft.center`` in ``fft``. Each is tried first and
+  falls back to the entry it shares an op with (``_first_of``).
 * Reductions, pooling averages and softmax of ``float16``/``bfloat16``:
   torch-mlir reduces in the half type; ATen's CPU kernels accumulate in
   ``float32`` (its "opmath" type; a cumprod keeps its running product in
@@ -200,7 +205,14 @@ import torch
 import torch._decomp
 from torch.utils import _pytree as pytree
 
-from lowerline.frontend import complex_ops, embedding_bag, fake_quantize, gathers
+from lowerline.frontend import (
+    complex_ops,
+    complex_reductions,
+    embedding_bag,
+    fake_quantize,
+    fft,
+    gathers,
+)
 
 aten = torch.ops.aten
 TORCH_TABLE = torch._decomp.decomposition_table
@@ -1080,6 +1092,18 @@ def narrow_integer_matmul(op: Any) -> Callable:
     return decomposition
 
 
+def _first_of(entry: Callable[..., Any], fallback: Callable[..., Any] | None) -> Callable:
+    """``entry``, or ``fallback`` where ``entry`` keeps the op."""
+    if fallback is None:
+        return entry
+
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        result = entry(*args, **kwargs)
+        return fallback(*args, **kwargs) if result is NotImplemented else result
+
+    return decomposition
+
+
 def split_dim(a: torch.Tensor, dim: int, outer_length: int) -> torch.Tensor:
     dim = dim % a.dim()
     inner = a.shape[dim] // outer_length
@@ -1179,10 +1203,9 @@ def decomposition_table() -> dict:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
-    for op, entry in complex_ops.table().items():
-        if op in table:  # none today; an entry of torch-mlir's must not be lost
-            raise RuntimeError(f"{op} has a decomposition already; chain the two")
-        table[op] = entry
+    for op, entry in {**complex_ops.table(), **complex_reductions.table(), **fft.table()}.items():
+        # Complex operands first; other uses keep the entry already there.
+        table[op] = _first_of(entry, table.get(op))
     table.update(gathers.table())
     for matmul in (aten.mm.default, aten.bmm.default):
         table[matmul] = narrow_integer_matmul(matmul)
@@ -1198,14 +1221,6 @@ KEPT_BY_EXPORT = (
     aten.upsample_nearest2d.default,
     aten.upsample_nearest3d.default,
 )
-
-
-def _kept_or_decomposed(op: Any, entry: Callable) -> Callable:
-    def decomposition(*args: Any, **kwargs: Any) -> Any:
-        result = entry(*args, **kwargs)
-        return op(*args, **kwargs) if result is NotImplemented else result
-
-    return decomposition
 
 
 # Ops without a fake (meta) kernel: run_decompositions first runs the graph
@@ -1224,7 +1239,7 @@ def _entries_in_place(ep: torch.export.ExportedProgram, ops: tuple, table: dict)
     where the entry keeps it); whether any did."""
     nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target in ops]
     for node in nodes:
-        node.target = _kept_or_decomposed(node.target, table[node.target])
+        node.target = _first_of(table[node.target], node.target)
     return bool(nodes)
 
 

@@ -457,10 +457,41 @@ def _why_skipped(name: str, overload: Any) -> str:
     return ""
 
 
+# Ops beyond the elementwise ones whose complex64 variant is run too:
+# reductions, scans, joins, products and fills (generated arguments).
+COMPLEX_VARIANTS = frozenset(
+    {
+        "sum",
+        "sum.dim_IntList",
+        "mean",
+        "mean.dim",
+        "prod",
+        "prod.dim_int",
+        "var.correction",
+        "std.correction",
+        "cumsum",
+        "cumprod",
+        "cat",
+        "stack",
+        "mm",
+        "bmm",
+        "flip",
+        "constant_pad_nd",
+        "where.self",
+        "masked_fill.Scalar",
+        "fill.Scalar",
+        "full_like",
+        "conj_physical",
+        "_to_copy",
+    }
+)
+
+
 def op_cases() -> list[OpCase]:
     """One case per registry name, skipped ones with the reason; then, for
     each elementwise op (ATen's ``pointwise`` tag) that eager torch computes
-    on complex64 tensors, that variant, named ``add.Tensor[complex64]``."""
+    on complex64 tensors and each of ``COMPLEX_VARIANTS``, that variant,
+    named ``add.Tensor[complex64]``."""
     cases = []
     for name in registry_names():
         overload = _overload(name)
@@ -468,7 +499,8 @@ def op_cases() -> list[OpCase]:
     variants = [
         OpCase(f"{case.name}[complex64]", case.overload, dtype=torch.complex64)
         for case in cases
-        if not case.skip and torch.Tag.pointwise in case.overload.tags
+        if not case.skip
+        and (torch.Tag.pointwise in case.overload.tags or case.name in COMPLEX_VARIANTS)
     ]
     # Only those eager torch computes on complex64 inputs.
     return cases + [v for v in variants if not isinstance(build(v), str)]

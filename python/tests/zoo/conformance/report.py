@@ -121,9 +121,11 @@ def render(every: list[outcome.Outcome], seconds: float) -> str:
         [r for r in results if not r.counted],
     )
     lines += _ops_section(
-        "Complex variants of elementwise ops",
+        "Complex variants",
         "Each elementwise op (ATen's `pointwise` tag) that eager torch computes on complex64 "
-        f"tensors, run on complex64 inputs: {_rate(variants)} pass (not in the denominator).",
+        "tensors, and the reductions, scans, joins, products and fills of "
+        "`aten_ops.COMPLEX_VARIANTS`, run on complex64 inputs: "
+        f"{_rate(variants)} pass (not in the denominator).",
         variants,
     )
     return "\n".join(lines) + "\n"

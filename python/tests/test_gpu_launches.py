@@ -85,21 +85,34 @@ def _model(name: str) -> tuple:
     return scope["model"], scope["inputs"]
 
 
-def _call_on_stub(name: str, binary: str, cache: str, driver: Path) -> dict:
-    env = {**os.environ, "LOWERLINE_CUDA_DRIVER": str(driver)}
+def _run_on_stub(
+    name: str, binary: str, cache: str, driver: Path, script: str, **env: str
+) -> subprocess.CompletedProcess:
+    """``script`` in a fresh interpreter on the stub driver, after the
+    model's code (``model``, ``inputs``), ``CACHE`` and ``BINARY``."""
+    environment = {**os.environ, "LOWERLINE_CUDA_DRIVER": str(driver), **env}
     code = (
         f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
         + textwrap.dedent(MODELS[name])
         + f"CACHE = {cache!r}\nBINARY = {binary!r}\n"
-        + CALL
+        + script
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=300
     )
+
+
+def _json_on_stub(name: str, binary: str, cache: str, driver: Path, script: str, **env) -> dict:
+    """What ``script`` printed last (one JSON object); it must succeed."""
+    done = _run_on_stub(name, binary, cache, driver, script, **env)
     assert done.returncode == 0, done.stderr
     # The mgpu runtime reports failed driver calls on stderr only.
     assert "failed with" not in done.stderr, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _call_on_stub(name: str, binary: str, cache: str, driver: Path) -> dict:
+    return _json_on_stub(name, binary, cache, driver, CALL)
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +179,128 @@ def test_second_call_copies_only_inputs_and_outputs(gpu_cache, stub_driver):
     assert again["allocations"] == 0
     assert again["host_to_device"] == in_bytes
     assert again["device_to_host"] == out_bytes
+
+
+# Four threads call at once: the first take of each waits until all four
+# hold a scratch buffer (watch), whatever the scheduling. Then the module is
+# dropped: collecting it frees its device memory.
+THREADS = """
+import dataclasses, gc, json, threading
+from concurrent.futures import ThreadPoolExecutor
+import lowerline
+from lowerline.runtime import cuda
+from cuda_stub.stub import StubDriver
+compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=CACHE, binary=BINARY)
+stub = StubDriver(cuda.load_driver())
+compiled(*inputs)  # loads: the weights and one scratch buffer
+pool = compiled.primary.function.scratch
+stub.reset()
+held, shared, lock, takes = set(), [], threading.Lock(), [0]
+together = threading.Barrier(4, timeout=120)
+
+def watch(event, address):
+    with lock:
+        if event == "give":
+            held.discard(address)
+            return
+        if address in held:
+            shared.append(address)
+        held.add(address)
+        takes[0] += 1
+        wait = takes[0] <= 4
+    if wait:
+        together.wait()
+
+pool.watch = watch
+def calls(index):
+    return [tuple(compiled(*inputs).shape) for _ in range(5)]
+with ThreadPoolExecutor(4) as threads:
+    shapes = sum(threads.map(calls, range(4)), [])
+pool.watch = None
+during, created = dataclasses.asdict(stub.counters()), pool.created
+del compiled, pool
+gc.collect()
+print(json.dumps({"shared": shared, "held": sorted(held), "created": created, "shapes": shapes,
+                  "during": during, "collected": dataclasses.asdict(stub.counters())}))
+"""
+
+
+def test_concurrent_calls_never_share_scratch(gpu_cache, stub_driver):
+    model, inputs = _model("mlp")
+    lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache, binary="ptx")
+    result = _json_on_stub("mlp", "ptx", gpu_cache, stub_driver, THREADS)
+    assert not result["shared"], f"scratch used by two calls at once: {result['shared']}"
+    assert not result["held"]  # every call gave its scratch back
+    assert result["created"] == 4  # grown to the four concurrent callers, not more
+    assert result["shapes"] == [list(model(*inputs).shape)] * 20
+    during = result["during"]
+    # Three more scratch buffers; the weights were not uploaded again.
+    assert during["allocations"] == 3 and during["frees"] == 0
+    in_bytes = sum(t.numel() * t.element_size() for t in inputs)
+    assert during["host_to_device"] == 20 * in_bytes
+    collected = result["collected"]
+    assert collected["live_bytes"] == 0 and collected["frees"] == 5
+
+
+# Errors at load and in a call stay exceptions of lowerline's, the process sound.
+ERRORS = """
+import json
+import lowerline
+from lowerline.runtime import cuda
+from cuda_stub.stub import StubDriver
+compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=CACHE, binary=BINARY)
+stub = StubDriver(cuda.load_driver())
+errors = []
+for _ in range(2):  # a failed load leaves nothing behind: the next call tries again
+    try:
+        compiled(*inputs)
+        errors.append(None)
+    except (lowerline.GpuOutOfMemory, lowerline.GpuFault) as error:
+        errors.append([type(error).__name__, str(error)])
+print(json.dumps({"errors": errors, "live_bytes": stub.counters().live_bytes,
+                  "buffers": compiled.primary.function.buffers}))
+"""
+
+
+def test_no_room_for_the_weights_is_an_error(gpu_cache, stub_driver):
+    model, inputs = _model("mlp")
+    compiled = lowerline.compile(
+        model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache, binary="ptx"
+    )
+    weights = compiled.primary.function.buffers["weights"]
+    memory = str(weights - 1)
+    result = _json_on_stub("mlp", "ptx", gpu_cache, stub_driver, ERRORS, STUB_CUDA_MEMORY=memory)
+    library = compiled.primary.function.library
+    expected = [
+        "GpuOutOfMemory",
+        f"the GPU has no {weights} bytes free for the weights of {library} "
+        "(CUDA_ERROR_OUT_OF_MEMORY (2))",
+    ]
+    assert result["errors"] == [expected, expected]
+    assert result["live_bytes"] == 0
+
+
+def test_no_room_for_the_scratch_is_an_error(gpu_cache, stub_driver):
+    model, inputs = _model("mlp")
+    compiled = lowerline.compile(
+        model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache, binary="ptx"
+    )
+    buffers = compiled.primary.function.buffers
+    memory = str(buffers["weights"] + buffers["scratch"] - 1)
+    result = _json_on_stub("mlp", "ptx", gpu_cache, stub_driver, ERRORS, STUB_CUDA_MEMORY=memory)
+    (kind, message), again = result["errors"]
+    assert kind == "GpuOutOfMemory" and again == [kind, message]
+    assert f"no {buffers['scratch']} bytes free for the scratch of" in message
+    assert result["live_bytes"] == 0  # the weights went with the failed load
+
+
+def test_a_kernel_fault_in_a_compiled_call_is_an_error(gpu_cache, stub_driver):
+    model, inputs = _model("mlp")
+    lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=gpu_cache, binary="ptx")
+    done = _run_on_stub("mlp", "ptx", gpu_cache, stub_driver, ERRORS, STUB_CUDA_FAULT="700")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # The weights were uploaded before the first launch faulted; the context
+    # stays broken: the next call fails too.
+    for kind, message in result["errors"]:
+        assert kind == "GpuFault" and "CUDA error 700" in message, message

@@ -493,6 +493,10 @@ class _DeviceEntry(NativeFunction):
         buffers: dict[str, Any],
     ):
         super().__init__(library, entry, outputs, lib=lib)
+        # The GPU stages report no failed check (no lowerline-report-failed-asserts):
+        # nothing writes the library's failure slot, so calls need not hold its
+        # lock, and calls at the same time run, each on a stream of its own.
+        self._slot_lock = None
         self._sizes = (buffers["weights"], buffers["scratch"])
         self.device_memory = cuda.DeviceMemory(library)
         self.scratch: Pool[int] = Pool(
@@ -500,6 +504,8 @@ class _DeviceEntry(NativeFunction):
         )
         try:
             self.weights = self._upload(buffers["upload"])
+            # One scratch buffer now: no room for a call fails the load, not the call.
+            self.scratch.give(self.scratch.take())
         except BaseException:
             self.device_memory.release()
             raise

@@ -181,13 +181,14 @@ def test_second_call_copies_only_inputs_and_outputs(gpu_cache, stub_driver):
     assert again["device_to_host"] == out_bytes
 
 
-# Four threads call at once: the first take of each waits until all four
-# hold a scratch buffer (watch), whatever the scheduling. Then the module is
+# Four threads call at once (SharingWatch: the first take of each waits
+# until all four hold a scratch buffer). Then the module is
 # dropped: collecting it frees its device memory.
 THREADS = """
-import dataclasses, gc, json, threading
+import dataclasses, gc, json
 from concurrent.futures import ThreadPoolExecutor
 import lowerline
+from pool_watch import SharingWatch
 from lowerline.runtime import cuda
 from cuda_stub.stub import StubDriver
 compiled = lowerline.compile(model, *inputs, target="cuda:sm_80", cache_dir=CACHE, binary=BINARY)
@@ -195,22 +196,7 @@ stub = StubDriver(cuda.load_driver())
 compiled(*inputs)  # loads: the weights and one scratch buffer
 pool = compiled.primary.function.scratch
 stub.reset()
-held, shared, lock, takes = set(), [], threading.Lock(), [0]
-together = threading.Barrier(4, timeout=120)
-
-def watch(event, address):
-    with lock:
-        if event == "give":
-            held.discard(address)
-            return
-        if address in held:
-            shared.append(address)
-        held.add(address)
-        takes[0] += 1
-        wait = takes[0] <= 4
-    if wait:
-        together.wait()
-
+watch = SharingWatch(4)
 pool.watch = watch
 def calls(index):
     return [tuple(compiled(*inputs).shape) for _ in range(5)]
@@ -220,7 +206,7 @@ pool.watch = None
 during, created = dataclasses.asdict(stub.counters()), pool.created
 del compiled, pool
 gc.collect()
-print(json.dumps({"shared": shared, "held": sorted(held), "created": created, "shapes": shapes,
+print(json.dumps({"shared": watch.shared, "held": sorted(watch.held), "created": created, "shapes": shapes,
                   "during": during, "collected": dataclasses.asdict(stub.counters())}))
 """
 

@@ -262,6 +262,7 @@ def _build_case(name: str, model: Model, folder: str, target: str) -> tuple[dict
         "entry": primary.function._entry,
         "library": f"{name}/lib.so",
         "outputs": [[list(s), str(d).removeprefix("torch.")] for s, d in primary.function._outputs],
+        "buffers": primary.function.buffers,
         "inputs": f"{name}/inputs.pt",
         "expected": f"{name}/expected.pt",
         "rtol": model.rtol,

@@ -139,9 +139,16 @@ _ESCAPES = frozenset(
         "cf.br",
         "cf.cond_br",
         "cf.switch",
-        "memref.store",  # only of a memref of memrefs: stores the buffer itself
+        "memref.store",  # as the value stored (operand 0): the buffer itself is stored
     }
 )
+
+
+def _escapes(user: ir.Operation, operand: int) -> bool:
+    """Whether ``user`` hands its ``operand`` on (a store into the buffer does not)."""
+    if user.name == "memref.store":
+        return operand == 0
+    return user.name in _ESCAPES
 
 
 @dataclass
@@ -223,7 +230,7 @@ def _live_range(
             if user.name == "memref.dealloc":
                 deallocs.append(user)
                 continue
-            if user.name in _ESCAPES:
+            if _escapes(user, operand):
                 return None
             memref_results = [r for r in user.results if isinstance(r.type, ir.MemRefType)]
             if memref_results and (user.name not in VIEW_OPS or operand != 0):
@@ -461,7 +468,7 @@ def thread_slots(
     return ThreadSlots(forall, buffers, slot, region)
 
 
-def _append_arena(func: ir.Operation) -> ir.Value:
+def append_arena(func: ir.Operation) -> ir.Value:
     """Add the trailing ``memref<?xi8>`` argument to ``func``; return it."""
     arena_type = ir.MemRefType.get(
         [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8)
@@ -482,7 +489,7 @@ def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _rewrite(buffer: Buffer, arena: ir.Value, base: ir.Value | int = 0) -> None:
+def view_in_arena(buffer: Buffer, arena: ir.Value, base: ir.Value | int = 0) -> None:
     """``buffer``'s alloc as a view of ``arena`` at its offset after ``base``
     (a thread's slot, known when compiling or not)."""
     alloc = buffer.op
@@ -596,15 +603,15 @@ class PlanArena(Pass):
         slots = self._thread_slots(func)
         regions = buffers + [s.region for s in slots]
         size = place(regions)
-        arena = _append_arena(func)
+        arena = append_arena(func)
         for buffer in buffers:
-            _rewrite(buffer, arena)
+            view_in_arena(buffer, arena)
         if slots and self.threads > 1:
             _declare_thread_number(module)
         for loop in slots:
             base = _slot_base(loop, self.threads)
             for buffer in loop.buffers:
-                _rewrite(buffer, arena, base)
+                view_in_arena(buffer, arena, base)
         protocol.ARENA.set(func, [size, lower_bound(regions)])
         self._report(func)
 

@@ -11,6 +11,7 @@ __all__ = [
     "CompiledModule",
     "ExportError",
     "GpuFault",
+    "GpuOutOfMemory",
     "IndexCheckError",
     "LoadError",
     "LoadedModule",
@@ -52,7 +53,8 @@ def __getattr__(name: str):
         import lowerline.quant
 
         return lowerline.quant
-    if name in ("NoCudaDevice", "GpuFault"):  # no device here; a kernel faulted
+    # No device here; a kernel faulted; no room on the device for the buffers.
+    if name in ("NoCudaDevice", "GpuFault", "GpuOutOfMemory"):
         from lowerline.runtime import cuda
 
         return getattr(cuda, name)

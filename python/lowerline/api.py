@@ -799,7 +799,8 @@ class CompiledModule:
             try:
                 library = os.path.join(self._cache.path(key), "lib.so")
                 if isinstance(self.options, GpuOptions):
-                    return meta, hit, GpuFunction(library, meta["entry"], outputs)
+                    function = GpuFunction(library, meta["entry"], outputs, meta["gpu_buffers"])
+                    return meta, hit, function
                 return meta, hit, _native_function(library, meta, outputs)
             except OSError as err:
                 # Evicted by another process between lookup and load: build it again.
@@ -972,6 +973,7 @@ def _compile_artifact(
         "stage_seconds": seconds,
         "fallbacks": result["fallbacks"],  # cached with the library: a hit reports them too
         "arena": result.get("arena"),  # GPU entries take none
+        "gpu_buffers": result.get("gpu_buffers"),  # GPU entries: their device buffers
         # lowerline.export only (never cached): what keeps the code from running without malloc.
         **({"standalone_problems": result["standalone_problems"]} if export else {}),
     }

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
+from pool_watch import SharingWatch
 from torch import nn
 
 import lowerline
@@ -176,27 +176,7 @@ def test_concurrent_calls_never_share_an_arena(cache_dir):
     compiled, x, _ = _compiled(_mlp, 16, cache_dir)
     compiled(x)
     pool = compiled.specializations[0].function.arenas
-    held: set[int] = set()
-    shared: list[int] = []
-    lock = threading.Lock()
-    # The first take of each thread waits until all four hold an arena: four
-    # calls are in flight at once, whatever the scheduling.
-    together = threading.Barrier(4, timeout=120)
-    first_takes = [0]
-
-    def watch(event: str, address: int) -> None:
-        with lock:
-            if event == "give":
-                held.discard(address)
-                return
-            if address in held:
-                shared.append(address)
-            held.add(address)
-            first_takes[0] += 1
-            wait = first_takes[0] <= 4
-        if wait:
-            together.wait()
-
+    watch = SharingWatch(4)
     pool.watch = watch
     inputs = [torch.randn(16, 37, generator=torch.Generator().manual_seed(i)) for i in range(4)]
     model = _mlp(16)[0]
@@ -213,6 +193,6 @@ def test_concurrent_calls_never_share_an_arena(cache_dir):
             list(threads.map(calls, range(4)))  # raises a thread's exception here
     finally:
         pool.watch = None
-    assert not shared, f"arenas used by two calls at once: {shared}"
-    assert not held  # every call gave its arena back
+    assert not watch.shared, f"arenas used by two calls at once: {watch.shared}"
+    assert not watch.held  # every call gave its arena back
     assert pool.created == 4  # grown to the four concurrent callers, not more

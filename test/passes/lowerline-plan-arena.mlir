@@ -177,3 +177,24 @@ func.func @keeps_a_buffer_an_if_yields(%c: i1, %x: memref<4xf32>, %out: memref<4
   memref.dealloc %a : memref<4xf32>
   return
 }
+
+// -----
+
+// A buffer stored into (an element: memref.store's operand 1) stays planned;
+// a buffer stored as the value (into a memref of memrefs) escapes.
+// CHECK-LABEL: func.func @plans_a_buffer_stored_into(
+// CHECK-SAME:      lowerline.arena = array<i64: 16, 16>
+// CHECK:         %[[A:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8> to memref<4xf32>
+// CHECK-NEXT:    memref.store %{{.+}}, %[[A]][
+// CHECK:         %[[B:.+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:    memref.store %[[B]], %{{.+}}[
+func.func @plans_a_buffer_stored_into(%v: f32, %holder: memref<1xmemref<4xf32>>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<4xf32>
+  memref.store %v, %a[%c0] : memref<4xf32>
+  memref.copy %a, %out : memref<4xf32> to memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  memref.store %b, %holder[%c0] : memref<1xmemref<4xf32>>
+  memref.dealloc %a : memref<4xf32>
+  return
+}

@@ -34,20 +34,19 @@
 // barrier, then the relu.
 // CHECK:       module attributes {gpu.container_module} {
 // CHECK-LABEL:   func.func @matmul_relu(
-// CHECK-SAME:        %[[A:[^:]+]]: memref<64x64xf32>, %[[B:[^:]+]]: memref<64x64xf32>, %[[OUT:[^:]+]]: memref<64x64xf32>)
+// CHECK-SAME:        %[[A:[^:]+]]: memref<64x64xf32>, %[[B:[^:]+]]: memref<64x64xf32>, %[[OUT:[^:]+]]: memref<64x64xf32>,
+// CHECK-SAME:        %{{[^:]+}}: memref<?xi8>, %[[SCRATCH:[^:]+]]: memref<?xi8>)
+// CHECK-SAME:        lowerline.gpu_buffers = array<i64: 0, 49152>
 // CHECK-DAG:       %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:       %[[C256:.+]] = arith.constant 256 : index
-// CHECK:           %[[DA:.+]] = gpu.alloc () : memref<64x64xf32>
+// CHECK:           %[[DA:.+]] = memref.view %[[SCRATCH]][%{{.+}}][] : memref<?xi8> to memref<64x64xf32>
 // CHECK-NEXT:      gpu.memcpy %[[DA]], %[[A]]
-// CHECK-NEXT:      %[[DB:.+]] = gpu.alloc () : memref<64x64xf32>
+// CHECK-NEXT:      %[[DB:.+]] = memref.view %[[SCRATCH]]
 // CHECK-NEXT:      gpu.memcpy %[[DB]], %[[B]]
-// CHECK-NEXT:      %[[DOUT:.+]] = gpu.alloc () : memref<64x64xf32>
+// CHECK-NEXT:      %[[DOUT:.+]] = memref.view %[[SCRATCH]]
 // CHECK-NEXT:      gpu.launch_func @[[KERNEL:matmul_relu_kernel]]::@matmul_relu_kernel blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C256]], %[[C1]], %[[C1]]) args(%[[DOUT]] : memref<64x64xf32>, %[[DA]] : memref<64x64xf32>, %[[DB]] : memref<64x64xf32>)
 // CHECK-NEXT:      gpu.memcpy %[[OUT]], %[[DOUT]]
-// CHECK-DAG:       gpu.dealloc %[[DA]]
-// CHECK-DAG:       gpu.dealloc %[[DB]]
-// CHECK-DAG:       gpu.dealloc %[[DOUT]]
-// CHECK:           return
+// CHECK-NEXT:      return
 // CHECK:         gpu.module @[[KERNEL]] [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">] {
 // CHECK-NEXT:      gpu.func @matmul_relu_kernel(%[[KOUT:[^:]+]]: memref<64x64xf32>, %[[KA:[^:]+]]: memref<64x64xf32>, %[[KB:[^:]+]]: memref<64x64xf32>)
 // CHECK-SAME:          workgroup(%[[SA:[^ ]+]] : memref<4096xi8, 3> {llvm.align = 64 : i64}, %[[SB:[^ ]+]] : memref<4096xi8, 3> {llvm.align = 64 : i64})
@@ -141,19 +140,20 @@ func.func @matmul_relu(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %out: memre
 
 // -----
 
-// An elementwise op with a constant operand: the constant is copied to a
-// device buffer the kernel reads; the block has 32 threads, one element each.
+// An elementwise op with a constant operand: the kernel reads the constant
+// in the weights buffer (@scale_weights copies it there); the block has 32
+// threads, one element each.
 // CHECK:       module attributes {gpu.container_module} {
 // CHECK-LABEL:   func.func @scale(
-// CHECK-SAME:        %[[X:[^:]+]]: memref<4x8xf32>, %[[OUT:[^:]+]]: memref<4x8xf32>)
+// CHECK-SAME:        %[[X:[^:]+]]: memref<4x8xf32>, %[[OUT:[^:]+]]: memref<4x8xf32>,
+// CHECK-SAME:        %[[WEIGHTS:[^:]+]]: memref<?xi8>, %[[SCRATCH:[^:]+]]: memref<?xi8>)
+// CHECK-SAME:        lowerline.gpu_buffers = array<i64: 256, 512>
 // CHECK-DAG:       %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:       %[[C32:.+]] = arith.constant 32 : index
-// CHECK:           %[[DX:.+]] = gpu.alloc () : memref<4x8xf32>
+// CHECK:           %[[DX:.+]] = memref.view %[[SCRATCH]][%{{.+}}][] : memref<?xi8> to memref<4x8xf32>
 // CHECK-NEXT:      gpu.memcpy %[[DX]], %[[X]]
-// CHECK-NEXT:      %[[DOUT:.+]] = gpu.alloc () : memref<4x8xf32>
-// CHECK-NEXT:      %[[W:.+]] = memref.get_global @__constant_8xf32 : memref<8xf32>
-// CHECK-NEXT:      %[[DW:.+]] = gpu.alloc () : memref<8xf32>
-// CHECK-NEXT:      gpu.memcpy %[[DW]], %[[W]]
+// CHECK-NEXT:      %[[DOUT:.+]] = memref.view %[[SCRATCH]]
+// CHECK-NEXT:      %[[DW:.+]] = memref.view %[[WEIGHTS]][%{{.+}}][] : memref<?xi8> to memref<8xf32>
 // CHECK-NEXT:      gpu.launch_func @scale_kernel::@scale_kernel blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C32]], %[[C1]], %[[C1]]) args(%[[DX]] : memref<4x8xf32>, %[[DW]] : memref<8xf32>, %[[DOUT]] : memref<4x8xf32>)
 // CHECK-NEXT:      gpu.memcpy %[[OUT]], %[[DOUT]]
 // CHECK:         gpu.module @scale_kernel [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">] {

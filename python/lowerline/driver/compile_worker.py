@@ -18,7 +18,8 @@ job). It reads what the import worker wrote (``linalg.mlir``,
 * ``lib.so`` and ``result.json`` on success (with the ops left as plain
   loops: ``fallbacks``, ``lowerline.cpu.fallbacks``; ``seed``: whether
   @main takes a trailing seed argument, ``bind_seed``; ``arena``: the size
-  and lower bound of its trailing arena argument, ``protocol.arena_plan``),
+  and lower bound of its trailing arena argument, ``protocol.arena_plan``;
+  ``gpu_buffers``: a GPU entry's device buffers, ``protocol.gpu_buffers_plan``),
   or, for ``lowerline.export`` (``"export": true`` in the job), the objects
   ``export.o`` and ``export.o.weights.o`` instead of ``lib.so`` and in
   ``result.json`` what keeps the code from running without malloc
@@ -438,7 +439,15 @@ def _compile_gpu(job: str, request: dict) -> dict[str, Any]:
     if "mapped" in kept:
         emulated = _emulate_on_cpu(runner, kept["mapped"], lowered, options, seconds)
         _link(kept["mapped"], job, "cpu", host_cpu(), seconds, emulated)
-    return {"entry": "main", "stage_seconds": seconds, "fallbacks": watch.json(), "seed": seeded}
+    with lowerer.context:
+        buffers = protocol.gpu_buffers_plan(module.operation, "main")
+    return {
+        "entry": "main",
+        "stage_seconds": seconds,
+        "fallbacks": watch.json(),
+        "seed": seeded,
+        "gpu_buffers": buffers,
+    }
 
 
 def _emulate_on_cpu(

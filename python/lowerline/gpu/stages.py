@@ -77,7 +77,7 @@ def loops(o: GpuOptions) -> str:
         # stores), on loops: the pass rewrites loads and stores, not linalg.
         "func.func(convert-linalg-to-loops),"
         "lowerline-widen-i1-memrefs,"
-        "func.func(lowerline-gpu-host-buffers),"
+        "lowerline-gpu-host-buffers,"
         "gpu-launch-sink-index-computations,"
         "gpu-kernel-outlining,"
         "lowerline-gpu-align-shared-memory,"

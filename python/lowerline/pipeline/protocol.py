@@ -239,6 +239,18 @@ NUM_RESULTS = declare(
     "bufferization), to be copied back to the host. GPU code emulated on the CPU "
     "makes no host buffers: there it stays, on the llvm.func.",
 )
+GPU_BUFFERS = declare(
+    "lowerline.gpu_buffers",
+    I64_ARRAY,
+    ("func.func", "llvm.func"),
+    ("lowerline-gpu-host-buffers",),
+    ("lowerline-gpu-host-buffers",),
+    "On entry functions that launch kernels: [weights bytes, scratch bytes] of their two "
+    "trailing memref<?xi8> device buffers (256-byte aligned, cuMemAlloc's): the weights, "
+    "written once by @<name>_weights, and the call's scratch. lowerline-gpu-host-buffers "
+    "skips a function that has it; kept on the llvm.func, where the driver reads it "
+    "(gpu_buffers_plan).",
+)
 GPU_TAG = declare(
     "lowerline.gpu",
     STRING,
@@ -335,6 +347,24 @@ def arena_plan(module: ir.Operation, name: str) -> dict[str, int] | None:
         if record is not None:  # absent: failures go to the library's slot
             arena["failure_record"] = record
         return arena
+    return None
+
+
+# The function an entry's weights buffer is written by (lowerline-gpu-host-buffers).
+WEIGHTS_SUFFIX = "_weights"
+
+
+def gpu_buffers_plan(module: ir.Operation, name: str) -> dict[str, int | str] | None:
+    """The device buffers the GPU function ``@name`` at the top of ``module``
+    takes as its trailing arguments: ``{"weights", "scratch"}`` (bytes) and
+    ``"upload"``, the function that fills the weights; None if it takes none."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            sizes = GPU_BUFFERS.get(op)
+            if sizes is None:
+                return None
+            return {"weights": sizes[0], "scratch": sizes[1], "upload": name + WEIGHTS_SUFFIX}
     return None
 
 

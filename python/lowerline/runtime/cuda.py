@@ -19,6 +19,12 @@ destructor), so every unload fails and MLIR's runtime prints
 (seen on an H100: 159 lines after 15 models). ``load_library`` therefore
 closes the libraries it opened from Python's ``atexit``, which runs first,
 while the driver still works.
+
+A compiled function's device buffers (its weights, uploaded once, and the
+scratch of its calls: ``lowerline.runtime.native.GpuFunction``) come from
+``DeviceMemory``: allocated in the primary context, the one MLIR's runtime
+uses, and freed by their owner, or at exit by ``close_libraries`` before it
+closes the libraries, while the driver still works.
 """
 
 from __future__ import annotations
@@ -26,8 +32,10 @@ from __future__ import annotations
 import _ctypes
 import atexit
 import ctypes
+import functools
 import os
 import threading
+from collections.abc import Callable
 
 DRIVER_ENV = "LOWERLINE_CUDA_DRIVER"
 SYSTEM_DRIVER = "libcuda.so.1"
@@ -55,6 +63,14 @@ class GpuFault(RuntimeError):
     """The device failed while compiled code ran (a kernel's illegal address,
     say): the call's outputs are not computed and the CUDA context is
     unusable for the rest of the process."""
+
+
+class GpuOutOfMemory(RuntimeError):
+    """The device has too little free memory for a compiled function's
+    buffers (its weights, or the scratch of one more concurrent call)."""
+
+
+CUDA_ERROR_OUT_OF_MEMORY = 2
 
 
 def _driver_path() -> str:
@@ -136,6 +152,15 @@ def _primary_context(driver: ctypes.CDLL) -> ctypes.c_void_p:
     return _context
 
 
+def _in_context(driver: ctypes.CDLL, call: Callable[[], int]) -> int:
+    """``call()`` (a driver call's CUresult) with the primary context current."""
+    driver.cuCtxPushCurrent_v2(_primary_context(driver))
+    try:
+        return call()
+    finally:
+        driver.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
 def check_faults(what: str) -> None:
     """Raise ``GpuFault`` if the device holds an error after ``what`` ran.
 
@@ -145,12 +170,7 @@ def check_faults(what: str) -> None:
     is sticky, so ``cuCtxSynchronize`` on the context still returns it (the
     stream is synchronized already: this costs a few driver calls)."""
     driver = load_driver()
-    context = _primary_context(driver)
-    driver.cuCtxPushCurrent_v2(context)
-    try:
-        code = driver.cuCtxSynchronize()
-    finally:
-        driver.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+    code = _in_context(driver, driver.cuCtxSynchronize)
     if code != 0:
         raise GpuFault(
             f"the GPU failed while running {what}: {_error_name(driver, code)}; "
@@ -190,12 +210,17 @@ def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
 
 
 def close_libraries() -> None:
-    """Close every library ``load_library`` opened, newest first: their
-    destructors unload their kernels while the driver still runs. Calling
-    one of their functions afterwards is an error (``closed()`` says so)."""
+    """Free every ``DeviceMemory``'s buffers, then close every library
+    ``load_library`` opened, newest first: their destructors unload their
+    kernels while the driver still runs. Calling one of their functions
+    afterwards is an error (``closed()`` says so)."""
     global _closed
     with _libraries_lock:
         _closed = True
+        owners = list(_memories)
+    for owner in owners:  # release() takes the lock
+        owner.release()
+    with _libraries_lock:
         while _libraries:
             _ctypes.dlclose(_libraries.pop())
 
@@ -203,3 +228,62 @@ def close_libraries() -> None:
 def closed() -> bool:
     """Whether the GPU libraries were closed (the interpreter is exiting)."""
     return _closed
+
+
+# DeviceMemory objects holding buffers: freed by close_libraries.
+_memories: set[DeviceMemory] = set()
+
+
+class DeviceMemory:
+    """Device buffers of one owner (``what``: named in errors), allocated
+    one by one and freed together by ``release()``, which ``close_libraries``
+    calls at exit for whatever is still held. Thread-safe."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self._pointers: list[int] = []
+        self._lock = threading.Lock()
+
+    def allocate(self, size: int, purpose: str) -> int:
+        """A device buffer of ``size`` bytes (256-byte aligned, as
+        ``cuMemAlloc`` gives); 0, no buffer, for 0 bytes. Raises
+        ``GpuOutOfMemory`` when the device has no room, ``GpuFault`` when
+        the context is broken."""
+        if size == 0:
+            return 0
+        driver = load_driver()
+        pointer = ctypes.c_uint64()
+        with _libraries_lock:
+            if _closed:
+                raise NoCudaDevice("the process is exiting: its GPU memory is freed")
+            _memories.add(self)
+        allocate = driver.cuMemAlloc_v2
+        code = _in_context(driver, lambda: allocate(ctypes.byref(pointer), ctypes.c_size_t(size)))
+        if code == CUDA_ERROR_OUT_OF_MEMORY:
+            raise GpuOutOfMemory(
+                f"the GPU has no {size} bytes free for the {purpose} of {self.what} "
+                f"({_error_name(driver, code)})"
+            )
+        if code != 0:
+            raise GpuFault(
+                f"allocating {size} bytes for the {purpose} of {self.what} failed with "
+                f"{_error_name(driver, code)}"
+            )
+        with self._lock:
+            self._pointers.append(pointer.value)
+        return pointer.value
+
+    def release(self) -> None:
+        """Free every buffer (again: nothing). Not while a call uses them."""
+        with self._lock:
+            pointers, self._pointers = self._pointers, []
+        with _libraries_lock:
+            _memories.discard(self)
+        if not pointers:
+            return
+        driver = load_driver()
+        free = driver.cuMemFree_v2
+        free.argtypes = [ctypes.c_uint64]
+        for pointer in pointers:
+            # A failure (a context a fault broke) leaves nothing to do.
+            _in_context(driver, functools.partial(free, pointer))

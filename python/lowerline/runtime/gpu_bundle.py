@@ -6,8 +6,8 @@ and ``libmlir_c_runner_utils.so``, which it finds through an rpath into the
 without that wheel has neither, so a *bundle* carries them: a folder of
 
     manifest.json   the bundled runtime libraries (in load order) and, per
-                    case, its library, entry, result types, input and
-                    expected-output files and tolerances
+                    case, its library, entry, result types, device buffers,
+                    input and expected-output files and tolerances
     lib/            the runtime libraries the case libraries need
     <case>/         lib.so, inputs.pt, expected.pt (eager torch's outputs)
 
@@ -33,7 +33,8 @@ from lowerline.runtime import cuda
 from lowerline.runtime.native import GpuFunction
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+# 2: a case's entry takes device buffers (its "buffers": lowerline-gpu-host-buffers).
+FORMAT = 2
 
 
 class BundleError(RuntimeError):
@@ -53,6 +54,7 @@ class BundleCase:
     rtol: float
     atol: float
     info: dict[str, Any]  # free-form: what the model is (for the report)
+    buffers: dict[str, Any]  # the entry's device buffers (GpuFunction's ``buffers``)
 
 
 def read_manifest(folder: str) -> dict[str, Any]:
@@ -87,6 +89,7 @@ def cases(manifest: dict[str, Any]) -> list[BundleCase]:
             rtol=c["rtol"],
             atol=c["atol"],
             info=c.get("info", {}),
+            buffers=c["buffers"],
         )
         for c in manifest["cases"]
     ]
@@ -106,8 +109,9 @@ def open_runtime_libraries(folder: str, names: list[str]) -> list[ctypes.CDLL]:
 
 
 def load_case(folder: str, case: BundleCase) -> GpuFunction:
-    """The case's host entry; the kernels load onto the device at its first call."""
-    return GpuFunction(os.path.join(folder, case.library), case.entry, case.outputs)
+    """The case's host entry; the kernels load onto the device, and the
+    weights are uploaded, at its first call."""
+    return GpuFunction(os.path.join(folder, case.library), case.entry, case.outputs, case.buffers)
 
 
 def case_tensors(folder: str, case: BundleCase) -> tuple[list[torch.Tensor], list[torch.Tensor]]:

@@ -32,10 +32,11 @@ import ctypes
 import itertools
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import torch
 
@@ -70,6 +71,13 @@ def descriptor(tensor: torch.Tensor) -> ctypes.Structure:
         (ctypes.c_int64 * rank)(*tensor.shape),
         (ctypes.c_int64 * rank)(*tensor.stride()),
     )
+
+
+def byte_descriptor(pointer: int, size: int) -> ctypes.Structure:
+    """A ``memref<?xi8>`` descriptor of ``size`` bytes at ``pointer`` (which
+    may be device memory: it is never read here)."""
+    one = ctypes.c_int64 * 1
+    return _descriptor_class(1)(pointer, pointer, 0, one(size), one(1))
 
 
 BLOCKTIME_ENV = "LOWERLINE_OMP_BLOCKTIME"
@@ -129,40 +137,53 @@ class MemoryStats:
 ARENA_ALIGNMENT = 64
 
 
-class ArenaPool:
-    """Arenas of ``size`` bytes for one function: ``take`` one for a call,
-    ``give`` it back after. ``watch``, when set, is called as
-    ``watch("take" | "give", address)``: a test's view of which call holds
-    which arena."""
+T = TypeVar("T")
+
+
+class Pool(Generic[T]):
+    """Buffers of one function for its calls: ``take`` one for a call,
+    ``give`` it back after; ``new()`` makes one when all are in use, so the
+    pool grows to the most calls that ran at once and no two calls share
+    one. ``watch``, when set, is called as ``watch("take" | "give",
+    address)``: a test's view of which call holds which buffer."""
+
+    def __init__(self, new: Callable[[], T], address: Callable[[T], int]):
+        self._make = new
+        self._address = address
+        self._free: list[T] = []
+        self._lock = threading.Lock()
+        self.created = 0  # buffers made: the most calls that ran at once
+        self.watch: Callable[[str, int], None] | None = None
+
+    def take(self) -> T:
+        with self._lock:
+            item = self._free.pop() if self._free else None
+            self.created += item is None
+        if item is None:
+            item = self._make()
+        if self.watch is not None:
+            self.watch("take", self._address(item))
+        return item
+
+    def give(self, item: T) -> None:
+        if self.watch is not None:
+            self.watch("give", self._address(item))
+        with self._lock:
+            self._free.append(item)
+
+
+class ArenaPool(Pool[torch.Tensor]):
+    """Arenas of ``size`` bytes for one function's calls (host memory)."""
 
     def __init__(self, size: int):
         self.size = size
-        self._free: list[torch.Tensor] = []
-        self._lock = threading.Lock()
-        self.created = 0  # arenas made: the most calls that ran at once
-        self.watch: Callable[[str, int], None] | None = None
+        super().__init__(self._new, torch.Tensor.data_ptr)
 
     def _new(self) -> torch.Tensor:
         # Over-allocate and slice: the offsets are planned from a 64-byte-aligned base.
         raw = torch.empty(self.size + ARENA_ALIGNMENT, dtype=torch.uint8)
         skip = -raw.data_ptr() % ARENA_ALIGNMENT
         return raw[skip : skip + self.size]
-
-    def take(self) -> torch.Tensor:
-        with self._lock:
-            arena = self._free.pop() if self._free else None
-            self.created += arena is None
-        if arena is None:
-            arena = self._new()
-        if self.watch is not None:
-            self.watch("take", arena.data_ptr())
-        return arena
-
-    def give(self, arena: torch.Tensor) -> None:
-        if self.watch is not None:
-            self.watch("give", arena.data_ptr())
-        with self._lock:
-            self._free.append(arena)
 
 
 class _CallFrame:
@@ -178,14 +199,29 @@ class _CallFrame:
     Measured for one input and one output: 0.4 us, against 0.8 us setting
     the ctypes fields of separate descriptors in a zip loop."""
 
-    def __init__(self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]):
+    def __init__(
+        self,
+        inputs: Sequence[torch.Tensor],
+        outputs: Sequence[torch.Tensor],
+        raw: Sequence[int] = (),
+    ):
+        """``raw``: the sizes of byte buffers (device memory) passed after
+        the tensors, pointed at with ``point_raw``."""
         images = [bytes(descriptor(t)) for t in (*inputs, *outputs)]
+        images += [bytes(byte_descriptor(0, size)) for size in raw]
         offsets = list(itertools.accumulate(map(len, images), initial=0))
         self.buffer = ctypes.create_string_buffer(b"".join(images), offsets[-1])
         self.arguments = tuple(ctypes.byref(self.buffer, offset) for offset in offsets[:-1])
         self._words = memoryview(self.buffer).cast("B").cast("P")
         word = ctypes.sizeof(ctypes.c_void_p)  # descriptors are whole words
         self._starts = [offset // word for offset in offsets[:-1]]
+        self._raw_starts = self._starts[len(self._starts) - len(raw) :]
+
+    def point_raw(self, *pointers: int) -> None:
+        """Point the byte buffers' descriptors at ``pointers``."""
+        words = self._words
+        for start, pointer in zip(self._raw_starts, pointers, strict=True):
+            words[start] = words[start + 1] = pointer  # allocated, aligned
 
     def point_at(self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]) -> None:
         # A counter, not zip: zip(strict=True) alone took ~0.4 us a call.
@@ -444,29 +480,136 @@ class DynamicNativeFunction(NativeFunction):
         return self._function, frame.arguments, outputs
 
 
+class _DeviceEntry(NativeFunction):
+    """A compiled GPU entry and its device buffers (see ``GpuFunction``):
+    the weights, uploaded when made, and a pool of scratch buffers."""
+
+    def __init__(
+        self,
+        library: str,
+        entry: str,
+        outputs: Sequence[tuple[tuple[int, ...], torch.dtype]],
+        lib: ctypes.CDLL,
+        buffers: dict[str, Any],
+    ):
+        super().__init__(library, entry, outputs, lib=lib)
+        # The GPU stages report no failed check (no lowerline-report-failed-asserts):
+        # nothing writes the library's failure slot, so calls need not hold its
+        # lock, and calls at the same time run, each on a stream of its own.
+        self._slot_lock = None
+        self._sizes = (buffers["weights"], buffers["scratch"])
+        self.device_memory = cuda.DeviceMemory(library)
+        self.scratch: Pool[int] = Pool(
+            lambda: self.device_memory.allocate(self._sizes[1], "scratch"), int
+        )
+        try:
+            self.weights = self._upload(buffers["upload"])
+            # One scratch buffer now: no room for a call fails the load, not the call.
+            self.scratch.give(self.scratch.take())
+        except BaseException:
+            self.device_memory.release()
+            raise
+
+    def _upload(self, name: str) -> int:
+        """The weights buffer, filled by the library's ``name`` function."""
+        pointer = self.device_memory.allocate(self._sizes[0], "weights")
+        if pointer:
+            upload = getattr(self._lib, f"_mlir_ciface_{name}")
+            upload.restype = None
+            upload(ctypes.byref(byte_descriptor(pointer, self._sizes[0])))
+            cuda.check_faults(f"{self.library} (uploading its weights)")
+        return pointer
+
+    def _new_frame(
+        self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
+    ) -> _CallFrame:
+        self._blocktime.ensure()
+        frame = self._frames.frame = _CallFrame(inputs, outputs, raw=self._sizes)
+        return frame
+
+    def _run(
+        self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
+    ) -> None:
+        frame = self._frame_for(shapes, inputs, outputs)
+        frame.point_at(inputs, outputs)
+        scratch = self.scratch.take()
+        frame.point_raw(self.weights, scratch)
+        try:
+            self._function(*frame.arguments)
+        finally:  # the call's stream is synchronized: its scratch is free
+            self.scratch.give(scratch)
+
+
 class GpuFunction:
     """The host entry of a GPU library: loaded on the first call, after the
     CUDA driver (``lowerline.runtime.cuda``), because loading it loads the kernels
     onto the device; without a driver and device the call raises
-    ``NoCudaDevice`` (a RuntimeError) and the process goes on."""
+    ``NoCudaDevice`` (a RuntimeError) and the process goes on.
+
+    A compiled entry takes two device buffers after its outputs
+    (``lowerline-gpu-host-buffers``; ``buffers``: their sizes and the
+    function that uploads the weights). The first call allocates the
+    weights buffer and uploads the weights into it, for every later call;
+    each call takes a scratch buffer from a pool (one more when all are in
+    use: concurrent calls never share one) and gives it back, so that calls
+    after the first allocate nothing and copy only their inputs in and
+    outputs out. ``close()`` frees the device memory (a later call makes it
+    again); so does collecting the function, or the process's exit, before
+    the GPU libraries close. Without ``buffers`` (a hand-written library)
+    the entry takes none."""
 
     def __init__(
-        self, library: str, entry: str, outputs: Sequence[tuple[tuple[int, ...], torch.dtype]]
+        self,
+        library: str,
+        entry: str,
+        outputs: Sequence[tuple[tuple[int, ...], torch.dtype]],
+        buffers: dict[str, Any] | None = None,
     ):
         self.library = library
         self._entry = entry
         self._outputs = outputs
+        self.buffers = buffers
         self._native: NativeFunction | None = None
+        self._lock = threading.Lock()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._native is None or cuda.closed():
+        native = self._native
+        if native is None or cuda.closed():
+            native = self._load()
+        outputs = native(inputs)
+        cuda.check_faults(self.library)  # MLIR's runtime only prints a failure
+        return outputs
+
+    def _load(self) -> NativeFunction:
+        with self._lock:  # one upload, whichever thread calls first
+            if self._native is not None and not cuda.closed():
+                return self._native
             # The library through cuda.load_library: its kernels are unloaded
             # at exit while the driver still runs (see lowerline.runtime.cuda).
             library = cuda.load_library(self.library)
-            self._native = NativeFunction(self.library, self._entry, self._outputs, lib=library)
-        outputs = self._native(inputs)
-        cuda.check_faults(self.library)  # MLIR's runtime only prints a failure
-        return outputs
+            if self.buffers is None:
+                native = NativeFunction(self.library, self._entry, self._outputs, lib=library)
+            else:
+                native = _DeviceEntry(
+                    self.library, self._entry, self._outputs, library, self.buffers
+                )
+                # Freed with this function, not only at exit.
+                weakref.finalize(self, native.device_memory.release)
+            self._native = native
+            return native
+
+    @property
+    def scratch(self) -> Pool[int] | None:
+        """The loaded entry's pool of scratch buffers (None before the first call)."""
+        return self._native.scratch if isinstance(self._native, _DeviceEntry) else None
+
+    def close(self) -> None:
+        """Free the device memory; a later call allocates and uploads again.
+        Not while a call runs."""
+        with self._lock:
+            if isinstance(self._native, _DeviceEntry):
+                self._native.device_memory.release()
+            self._native = None
 
     def memory(self) -> MemoryStats:
         raise RuntimeError(

@@ -21,6 +21,8 @@
  *                                kernel error (an illegal address), the error is
  *                                sticky: stream and context synchronization and
  *                                copies return that CUresult from then on
+ *   STUB_CUDA_MEMORY=<bytes>     the device's memory: an allocation that would
+ *                                hold more at once gets CUDA_ERROR_OUT_OF_MEMORY
  */
 
 #include <ctype.h>
@@ -108,6 +110,7 @@ static int shut_down; /* by the exit handler cuInit registers */
 static int fault_code; /* STUB_CUDA_FAULT */
 static int faulted;    /* a launch "faulted": fault_code is sticky */
 static int device_count = 1;
+static long long memory_limit; /* STUB_CUDA_MEMORY; 0: unlimited */
 static int dummy_object; /* contexts, streams and events point here */
 
 /* ---- module images ---------------------------------------------------- */
@@ -240,12 +243,13 @@ static CUresult allocate(CUdeviceptr *out, size_t size) {
   pthread_mutex_lock(&lock);
   struct allocation *grown = grow(allocations, &allocation_capacity, allocation_count + 1,
                                   sizeof *allocations);
-  if (!grown) {
+  if (grown)
+    allocations = grown; /* realloc may have moved it */
+  if (!grown || (memory_limit && counters.live_bytes + (long long)size > memory_limit)) {
     pthread_mutex_unlock(&lock);
     free(p);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  allocations = grown;
   allocations[allocation_count++] = (struct allocation){(uintptr_t)p, size};
   counters.allocations++;
   counters.bytes_allocated += size;
@@ -288,6 +292,8 @@ CUresult cuInit(unsigned flags) {
   fault_code = fault ? atoi(fault) : 0;
   const char *count = getenv("STUB_CUDA_DEVICE_COUNT");
   device_count = count ? atoi(count) : 1;
+  const char *memory = getenv("STUB_CUDA_MEMORY");
+  memory_limit = memory ? atoll(memory) : 0;
   initialized = 1;
   return CUDA_SUCCESS;
 }

@@ -26,7 +26,7 @@ What it decides (the mechanisms are upstream's transform dialect):
   the window and input-channel loops of step 1, each step rewritten into an
   elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
   The fill or the bias broadcast of the init and the elementwise epilogue
-  are fused like a matmul's.
+  are fused like a matmul's (a stride-1 convolution's bias broadcast too).
 - **Every other linalg op** (elementwise, reductions such as softmax and
   layernorm rows, fills, transposes) is tiled to vector-sized rows. A
   reduction along a long innermost axis is reduced in chunks of a few
@@ -534,6 +534,7 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
     group.red = [0, 0, 0, 0, t.kr, 1, 1]
     fused_producers_and_consumers(group)
+    _fuse_bias_broadcast(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
     image = int(np.prod(inp.shape[1:])) * (inp.shape[0] if inp.shape[0] != _DYNAMIC else 1)
     group.bytes_moved = eb * (image + int(np.prod(flt.shape)) + n * f * oh * ow)

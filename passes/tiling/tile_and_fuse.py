@@ -22,7 +22,9 @@ What it decides (the mechanisms are upstream's transform dialect):
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
-  channels x output columns (whole vectors, the partial column tile peeled),
+  channels x output rows x output columns (whole vectors, the partial
+  column tile peeled; several rows of one channel for poolings and
+  depthwise convolutions, ``lowerline.cpu.tile_plan.window_tiles``),
   the window and input-channel loops of step 1, each step rewritten into an
   elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
   The fill or the bias broadcast of the init and the elementwise epilogue
@@ -584,7 +586,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
     group.par = [*ones, t.fc, *[t.ohc] * rows, 0]
-    group.reg = [*ones, t.mr, *[1] * rows, t.nr]
+    group.reg = [*ones, t.mr, *[t.rows] * rows, t.nr]
     group.red = [0] * out.rank + [1] * (len(loops) - out.rank)
     # Vector sizes over the root's loops, for its tiles' generics (the root
     # itself is gone by then).

@@ -22,11 +22,13 @@ What it decides (the mechanisms are upstream's transform dialect):
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
-  channels x output columns (whole vectors, the partial column tile peeled),
+  channels x output rows x output columns (whole vectors, the partial
+  column tile peeled; several rows of one channel for poolings and
+  depthwise convolutions, ``lowerline.cpu.tile_plan.window_tiles``),
   the window and input-channel loops of step 1, each step rewritten into an
   elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
   The fill or the bias broadcast of the init and the elementwise epilogue
-  are fused like a matmul's.
+  are fused like a matmul's (a stride-1 convolution's bias broadcast too).
 - **Every other linalg op** (elementwise, reductions such as softmax and
   layernorm rows, fills, transposes) is tiled to vector-sized rows. A
   reduction along a long innermost axis is reduced in chunks of a few
@@ -534,6 +536,7 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
     group.red = [0, 0, 0, 0, t.kr, 1, 1]
     fused_producers_and_consumers(group)
+    _fuse_bias_broadcast(group)
     group.flops = 2 * n * f * oh * ow * c * kh * kw
     image = int(np.prod(inp.shape[1:])) * (inp.shape[0] if inp.shape[0] != _DYNAMIC else 1)
     group.bytes_moved = eb * (image + int(np.prod(flt.shape)) + n * f * oh * ow)
@@ -583,7 +586,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
     group.par = [*ones, t.fc, *[t.ohc] * rows, 0]
-    group.reg = [*ones, t.mr, *[1] * rows, t.nr]
+    group.reg = [*ones, t.mr, *[t.rows] * rows, t.nr]
     group.red = [0] * out.rank + [1] * (len(loops) - out.rank)
     # Vector sizes over the root's loops, for its tiles' generics (the root
     # itself is gone by then).

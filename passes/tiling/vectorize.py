@@ -34,7 +34,7 @@ from lowerline.passes.tiling.int8_dot import (
     int8_dot_products,
     widen_batched_integer_contractions,
 )
-from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes
+from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes, forward_whole_writes
 from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
@@ -196,4 +196,7 @@ class Vectorize(Pass):
         extend_extracted_lanes(op)
         # Accumulators that start from a fused fill: constants, not a tile read back.
         fold_reads_of_splat_writes(op)
+        # ...or from a fused bias, and epilogues reading the accumulators
+        # stored: the written vectors, not a masked store and load.
+        forward_whole_writes(op)
         publish(left, self.explain)

@@ -2,12 +2,12 @@
 
 After ``lowerline-tile-and-fuse`` tiles a pooling, depthwise, grouped or
 strided/dilated convolution down to a register tile (a block of channels x a
-block of output columns of one output row) and its window (and input
+block of output rows x a block of output columns) and its window (and input
 channel) loops to steps of 1, every loop of the tile has extent 1 except the
-channel and column blocks. What is left per step is elementwise along the
-output columns, e.g. for a stride-2 depthwise convolution::
+channel, row and column blocks. What is left per step is elementwise along
+them, e.g. for a stride-2 depthwise convolution::
 
-    out[c, ow] += w[c] * in[c, 2 * ow]        (c < cr, ow < nr)
+    out[c, oh, ow] += w[c] * in[c, 2 * oh, 2 * ow]     (c < cr, oh < rr, ow < nr)
 
 This module rewrites such a tile into a ``linalg.generic`` over the kept
 loops only, reading each operand through a rank-reducing (and, for strided
@@ -276,7 +276,9 @@ def deinterleave_strided_reads(module: ir.Operation) -> int:
     load and an insert per lane); a contiguous read is one (masked) vector
     load. Only reads with no mask, or a mask (``vector.mask``) of constant
     sizes that only masks the lanes past the slice's end, are rewritten:
-    those lanes read padding either way.
+    those lanes read padding either way. Strides of the outer dims (the
+    input rows of a register tile of several stride-2 output rows) stay:
+    each row is one contiguous read.
     """
     reads = _strided_reads(module)
     for read, stride in reads:
@@ -310,7 +312,7 @@ def _read_stride(read: ir.Operation) -> int:
     strides = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"]))
     sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
     result = ir.RankedTensorType(source.type)
-    if strides[-1] <= 1 or any(s != 1 for s in strides[:-1]) or not result.rank:
+    if strides[-1] <= 1 or not result.rank:
         return 0
     if result.shape[-1] != sizes[-1] or sizes[-1] == 1:
         return 0  # the strided dim is not the result's last
@@ -377,9 +379,12 @@ def _deinterleave(read: ir.Operation, stride: int) -> None:
     anchor = read.parent if read.parent.name == "vector.mask" else read
     with ir.InsertionPoint(anchor), read.location:
         dense = ir.RankedTensorType.get([*narrow.shape[:-1], sizes[-1]], narrow.element_type)
-        ones = [1] * len(sizes)
+        # The outer dims keep their strides (a register tile of several
+        # output rows reads every ``stride``-th input row): each row is
+        # still one contiguous read.
+        strides = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"]))
         contiguous = tensor.ExtractSliceOp(
-            dense, slice_op.operands[0], [], [], [], offsets, sizes, ones
+            dense, slice_op.operands[0], [], [], [], offsets, sizes, [*strides[:-1], 1]
         ).result
         step = arith.ConstantOp(ir.IndexType.get(), stride).result
         indices[-1] = arith.MulIOp(indices[-1], step).result

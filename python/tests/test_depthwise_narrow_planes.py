@@ -33,8 +33,9 @@ def test_depthwise_on_narrow_planes(tmp_path, case) -> None:
     compiled = lowerline.compile(model, x, cache_dir=str(tmp_path))
     tiled = compiled.ir("tiled")
     assert "linalg.depthwise_conv_2d_nchw_chw" not in tiled
-    # The window loops carry the accumulators as vectors (channels x columns)...
-    carried = [int(w) for w in re.findall(r"-> \(vector<\d+x(\d+)xf32>\)", tiled)]
+    # The window loops carry the accumulators as vectors ([channels x] [rows
+    # x] columns)...
+    carried = [int(w) for w in re.findall(r"-> \(vector<(?:\d+x)+(\d+)xf32>\)", tiled)]
     assert carried
     # ...no wider than the power of two that holds the row, or two vectors.
     width = _row_width(size, kernel, stride)

@@ -110,8 +110,8 @@ def test_window_register_tiles_are_bounded_by_the_registers_not_the_shape(
         assert tiles.nr & (tiles.nr - 1) == 0 and width <= tiles.nr < 2 * width
     assert tiles.masked == (width % tiles.nr != 0)
     # Accumulators and as many input vectors fit in the registers.
-    assert 2 * tiles.mr * max(1, tiles.nr // vl) <= vector_registers(t)
-    assert channels % tiles.mr == 0 and rows % tiles.ohc == 0
+    assert 2 * tiles.mr * tiles.rows * max(1, tiles.nr // vl) <= vector_registers(t)
+    assert channels % tiles.mr == 0 and rows % tiles.ohc == 0 and tiles.ohc % tiles.rows == 0
 
 
 @pytest.mark.parametrize(
@@ -126,8 +126,23 @@ def test_window_rows_narrower_than_a_vector_take_the_power_of_two_that_holds_the
 def test_window_tiles_differ_per_target():
     spr = window_tiles(CPU_TARGETS["sapphirerapids"], 32, 56, 56)
     hsw = window_tiles(CPU_TARGETS["haswell"], 32, 56, 56)
-    assert (spr.mr, spr.nr) == (4, 32)  # 32 zmm registers of 16 lanes: 8 accumulators
-    assert (hsw.mr, hsw.nr) == (2, 16)  # 16 ymm registers of 8 lanes: 4 accumulators
+    # 32 zmm registers of 16 lanes: 1 channel x 4 rows x 2 vectors of accumulators.
+    assert (spr.mr, spr.rows, spr.nr) == (1, 4, 32)
+    # 16 ymm registers of 8 lanes: 1 channel x 2 rows x 2 vectors.
+    assert (hsw.mr, hsw.rows, hsw.nr) == (1, 2, 16)
+
+
+@pytest.mark.parametrize(("channels", "rows", "width"), [(512, 14, 14), (37, 29, 29), (24, 7, 7)])
+def test_depthwise_register_tiles_take_rows_before_channels(channels, rows, width):
+    """A register tile of a pooling or depthwise convolution is as many output
+    rows of one channel as the accumulators allow (one weight per step for
+    the whole tile); channels only fill what rows leave."""
+    t = CPU_TARGETS["sapphirerapids"]
+    tiles = window_tiles(t, channels, rows, width)
+    assert tiles.rows == tiles.ohc  # 7 or fewer rows of one vector
+    assert tiles.mr * tiles.rows <= (vector_registers(t) - 2) // 2
+    dense = window_tiles(t, channels, rows, width, shared_input=True)
+    assert dense.rows == 1  # a dense strided convolution: one row, more channels
 
 
 @pytest.mark.parametrize("n", [24, 40, 100, 196, 197, 200, 208])

@@ -54,11 +54,12 @@ func.func @odd_channels_step_by_one(%x: tensor<1x6x5x9xi8>, %w: tensor<4x6x3x3xi
 
 // -----
 
-// An integer depthwise convolution is a window nest, as a float one.
+// An integer depthwise convolution is a window nest, as a float one (its
+// register tile 4 channels x all 3 output rows).
 // EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill; tiles: parallel 4 channels x 3 rows
 // CHECK-LABEL: func.func @depthwise_is_a_window_nest(
 // CHECK:         scf.forall
-// CHECK:           linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x7xi8>, tensor<4xi8>)
+// CHECK:           linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x3x7xi8>, tensor<4xi8>)
 func.func @depthwise_is_a_window_nest(%x: tensor<1x4x5x9xi8>, %w: tensor<4x3x3xi8>) -> tensor<1x4x3x7xi32> {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<1x4x3x7xi32>

@@ -12,31 +12,36 @@
 // RUN:   --split-input-file | FileCheck %s --check-prefix=VEC
 
 // A 3x3 stride-2 max pool (torch-mlir pads with -inf and fills the init with
-// it): the fill is fused, each window step reads every second input column.
-// Its 7-wide rows are tiles of 8 lanes (the power of two that holds them),
-// not 16.
-// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 8 channels x 7 rows, registers 8 channels x 8 columns, masked, (c, kh, kw) loops of 1
+// it): the fill is fused, each window step reads every second input column
+// of every second input row. Its 7-wide rows are tiles of 8 lanes (the power
+// of two that holds them), not 16; a register tile is 2 channels x all 7
+// rows of the parallel tile.
+// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 2 channels x 7 rows, registers 2 channels x 7 rows x 8 columns, masked, (c, kh, kw) loops of 1
 // CHECK-LABEL: func.func @max_pool_stride_2(
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 1)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 4, 1)
 // CHECK:           linalg.fill
 // CHECK:           scf.for
 // CHECK:             scf.for
-// CHECK:               %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 8, 1, 7] [1, 1, 1, 2] : tensor<1x8x1x13xf32> to tensor<8x7xf32>
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<8x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 8, 8>}
+// CHECK:               %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 2, 2] : tensor<1x2x13x13xf32> to tensor<2x7x7xf32>
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<2x7x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 2, 7, 8>}
 // CHECK:                 arith.maximumf
 // CHECK-NOT:     linalg.pooling_nchw_max
 // CHECK:         return
+// The accumulators start from the fill's -inf vector itself, not from the
+// tile written and read back (lowerline-vectorize forwards it).
 // VEC-LABEL: func.func @max_pool_stride_2(
+// VEC:         %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<2x7x8xf32>
 // VEC:         scf.forall
-// VEC:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<8x7xf32>, vector<8x8xf32>
-// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<8x8xf32>)
-// VEC:             scf.for {{.+}} -> (vector<8x8xf32>)
-// The stride-2 input row: one contiguous read of twice the lanes (the lanes
-// past the row's 13 columns are padding), every second lane kept.
-// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<8x13xf32>, vector<8x16xf32>
-// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<16xf32> from vector<8x16xf32>
+// VEC-NOT:       vector.transfer_read {{.+}} : tensor<2x7x7xf32>, vector<2x7x8xf32>
+// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<2x7x8xf32>)
+// VEC:             scf.for {{.+}} -> (vector<2x7x8xf32>)
+// The stride-2 input rows: one contiguous read of twice the lanes per row
+// (the lanes past the row's 13 columns are padding; the rows keep their
+// stride of 2), every second lane kept.
+// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, true, false]} : tensor<2x7x13xf32>, vector<2x7x16xf32>
+// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0, 0] : vector<16xf32> from vector<2x7x16xf32>
 // VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
-// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<8x8xf32>
+// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<2x7x8xf32>
 // VEC-NOT:     linalg.pooling_nchw_max
 func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -52,31 +57,33 @@ func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
 
 // A depthwise 3x3 convolution with its bias (a broadcast into the init) and
 // ReLU: both fused; 40 columns are a 32-column tile and the 8 left, peeled
-// into static tiles of their own (their accumulators stay in registers).
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 6 channels x 8 rows, registers 6 channels x 32 columns, masked
+// into static tiles of their own (their accumulators stay in registers). A
+// register tile is 4 output rows of one channel: the channel's bias and each
+// step's weight are one scalar for the whole tile.
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, masked
 // EXPLAIN-NOT: left as loops
 // CHECK-LABEL: func.func @depthwise_bias_relu(
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 5)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 12, 5)
 // CHECK:           scf.for
-// CHECK:             linalg.broadcast {{.+}} outs(%{{.+}} : tensor<1x6x1x32xf32>)
+// CHECK:             linalg.broadcast {{.+}} outs(%{{.+}} : tensor<1x1x4x32xf32>)
 // CHECK:             scf.for
 // CHECK:               scf.for
-// CHECK:                 linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<6x32xf32>, tensor<6xf32>) outs(%{{.+}} : tensor<6x32xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 6, 32>}
+// CHECK:                 linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<f32>) outs(%{{.+}} : tensor<4x32xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 4, 32>}
 // CHECK:                   arith.mulf
 // CHECK:                   arith.addf
 // CHECK:             linalg.generic
 // CHECK:               arith.maximumf
-// CHECK:             linalg.broadcast {{.+}} outs(%{{.+}} : tensor<1x6x1x8xf32>)
-// CHECK:                 linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<6x8xf32>, tensor<6xf32>) outs(%{{.+}} : tensor<6x8xf32>)
+// CHECK:             linalg.broadcast {{.+}} outs(%{{.+}} : tensor<1x1x4x8xf32>)
+// CHECK:                 linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<f32>) outs(%{{.+}} : tensor<4x8xf32>)
 // CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
 // CHECK:         return
 // VEC-LABEL: func.func @depthwise_bias_relu(
-// VEC:           scf.for {{.+}} -> (vector<6x32xf32>)
+// VEC:           scf.for {{.+}} -> (vector<4x32xf32>)
 // The multiply and add may become one FMA (fastmath<contract>).
-// VEC:             arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<6x32xf32>
-// VEC:             arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<6x32xf32>
-// VEC:           arith.maximumf %{{.+}}, %{{.+}} : vector<6x1x32xf32>
-// VEC:           scf.for {{.+}} -> (vector<6x8xf32>)
+// VEC:             arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<4x32xf32>
+// VEC:             arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<4x32xf32>
+// VEC:           arith.maximumf %{{.+}}, %{{.+}} : vector<4x32xf32>
+// VEC:           scf.for {{.+}} -> (vector<4x8xf32>)
 // VEC-NOT:     linalg.
 func.func @depthwise_bias_relu(%x: tensor<1x12x42x42xf32>, %w: tensor<12x3x3xf32>, %b: tensor<12xf32>) -> tensor<1x12x40x40xf32> {
   %zero = arith.constant 0.0 : f32
@@ -143,12 +150,13 @@ func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> 
 
 // -----
 
-// Register tiles of a dense strided convolution hold twice the channels of a
+// Register tiles of a dense strided convolution hold twice the accumulators of a
 // depthwise one's: every channel of the tile reads the same input row (a
 // rank-1 update: 8 x 2 accumulators, 2 input vectors), where a depthwise
-// step reads a row per channel (4 x 2 accumulators and as many inputs).
+// step reads a row per accumulator (1 channel x 4 rows x 2 vectors of
+// accumulators and as many inputs).
 // EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 4 channels x 8 rows, registers 4 channels x 32 columns
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns
 // CHECK-LABEL: func.func @shared_input_rows_take_more_channels(
 func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf32>, %dw: tensor<64x3x3xf32>)
     -> (tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>) {
@@ -170,8 +178,8 @@ func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: 
 // forall tiles the batch by 1, so every register tile is static.
 // EXPLAIN: remark: linalg.pooling_nchw_sum: g0: window
 // CHECK-LABEL: func.func @dynamic_batch_pool_is_tiled(
-// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 1, 1)
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x7xf32>, tensor<f32>)
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 4, 1)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x7x7xf32>, tensor<f32>)
 // CHECK-NOT:     linalg.pooling_nchw_sum
 func.func @dynamic_batch_pool_is_tiled(%x: tensor<?x8x15x15xf32>, %init: tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32> {
   %w = tensor.empty() : tensor<3x3xf32>

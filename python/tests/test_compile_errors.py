@@ -107,15 +107,15 @@ def test_an_object_step_failure_names_the_stage_and_replays(cache_dir, monkeypat
 
 
 class Unsupported(torch.nn.Module):
-    """copysign (a bit cast, view.dtype, after decomposition) and fft have no lowering; masked_select's result has a data-dependent size. The sort
+    """copysign (a bit cast, view.dtype, after decomposition) and QR have no lowering; masked_select's result has a data-dependent size. The sort
     and the scatter (TMTensor ops lowerline lowers) are not reported."""
 
     def forward(self, x, index):
         kth = torch.copysign(x, -x).sum(-1) + torch.copysign(x, x - 1).sum(-1)  # kth
         ordered = torch.sort(x, dim=-1).values + torch.zeros_like(x).scatter(1, index, x)
         selected = x.masked_select(x > 0).sum()  # masked_select
-        spectrum = torch.fft.fft(x).real  # fft
-        return kth[:, None] + ordered + selected + spectrum
+        orthogonal = torch.linalg.qr(x).Q.sum()  # qr
+        return kth[:, None] + ordered + selected + orthogonal
 
 
 def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cache_dir):
@@ -136,7 +136,7 @@ def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cac
             [_line_of(forward, "# masked_select")],
             "torch.aten.masked_select",
         ),
-        "aten.fft_fft.default": (1, [_line_of(forward, "# fft")], "torch.aten.fft_fft"),
+        "aten.linalg_qr.default": (1, [_line_of(forward, "# qr")], "torch.aten.linalg_qr"),
     }
     message = str(error)
     assert "3 ops that lowerline cannot compile" in message
@@ -144,7 +144,11 @@ def test_every_unsupported_op_is_reported_at_once_with_count_and_source_line(cac
     assert "size of its result depends on the data" in message
     # In source order, and without the casts and terminators torch-mlir leaves around them.
     lines = [line.split()[0] for line in message.splitlines()[1:]]
-    assert lines == ["torch.aten.view.dtype", "aten.masked_select.default", "aten.fft_fft.default"]
+    assert lines == [
+        "torch.aten.view.dtype",
+        "aten.masked_select.default",
+        "aten.linalg_qr.default",
+    ]
     assert "torch_c." not in message and "yield" not in message
 
 

@@ -217,6 +217,8 @@ PLUMBING: list[Op] = [
     ("conj", lambda z, w: torch.conj_physical(z)),
     ("to complex128", lambda z, w: z.to(torch.complex128) * 2),
     ("to float", lambda z, w: z.to(torch.float32)),
+    ("to int32", lambda z, w: (z * 10).to(torch.int32)),
+    ("to int64", lambda z, w: (w * -7).to(torch.int64)),
     ("to bool", lambda z, w: (z * (w.real > 0)).to(torch.bool)),
     ("float_power", lambda z, w: torch.float_power(z, w)),
     ("masked_fill", lambda z, w: z.masked_fill(w.real > 0, 2 - 1j)),

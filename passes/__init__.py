@@ -56,6 +56,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",
     "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",
     "lowerline-time-kernels": "lowering.time_kernels",
+    "lowerline-unit-stride-gathers": "lowering.unit_stride_gathers",
     "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",
     "lowerline-gpu-align-shared-memory": "gpu.gpu_align_shared_memory",
     "lowerline-gpu-distribute": "gpu.gpu_distribute",

@@ -292,6 +292,9 @@ def llvm(o: CpuOptions) -> str:
     passes += [
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",
+        # Before expand-strided-metadata, which folds the views it reads:
+        # convert-vector-to-llvm gathers only from unit-stride memrefs.
+        "func.func(lowerline-unit-stride-gathers)",
         "expand-strided-metadata",
         "lower-affine",
         "convert-scf-to-cf",

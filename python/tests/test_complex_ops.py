@@ -284,3 +284,31 @@ def test_formulas_follow_the_c_library_on_a_dense_grid(name: str, dtype: torch.d
     torch.testing.assert_close(
         torch.complex(re, im), want, rtol=tolerance, atol=tolerance, equal_nan=True
     )
+
+
+class ComplexWeights(torch.nn.Module):
+    """Complex buffers: a rotary embedding as LLaMA writes it (``freqs_cis``
+    multiplied into the queries viewed as complex), a complex128 table and a
+    complex scalar."""
+
+    def __init__(self, seq: int, half: int) -> None:
+        super().__init__()
+        angles = torch.outer(torch.arange(seq, dtype=torch.float32), torch.rand(half))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles))
+        self.register_buffer("table", torch.randn(seq, half, dtype=torch.complex128))
+        self.register_buffer("scale", torch.tensor(0.5 - 2j))
+
+    def forward(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pairs = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+        rotated = torch.view_as_real(pairs * self.freqs_cis * self.scale).flatten(-2)
+        return rotated, (pairs.to(torch.complex128) + self.table).abs()
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_complex_weights_are_bound_as_constants(batch: int, cache_dir: str) -> None:
+    seq, half = 7, 5
+    model = ComplexWeights(seq, half)
+    q = torch.randn(batch, seq, 2 * half)
+    compiled = lowerline.compile(model, q, cache_dir=cache_dir)
+    for got, want in zip(compiled(q), model(q), strict=True):
+        torch.testing.assert_close(got, want)

@@ -206,6 +206,34 @@ def test_ffts_and_stft(batch: int, cache_dir: str) -> None:
     check(SPECTRA, (z, x), cache_dir)
 
 
+SPECTRA_ND: list[Op] = [
+    ("fft2", lambda z, x: torch.fft.fft2(z)),
+    ("fft2 s ortho", lambda z, x: torch.fft.fft2(x, s=(4, 9), norm="ortho")),
+    ("ifft2", lambda z, x: torch.fft.ifft2(z)),
+    ("fftn dims", lambda z, x: torch.fft.fftn(z, dim=(0, 2))),
+    ("ifftn s forward", lambda z, x: torch.fft.ifftn(z, s=(3, 8), norm="forward")),
+    ("rfft n", lambda z, x: torch.fft.rfft(x, n=10)),
+    ("rfft trimmed forward", lambda z, x: torch.fft.rfft(x, n=4, dim=1, norm="forward")),
+    ("rfft2", lambda z, x: torch.fft.rfft2(x)),
+    ("rfftn s", lambda z, x: torch.fft.rfftn(x, s=(5, 6))),
+    ("irfft2", lambda z, x: torch.fft.irfft2(z)),
+    ("irfftn s ortho", lambda z, x: torch.fft.irfftn(z, s=(6, 9), norm="ortho")),
+    ("hfft", lambda z, x: torch.fft.hfft(z, n=9)),
+    ("hfft forward", lambda z, x: torch.fft.hfft(z, dim=1, norm="forward")),
+    ("ihfft", lambda z, x: torch.fft.ihfft(x).resolve_conj()),
+    ("fftshift", lambda z, x: torch.fft.fftshift(z, dim=(-2, -1))),
+    ("ifftshift", lambda z, x: torch.fft.ifftshift(x)),
+]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_two_and_n_dimensional_ffts(batch: int, cache_dir: str) -> None:
+    torch.manual_seed(batch)
+    z = torch.randn(batch, 6, 5, dtype=torch.complex64)
+    x = torch.randn(batch, 6, 7)
+    check(SPECTRA_ND, (z, x), cache_dir)
+
+
 PLUMBING: list[Op] = [
     ("cat", lambda z, w: torch.cat([z, w * 2], dim=1)),
     ("stack", lambda z, w: torch.stack([z, w + 1], dim=0)),

@@ -36,9 +36,13 @@ still ends with a join barrier that waits for the late worker
 ``env``: ``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each
 team by its ``load_balance`` mode, at most the compiled thread count and
 fewer when other threads of the machine are running (it counts them in
-/proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``). Only the
-compiled code's own runtime (``libiomp5``) is told; torch's threads run on
-its own OpenMP runtime (``libgomp``) and keep their settings.
+/proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``; a team's size
+can lag a change of load by that much). It counts the whole machine's
+threads against the cores this process may use: a process pinned to 2 free
+cores of a busy 16-core machine also gets smaller teams (by how libomp
+counts; not measured). Only the compiled code's own runtime (``libiomp5``)
+is told; torch's threads run on its own OpenMP runtime (``libgomp``) and
+keep their settings.
 """
 
 from __future__ import annotations

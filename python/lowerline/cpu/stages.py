@@ -237,7 +237,8 @@ def loops(o: CpuOptions) -> str:
             f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}},"
             # Before canonicalize: the thread number of the scratch slots
             # (lowerline-plan-arena) out of the loop bodies' alloca scopes.
-            "lowerline-dynamic-omp-schedule,func.func(lowerline-hoist-thread-number)"
+            "lowerline-dynamic-omp-schedule,lowerline-omp-loop-nowait,"
+            "func.func(lowerline-hoist-thread-number)"
         )
     # Before the parallel loops become OpenMP regions: a region is timed whole.
     timers = "lowerline-time-kernels," if o.time_kernels else ""

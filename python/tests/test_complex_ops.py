@@ -221,6 +221,10 @@ SPECTRA_ND: list[Op] = [
     ("hfft", lambda z, x: torch.fft.hfft(z, n=9)),
     ("hfft forward", lambda z, x: torch.fft.hfft(z, dim=1, norm="forward")),
     ("ihfft", lambda z, x: torch.fft.ihfft(x).resolve_conj()),
+    ("hfft2", lambda z, x: torch.fft.hfft2(z)),
+    ("hfftn s", lambda z, x: torch.fft.hfftn(z, s=(4, 9))),
+    ("ihfft2 ortho", lambda z, x: torch.fft.ihfft2(x, norm="ortho").resolve_conj()),
+    ("ihfftn", lambda z, x: torch.fft.ihfftn(x).resolve_conj()),
     ("fftshift", lambda z, x: torch.fft.fftshift(z, dim=(-2, -1))),
     ("ifftshift", lambda z, x: torch.fft.ifftshift(x)),
 ]

@@ -19,8 +19,8 @@ as a product with a DFT coefficient matrix, but leaves ``fft_fft`` and
   trimming or padding, then scaled.
 * the 2-D and n-D forms (``fft2``, ``fftn``, ``rfft2``, ``rfftn``,
   ``irfft2``, ``irfftn`` and their inverses): one 1-D transform per dim.
-  ``hfft`` / ``ihfft``: ``irfft`` of the conjugate / the conjugate of
-  ``rfft``, normalized the other way round. ``fftshift`` / ``ifftshift``:
+  ``hfft`` / ``ihfft`` (1-D, 2-D, n-D): ``irfft`` of the conjugate / the
+  conjugate of ``rfft``, normalized the other way round. ``fftshift`` / ``ifftshift``:
   rolls. (They import as ``torch.operator`` otherwise.)
 * ``stft.center``: torch's own ``torch.stft`` steps, the input padded by
   ``n_fft // 2`` on both sides with ``pad_mode``, then the ``stft`` overload
@@ -224,6 +224,34 @@ def ihfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> An
     return torch.conj_physical(aten.fft_rfft.default(x, n, dim, _SWAPPED_NORM[norm]))
 
 
+def _hfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``hfftn`` / ``hfft2``: ``irfftn`` of the conjugate, normalized the
+    other way round."""
+    inverse = _irfft_nd(name, default_dim)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        if norm not in _NORMS:
+            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        if x.is_complex():
+            x = torch.conj_physical(x)
+        return inverse(x, s, dim, _SWAPPED_NORM[norm])
+
+    return decomposition
+
+
+def _ihfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``ihfftn`` / ``ihfft2``: the conjugate of ``rfftn``, normalized the
+    other way round."""
+    forward = _rfft_nd(name, default_dim)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        if norm not in _NORMS:
+            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        return torch.conj_physical(forward(x, s, dim, _SWAPPED_NORM[norm]))
+
+    return decomposition
+
+
 def _shift(inverse: bool) -> Callable[..., Any]:
     """``fftshift`` / ``ifftshift``: a roll by half of each dim (rounded down
     forward, up inverse), as torch.fft does."""
@@ -286,6 +314,10 @@ def table() -> dict[Any, Callable[..., Any]]:
         aten.fft_irfftn.default: _irfft_nd("fft_irfftn"),
         aten.fft_hfft.default: hfft,
         aten.fft_ihfft.default: ihfft,
+        aten.fft_hfft2.default: _hfft_nd("fft_hfft2", (-2, -1)),
+        aten.fft_hfftn.default: _hfft_nd("fft_hfftn"),
+        aten.fft_ihfft2.default: _ihfft_nd("fft_ihfft2", (-2, -1)),
+        aten.fft_ihfftn.default: _ihfft_nd("fft_ihfftn"),
         aten.fft_fftshift.default: _shift(inverse=False),
         aten.fft_ifftshift.default: _shift(inverse=True),
         aten.stft.center: stft_center,

@@ -989,11 +989,17 @@ def contraction_script(
     # The loop over output columns: the innermost unless ``columns`` says
     # which register loop it is.
     column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
+    left = g.kind == "conv" and g.conv_plan.channels_left
+    if left:
+        text += _peel_partial_channels(g, "%reg_loops#1")
+        column_loop, scope = "%full_ch_cols", "%forall"
     if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full", "%partial")
+        if left:
+            text += peel("%part_ch_cols", "%part_full", "%part_partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
         text += f"  transform.apply_dce to %forall : {ANY}\n"
@@ -1003,12 +1009,42 @@ def contraction_script(
         # (measured: a load and a store per FMA).
         text += canonicalize("%forall")
         text += _split_conv_tail(g)
+    elif left:
+        text += canonicalize("%forall")
     elif g.kind in ("matmul", "batch_matmul") and g.cpu_plan.masked and loops >= 2:
         text += _peel_partial_matmul_tiles(g, f"%reg_loops#{loops - 2}", column_loop)
         scope = "%forall"
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+def _peel_partial_channels(g: Group, channel_loop: str) -> str:
+    """Peel the partial channel tile of a convolution whose register tile's
+    channels ``mr`` do not divide its output channels (``channels_left``:
+    53 in tiles of 13 leaves 1): the full tiles keep a static ``mr``; the
+    channels left (in the last parallel tile) are tiled one at a time,
+    static too (a tile of a dynamic channel count would be masked and not
+    become a matmul). Defines ``%full_ch_cols`` and ``%part_ch_cols``, the
+    column loops of both parts, for the column peel."""
+    text = f"  %channels = transform.cast {channel_loop} : {ANY} to {ANY}\n"
+    text += peel("%channels", "%full_ch", "%part_ch")
+    sizes = [0, 1] + [0] * (len(g.reg) - 2)
+    if not g.consumers:
+        sizes += [0] * (len(g.red) - len(g.reg))
+    text += _FUNCS + _tile_level(g, "%part_ch", sizes, "%one")
+    # The dynamic copies the one-channel tiles replaced are dead.
+    text += f"  transform.apply_dce to %forall : {ANY}\n"
+    text += match("%full_ch_last", g.name, "%full_ch", attr=LAST)
+    text += match("%part_ch_last", g.name, "%part_ch", attr=LAST)
+    # The column loop encloses a full tile directly; a one-channel tile,
+    # through its channel loop.
+    return text + (
+        f"  %full_ch_cols = transform.get_parent_op %full_ch_last"
+        f' {{op_name = "scf.for"}} : ({ANY}) -> {ANY}\n'
+        f"  %part_ch_cols = transform.get_parent_op %part_ch_last"
+        f' {{op_name = "scf.for", nth_parent = 2}} : ({ANY}) -> {ANY}\n'
+    )
 
 
 def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str:

@@ -229,6 +229,9 @@ class Group:
     dynamic_rows: bool = False
     dynamic_columns: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    # Conv and window groups: the dim of ``reg`` (the output's, or the
+    # root's loops in window_script) that runs over the output channels.
+    channel_dim: int = 1
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
     # remarks, made afterwards. The root's first.
@@ -581,7 +584,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
     *lead, c = out.shape[: out.rank - 1 - rows]
     oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
-    group = Group(name, "window", op)
+    group = Group(name, "window", op, channel_dim=len(lead))
     shared = _input_shared_by_channels(op, len(lead))
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
@@ -989,9 +992,10 @@ def contraction_script(
     # The loop over output columns: the innermost unless ``columns`` says
     # which register loop it is.
     column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
-    left = g.kind == "conv" and g.conv_plan.channels_left
+    left = g.kind in ("conv", "window") and g.conv_plan.channels_left
     if left:
-        text += _peel_partial_channels(g, "%reg_loops#1")
+        channel_loop = sum(1 for s in sizes[: g.channel_dim] if s)
+        text += _peel_partial_channels(g, f"%reg_loops#{channel_loop}", len(sizes))
         column_loop, scope = "%full_ch_cols", "%forall"
     if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
@@ -1019,7 +1023,7 @@ def contraction_script(
     return text
 
 
-def _peel_partial_channels(g: Group, channel_loop: str) -> str:
+def _peel_partial_channels(g: Group, channel_loop: str, rank: int) -> str:
     """Peel the partial channel tile of a convolution whose register tile's
     channels ``mr`` do not divide its output channels (``channels_left``:
     53 in tiles of 13 leaves 1): the full tiles keep a static ``mr``; the
@@ -1029,9 +1033,8 @@ def _peel_partial_channels(g: Group, channel_loop: str) -> str:
     column loops of both parts, for the column peel."""
     text = f"  %channels = transform.cast {channel_loop} : {ANY} to {ANY}\n"
     text += peel("%channels", "%full_ch", "%part_ch")
-    sizes = [0, 1] + [0] * (len(g.reg) - 2)
-    if not g.consumers:
-        sizes += [0] * (len(g.red) - len(g.reg))
+    sizes = [0] * rank
+    sizes[g.channel_dim] = 1
     text += _FUNCS + _tile_level(g, "%part_ch", sizes, "%one")
     # The dynamic copies the one-channel tiles replaced are dead.
     text += f"  transform.apply_dce to %forall : {ANY}\n"
@@ -1217,7 +1220,10 @@ def window_script(g: Group) -> str:
     reg = loop_order(g.root, g.reg)
     # The column loop (of the last result dim) need not be the innermost.
     column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
-    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg)
+    channel = loop_order(g.root, [int(d == g.channel_dim) for d in range(len(g.reg))]).index(1)
+    ordered = dataclasses.replace(
+        g, par=loop_order(g.root, g.par), reg=reg, channel_dim=channel
+    )
     return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 

@@ -82,3 +82,30 @@ func.func @divisor_channels_leave_none(%x: tensor<1x5x1x64xf32>, %w: tensor<64x5
     ins(%x, %w : tensor<1x5x1x64xf32>, tensor<64x5x1x1xf32>) outs(%f : tensor<1x64x1x64xf32>) -> tensor<1x64x1x64xf32>
   return %c : tensor<1x64x1x64xf32>
 }
+
+// -----
+
+// A dense stride-2 convolution (a window nest: one input row for all the
+// tile's channels) to 31 channels: tiles of 15, the one left peeled, one
+// channel at a time; each tile an elementwise step over its window.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill, linalg.generic; tiles: parallel 15 channels x 4 rows, registers 15 channels x 16 columns, last 1 channel(s) one at a time,
+// CHECK-LABEL: func.func @strided_prime_channels(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 3, 1)
+// CHECK:           linalg.generic {{.+}} outs(%{{.+}} : tensor<15x16xf32>)
+// CHECK:           scf.for
+// CHECK:             linalg.generic {{.+}} outs(%{{.+}} : tensor<16xf32>)
+// CHECK:         return
+func.func @strided_prime_channels(%x: tensor<1x3x9x33xf32>, %w: tensor<31x3x3x3xf32>) -> tensor<1x31x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x31x4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x31x4x16xf32>) -> tensor<1x31x4x16xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %w : tensor<1x3x9x33xf32>, tensor<31x3x3x3xf32>) outs(%f : tensor<1x31x4x16xf32>) -> tensor<1x31x4x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%c : tensor<1x31x4x16xf32>) outs(%e : tensor<1x31x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x31x4x16xf32>
+  return %r : tensor<1x31x4x16xf32>
+}

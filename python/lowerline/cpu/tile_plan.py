@@ -318,8 +318,8 @@ def window_tiles(
     ohc = largest_divisor(oh, 8) or 1
     if shared_input:
         # Accumulators plus one input row for all channels.
-        mr = largest_divisor(channels, max(1, (regs - vectors - 2) // vectors)) or 1
-        return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0)
+        mr = channel_tile(channels, max(1, (regs - vectors - 2) // vectors))
+        return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0, channels_left=channels % mr)
     # Accumulators plus as many input vectors (one per accumulator): output
     # rows of one channel first, then channels.
     accumulators = max(1, (regs - 2) // 2)

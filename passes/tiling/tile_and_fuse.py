@@ -1221,9 +1221,7 @@ def window_script(g: Group) -> str:
     # The column loop (of the last result dim) need not be the innermost.
     column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
     channel = loop_order(g.root, [int(d == g.channel_dim) for d in range(len(g.reg))]).index(1)
-    ordered = dataclasses.replace(
-        g, par=loop_order(g.root, g.par), reg=reg, channel_dim=channel
-    )
+    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg, channel_dim=channel)
     return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 

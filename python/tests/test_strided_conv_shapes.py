@@ -30,9 +30,7 @@ def _compare(tmp_path, model: nn.Module, x: torch.Tensor) -> str:
     return compiled.ir("tiled")
 
 
-@pytest.mark.parametrize(
-    "case", DEPTHWISE_STRIDE_2, ids=lambda c: "b{}-c{}-w{}-p{}-d{}".format(*c)
-)
+@pytest.mark.parametrize("case", DEPTHWISE_STRIDE_2, ids=lambda c: "b{}-c{}-w{}-p{}-d{}".format(*c))
 def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
     batch, channels, width, padding, dilation = case
     torch.manual_seed(0)

@@ -11,7 +11,13 @@ import torch
 from torch import nn
 
 import lowerline
-from lowerline.cpu.tile_plan import channel_tile, conv_tiles, largest_divisor, vector_registers
+from lowerline.cpu.tile_plan import (
+    channel_tile,
+    conv_tiles,
+    largest_divisor,
+    vector_registers,
+    window_tiles,
+)
 from lowerline.targets import CPU_TARGETS, cpu_target
 
 
@@ -94,3 +100,28 @@ def test_dense_3x3_prime_channels_match_eager(tmp_path, batch) -> None:
     tiled = _compile_and_compare(tmp_path, model, x)
     plan = conv_tiles(cpu_target("host"), 31, 11, 11)
     assert {plan.mr, 1} <= _weight_tile_rows(tiled)
+
+
+# (nn.Conv2d arguments, output channels per group) of window nests whose
+# input row serves all the tile's channels: grouped and dilated, to prime
+# channel counts; the planes keep their size (13 x 19).
+WINDOW_NESTS = {
+    "grouped": (dict(in_channels=6, out_channels=62, kernel_size=3, padding=1, groups=2), 31),
+    "dilated": (dict(in_channels=5, out_channels=37, kernel_size=3, padding=2, dilation=2), 37),
+}
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+@pytest.mark.parametrize("kind", sorted(WINDOW_NESTS))
+def test_window_nest_prime_channels_match_eager(tmp_path, kind, batch) -> None:
+    arguments, channels = WINDOW_NESTS[kind]
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(**arguments), nn.ReLU()).eval()
+    x = torch.randn(batch, arguments["in_channels"], 13, 19)
+    tiled = _compile_and_compare(tmp_path, model, x)
+    plan = window_tiles(cpu_target("host"), channels, 13, 19, shared_input=True)
+    assert plan.channels_left
+    # Tiles of mr channels, and one-channel tiles (whose accumulators are
+    # one row: the channel dim dropped) for the channels left.
+    assert plan.mr in _weight_tile_rows(tiled)
+    assert re.search(r"-> \(vector<\d+xf32>\)", tiled)

@@ -18,7 +18,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   registers, and a k loop of rank-1 updates (of 4-deep updates for an
   i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
   makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution likewise steps
-  4 input channels where their count is a multiple of 4).
+  4 input channels where their count is a multiple of 4). A convolution
+  whose output channels the register tile does not divide (a prime count:
+  ``lowerline.cpu.tile_plan.channel_tile``) has the channels left over
+  peeled and computed one at a time (``_peel_partial_channels``).
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of

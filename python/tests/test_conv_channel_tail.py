@@ -8,9 +8,9 @@ import re
 
 import pytest
 import torch
+from test_window_row_tiles import _compile_and_compare
 from torch import nn
 
-import lowerline
 from lowerline.cpu.tile_plan import (
     channel_tile,
     conv_tiles,
@@ -49,14 +49,6 @@ def test_channel_tiles_fit_the_registers(target, f):
     # Never fewer channels per tile than the largest divisor gave.
     limit = (vector_registers(t) - vectors - 2) // vectors
     assert tiles.mr >= largest_divisor(f, limit)
-
-
-def _compile_and_compare(tmp_path, model: nn.Module, x: torch.Tensor) -> str:
-    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path))
-    with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
-    assert not compiled.fallbacks
-    return compiled.ir("tiled")
 
 
 def _weight_tile_rows(tiled: str) -> set[int]:

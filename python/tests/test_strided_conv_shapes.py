@@ -7,9 +7,8 @@ prime output channel counts included."""
 
 import pytest
 import torch
+from test_window_row_tiles import _compile_and_compare
 from torch import nn
-
-import lowerline
 
 # (batch, channels, width, padding, dilation)
 DEPTHWISE_STRIDE_2 = [
@@ -23,13 +22,6 @@ DEPTHWISE_STRIDE_2 = [
 ]
 
 
-def _compare(tmp_path, model: nn.Module, x: torch.Tensor) -> str:
-    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path))
-    with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
-    return compiled.ir("tiled")
-
-
 @pytest.mark.parametrize("case", DEPTHWISE_STRIDE_2, ids=lambda c: "b{}-c{}-w{}-p{}-d{}".format(*c))
 def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
     batch, channels, width, padding, dilation = case
@@ -38,7 +30,7 @@ def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
     model = nn.Sequential(conv, nn.ReLU6()).eval()
     # Rows and columns differ: a transposed plane would not match.
     x = torch.randn(batch, channels, width + 2, width)
-    tiled = _compare(tmp_path, model, x)
+    tiled = _compile_and_compare(tmp_path, model, x)
     assert "linalg.depthwise_conv_2d_nchw_chw" not in tiled
 
 
@@ -57,5 +49,5 @@ def test_dense_3x3_stride_2_matches_eager(tmp_path, case) -> None:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(cin, cout, 3, 2, 1), nn.ReLU()).eval()
     x = torch.randn(batch, cin, size, size + 4)
-    tiled = _compare(tmp_path, model, x)
+    tiled = _compile_and_compare(tmp_path, model, x)
     assert "linalg.conv_2d_nchw_fchw" not in tiled

@@ -18,7 +18,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   registers, and a k loop of rank-1 updates (of 4-deep updates for an
   i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
   makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution likewise steps
-  4 input channels where their count is a multiple of 4).
+  4 input channels where their count is a multiple of 4). A convolution
+  whose output channels the register tile does not divide (a prime count:
+  ``lowerline.cpu.tile_plan.channel_tile``) has the channels left over
+  peeled and computed one at a time (``_peel_partial_channels``).
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
@@ -229,6 +232,9 @@ class Group:
     dynamic_rows: bool = False
     dynamic_columns: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    # Conv and window groups: the dim of ``reg`` (the output's, or the
+    # root's loops in window_script) that runs over the output channels.
+    channel_dim: int = 1
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
     # remarks, made afterwards. The root's first.
@@ -581,7 +587,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
     *lead, c = out.shape[: out.rank - 1 - rows]
     oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
-    group = Group(name, "window", op)
+    group = Group(name, "window", op, channel_dim=len(lead))
     shared = _input_shared_by_channels(op, len(lead))
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
@@ -989,11 +995,18 @@ def contraction_script(
     # The loop over output columns: the innermost unless ``columns`` says
     # which register loop it is.
     column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
+    left = g.kind in ("conv", "window") and g.conv_plan.channels_left
+    if left:
+        channel_loop = sum(1 for s in sizes[: g.channel_dim] if s)
+        text += _peel_partial_channels(g, f"%reg_loops#{channel_loop}", len(sizes))
+        column_loop, scope = "%full_ch_cols", "%forall"
     if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full", "%partial")
+        if left:
+            text += peel("%part_ch_cols", "%part_full", "%part_partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
         text += f"  transform.apply_dce to %forall : {ANY}\n"
@@ -1003,12 +1016,41 @@ def contraction_script(
         # (measured: a load and a store per FMA).
         text += canonicalize("%forall")
         text += _split_conv_tail(g)
+    elif left:
+        text += canonicalize("%forall")
     elif g.kind in ("matmul", "batch_matmul") and g.cpu_plan.masked and loops >= 2:
         text += _peel_partial_matmul_tiles(g, f"%reg_loops#{loops - 2}", column_loop)
         scope = "%forall"
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+def _peel_partial_channels(g: Group, channel_loop: str, rank: int) -> str:
+    """Peel the partial channel tile of a convolution whose register tile's
+    channels ``mr`` do not divide its output channels (``channels_left``:
+    53 in tiles of 13 leaves 1): the full tiles keep a static ``mr``; the
+    channels left (in the last parallel tile) are tiled one at a time,
+    static too (a tile of a dynamic channel count would be masked and not
+    become a matmul). Defines ``%full_ch_cols`` and ``%part_ch_cols``, the
+    column loops of both parts, for the column peel."""
+    text = f"  %channels = transform.cast {channel_loop} : {ANY} to {ANY}\n"
+    text += peel("%channels", "%full_ch", "%part_ch")
+    sizes = [0] * rank
+    sizes[g.channel_dim] = 1
+    text += _FUNCS + _tile_level(g, "%part_ch", sizes, "%one")
+    # The dynamic copies the one-channel tiles replaced are dead.
+    text += f"  transform.apply_dce to %forall : {ANY}\n"
+    text += match("%full_ch_last", g.name, "%full_ch", attr=LAST)
+    text += match("%part_ch_last", g.name, "%part_ch", attr=LAST)
+    # The column loop encloses a full tile directly; a one-channel tile,
+    # through its channel loop.
+    return text + (
+        f"  %full_ch_cols = transform.get_parent_op %full_ch_last"
+        f' {{op_name = "scf.for"}} : ({ANY}) -> {ANY}\n'
+        f"  %part_ch_cols = transform.get_parent_op %part_ch_last"
+        f' {{op_name = "scf.for", nth_parent = 2}} : ({ANY}) -> {ANY}\n'
+    )
 
 
 def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str:
@@ -1181,7 +1223,8 @@ def window_script(g: Group) -> str:
     reg = loop_order(g.root, g.reg)
     # The column loop (of the last result dim) need not be the innermost.
     column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
-    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg)
+    channel = loop_order(g.root, [int(d == g.channel_dim) for d in range(len(g.reg))]).index(1)
+    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg, channel_dim=channel)
     return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 

@@ -40,6 +40,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-pack-weights": "tiling.pack_weights",
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",
+    "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
     "lowerline-plan-arena": "bufferization.plan_arena",

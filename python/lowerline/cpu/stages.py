@@ -156,7 +156,10 @@ def tiled(o: CpuOptions) -> str:
     return (
         f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
-        f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse"
+        f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
+        # After CSE (equal loop bounds are one value); CSE again computes the
+        # fused loops' shared reads and values once.
+        "lowerline-fuse-row-sweeps,cse"
     )
 
 

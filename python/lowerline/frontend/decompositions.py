@@ -42,10 +42,9 @@ torch with aten ops whose lowering is exact:
   computes the variance in ``float64`` through full-size temporaries (an
   extension of the whole input, its deviations, their squares), which made
   layer norm at 64x50257 twenty times slower than eager. Here the moments
-  stay in the input's type, one pass over the row: the sum and the sum of
-  squares of the row's deviations from the mean of 64 of its elements
-  spread over it (when finite), so that large-mean rows (``1000 + randn``) sum small numbers
-  (``_moments``). Layer
+  stay in the input's type, two passes over the row: a mean shifted by the
+  row's first (finite) element, so that large-mean rows (``1000 + randn``)
+  sum small numbers, then the sum of squared deviations from that mean. Layer
   norm, group norm (``native_group_norm``, written in the ``(N, G, C/G, HW)``
   view so that no reshape separates statistics from normalization), instance
   and batch norm (training) reach linalg as two row reductions and one
@@ -572,56 +571,24 @@ def _reduced_dims(x: torch.Tensor, dim: Any) -> list[int]:
     return sorted({d % max(x.dim(), 1) for d in dims}) or list(range(x.dim()))
 
 
-# Elements of the pilot mean that shifts the moments: one chunk of a row.
-_PILOT = 64
-
-
 def _moments(
     x: torch.Tensor, dims: list[int], correction: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(variance, mean) over ``dims``, kept as unit dims, in ``x``'s type.
-
-    Shifted data (Chan, Golub and LeVeque's "shifted" algorithm): with
-    ``d = x - K``, ``mean = K + sum(d) / n`` and ``M2 = sum(d^2) -
-    sum(d)^2 / n``. Both sums read ``x`` and ``K`` only, so the row kernel
-    makes them one sweep over the row (``lowerline-fuse-row-sweeps``), as
-    ATen's one-pass moments do, where a mean then a sum of squared
-    deviations from it were two. ``M2`` loses ``(mean - K)^2 / var`` times
-    the sums' rounding error to cancellation: ``K`` is the mean of
-    ``_PILOT`` elements of the row (``_pilot_mean``), about the mean
-    within a standard deviation / 8 unless the samples are unlike the rest
-    of the row (a row periodic with the samples' stride)."""
+    """(variance, mean) over ``dims``, kept as unit dims, in ``x``'s type."""
     count = 1
     for d in dims:
         count *= x.shape[d]
-    pilot = _pilot_mean(x, dims, count)
-    # A non-finite pilot would turn every deviation into NaN (inf - inf).
-    # (torch-mlir has no lowering of isfinite: |x| < inf is false for NaN.)
-    shift = torch.where(pilot.abs() < math.inf, pilot, torch.zeros_like(pilot))
-    deviation = x - shift
-    total = deviation.sum(dims, keepdim=True)
-    squares = (deviation * deviation).sum(dims, keepdim=True)
-    # Rounding can leave a constant row's M2 just below 0; NaN stays NaN.
-    m2 = squares - total * total / count
-    m2 = torch.where(m2 < 0, torch.zeros_like(m2), m2)
+    first = x
+    for d in dims:
+        first = first.narrow(d, 0, 1)
+    # A non-finite first element would turn every deviation into NaN (inf -
+    # inf). (torch-mlir has no lowering of isfinite: |x| < inf is false for NaN.)
+    shift = torch.where(first.abs() < math.inf, first, torch.zeros_like(first))
+    mean = shift + (x - shift).sum(dims, keepdim=True) / count
+    deviation = x - mean
     # torch divides by max(0, N - correction): a zero divisor gives inf or NaN.
     divisor = max(count - correction, 0)
-    return m2 / divisor, shift + total / count
-
-
-def _pilot_mean(x: torch.Tensor, dims: list[int], count: int) -> torch.Tensor:
-    """The mean of ``_PILOT`` elements evenly spread over the reduced
-    elements where ``dims`` are the innermost (one row of each), else of
-    the first ``_PILOT`` of the first line; kept as unit dims."""
-    if dims == list(range(x.dim() - len(dims), x.dim())):
-        rows = x.flatten(dims[0]) if len(dims) > 1 else x
-        samples = rows[..., :: max(1, count // _PILOT)][..., :_PILOT]
-        return samples.mean(-1, keepdim=True).reshape(*x.shape[: dims[0]], *[1] * len(dims))
-    first = x
-    for d in dims[:-1]:
-        first = first.narrow(d, 0, 1)
-    first = first.narrow(dims[-1], 0, min(_PILOT, x.shape[dims[-1]]))
-    return first.mean(dims, keepdim=True)
+    return (deviation * deviation).sum(dims, keepdim=True) / divisor, mean
 
 
 def _row_moments_apply(x: torch.Tensor, correction: Any) -> bool:

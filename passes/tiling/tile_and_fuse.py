@@ -55,9 +55,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
   static; a vector group's forall over ``ceildiv(rows, tile)`` row tiles
   spreads many rows over the cores. A dynamic innermost dim is tiled in
-  vectors, the partial last one peeled, or, reduced (softmax over a dynamic
-  sequence), in chunks (``reduction_chunks``) on one thread; an op with
-  another dynamic reduced dim stays loops, with a remark.
+  vectors, the partial last tile peeled and run in masked steps of one
+  register, or, reduced (softmax over a dynamic sequence), in chunks of one
+  register (``reduction_chunks``) on one thread: a short row (17 keys) is
+  then a whole vector and a masked one, not one masked tile of four; an op
+  with another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may

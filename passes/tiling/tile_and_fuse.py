@@ -58,9 +58,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
   static; a vector group's forall over ``ceildiv(rows, tile)`` row tiles
   spreads many rows over the cores. A dynamic innermost dim is tiled in
-  vectors, the partial last one peeled, or, reduced (softmax over a dynamic
-  sequence), in chunks (``reduction_chunks``) on one thread; an op with
-  another dynamic reduced dim stays loops, with a remark.
+  vectors, the partial last tile peeled and run in masked steps of one
+  register, or, reduced (softmax over a dynamic sequence), in chunks of one
+  register (``reduction_chunks``) on one thread: a short row (17 keys) is
+  then a whole vector and a masked one, not one masked tile of four; an op
+  with another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -216,6 +218,9 @@ class Group:
     threads: list[int] = field(default_factory=list)
     # The vector tiles' loop order (``tile_using_for``'s interchange); [] for dim order.
     order: list[int] = field(default_factory=list)
+    # A dynamic innermost dim: its partial last tile (or chunk) in masked
+    # vectors of this many elements; 0: one masked tile.
+    tail_vector: int = 0
     flops: int = 0
     bytes_moved: int = 0
     refused: list[Remark] = field(default_factory=list)
@@ -729,8 +734,16 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if _DYNAMIC in shape:
         # A dynamic innermost dim: rows of 1 on one thread, the row in
         # vectors (its partial last one peeled) or reduced in chunks.
-        group.chunks = _dynamic_row_chunks(op, iterators, reduction_chunk(target, eb))
-        return group if group.chunks or iterators[last] == "parallel" else _NO_CHUNKS
+        # Reduced in chunks of one register: a dynamic row may be short
+        # (attention over 17 keys), and a chunk of several vectors would
+        # run it all as the masked partial last chunk, its partial results
+        # in memory (measured: the encoder at 17 keys 1.15x slower than with
+        # one register). A long row's adds then wait on each other's latency.
+        group.chunks = _dynamic_row_chunks(op, iterators, lanes(target, eb))
+        if not group.chunks and iterators[last] != "parallel":
+            return _NO_CHUNKS
+        group.tail_vector = _tail_vector(tiles, target, eb)
+        return group
     if dynamic_rows:
         group.par = _dynamic_parallel_rows(op, shape, target)
     else:
@@ -750,6 +763,16 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+def _tail_vector(tiles: list[int], target: CpuTarget, eb: int) -> int:
+    """The vectors a dynamic innermost dim's partial last tile of
+    ``tiles[-1]`` elements is split into (``Group.tail_vector``): one
+    register's lanes, where the tile holds several (a row of 17 then runs
+    two register-wide steps, not a 64-lane masked tile); 0 for a reduced
+    innermost dim (its chunks are one register already)."""
+    vector = lanes(target, eb)
+    return vector if tiles[-1] > vector else 0
 
 
 def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget) -> list[int]:
@@ -1289,8 +1312,37 @@ def _peel_columns(g: Group) -> str:
     handle = "%t_loop" if len(loops) == 1 else f"%t_loops#{loops.index(last)}"
     text = f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n"
     text += peel("%columns", "%full_columns", "%last_columns")
+    if not dynamic:
+        return text
     # The full tiles' sizes fold to the constant tile: static, unmasked.
-    return text + canonicalize("%full_columns") if dynamic else text
+    text += canonicalize("%full_columns")
+    if not g.tail_vector:
+        return text
+    vectors = [1] * last + [g.tail_vector]
+    return text + _vectors_of_tail("%last_columns", g.root.name, vectors, "%tv")
+
+
+def _vectors_of_tail(tail: str, name: str, vectors: list[int], prefix: str) -> str:
+    """Script text: the ``name`` op in the peeled partial last tile ``tail``
+    of a dynamic innermost dim (fewer elements than a tile, a count known
+    at run time) tiled by ``vectors`` along that dim, each piece a masked
+    vector of one register. Else the tail is one masked tile of several
+    vectors: a row of 17 in tiles of 64 runs four vectors' work for two.
+    The pieces are not peeled in turn: the peeling's bound simplification
+    does not see through the tail's own dynamic size (its pieces stayed
+    dynamic), and a masked register-wide step costs about an unmasked one
+    (AVX-512 masked loads and stores)."""
+    sizes = [0] * (len(vectors) - 1) + [vectors[-1]]
+    return (
+        f'  {prefix}_op = transform.structured.match ops{{["{name}"]}} in {tail}'
+        f" : ({ANY}) -> {ANY}\n"
+        f"  {prefix}_tiled, {prefix}_loop = transform.structured.tile_using_for {prefix}_op "
+        f"tile_sizes {ints(sizes)} : ({ANY}) -> ({ANY}, {ANY})\n"
+        f"  {prefix}_sizes = transform.param.constant {VECTOR_SIZES.kind.text(vectors)}"
+        " -> !transform.any_param\n"
+        f'  transform.annotate {prefix}_tiled "{VECTOR_SIZES.name}" = {prefix}_sizes'
+        f" : {ANY}, !transform.any_param\n"
+    )
 
 
 def _script(group: Group) -> str:

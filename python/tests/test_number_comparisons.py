@@ -49,7 +49,9 @@ def test_filled_tensors_compare_like_eager(shape):
     compiled = lowerline.compile(model, x, num_threads=1)
     for index, (got, want) in enumerate(zip(compiled(x), model(x), strict=True)):
         assert got.dtype == want.dtype == torch.bool, index
-        assert torch.equal(got, want), f"output {index}: {got.flatten()[:4]} != {want.flatten()[:4]}"
+        assert torch.equal(got, want), (
+            f"output {index}: {got.flatten()[:4]} != {want.flatten()[:4]}"
+        )
 
 
 @pytest.mark.parametrize("op", COMPARISONS, ids=lambda op: str(op))

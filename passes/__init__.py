@@ -41,6 +41,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",
     "lowerline-winograd-conv": "tiling.winograd_conv",
+    "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
     "lowerline-plan-arena": "bufferization.plan_arena",
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",

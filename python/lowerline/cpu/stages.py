@@ -154,7 +154,8 @@ def tiled(o: CpuOptions) -> str:
         return "func.func(lowerline-fold-constant-transposes)"
     winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
     return (
-        f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
+        "func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad,"
+        f"lowerline-int8-conv-matmul{{target={o.target}}}{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse"
     )

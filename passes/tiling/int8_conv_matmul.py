@@ -66,6 +66,7 @@ from lowerline.passes.support.rebuild_generic import (
     replace_chain,
     single_user_chain,
 )
+from lowerline.passes.tiling.decompose_pad import padding_value, static_padding
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
@@ -74,6 +75,8 @@ from lowerline.targets import check_cpu_target, cpu_target
 _TO_NHWC = [0, 2, 3, 1]
 _TO_NCHW = [0, 3, 1, 2]
 _CHANNEL = 1  # the output channel's loop dim (and result dim) of an NCHW convolution
+# The channels-last form of each NCHW value made so far, by its defining op and position.
+_Layouts = dict[tuple[ir.Operation | ir.Block, int], ir.Value]
 
 
 @dataclass(frozen=True)
@@ -143,22 +146,119 @@ def _collapse(value: ir.Value, groups: list[list[int]]) -> ir.Value:
     return tensor.collapse_shape(result, value, _groups(*groups))
 
 
-def _rows_of(value: ir.Value) -> ir.Value:
+def _rows_of(value: ir.Value, layouts: _Layouts) -> ir.Value:
     """An NCHW tensor as the matmul's (N*OH*OW) x F rows (an empty one
     made anew in that shape: nothing to move)."""
     vtype = ir.RankedTensorType(value.type)
     if isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty":
         n, f, oh, ow = vtype.shape
         return tensor.empty([n * oh * ow, f], vtype.element_type)
-    return _collapse(_transpose(value, _TO_NHWC), [[0, 1, 2], [3]])
+    return _collapse(_channels_last(value, layouts), [[0, 1, 2], [3]])
 
 
-def _columns(conv: _Conv) -> ir.Value:
+def _permuted(values: list[int], permutation: list[int]) -> list[int]:
+    return [values[d] for d in permutation]
+
+
+def _elementwise_narrowing(op: ir.Operation) -> bool:
+    """A one-input elementwise generic over a 4-D tensor whose input is no
+    wider than its result (the u8 -> s8 shift, not a quantize of f32): its
+    channels-last form reads its input channels-last, which moves no more
+    bytes than transposing its result."""
+    if op.name != "linalg.generic" or len(op.operands) != 2 or has_index_op(op):
+        return False
+    identity = ir.AffineMap.get_identity(4)
+    if not all_parallel(op) or any(m != identity for m in indexing_maps(op)):
+        return False
+    source, result = (ir.RankedTensorType(v.type) for v in (op.operands[0], op.results[0]))
+    return _bits(source.element_type) <= _bits(result.element_type)
+
+
+def _bits(element: ir.Type) -> int:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerType(element).width
+    return ir.FloatType(element).width if isinstance(element, ir.FloatType) else 64
+
+
+def _looked_through(value: ir.Value) -> ir.Operation | None:
+    """The op ``value``'s channels-last form can be read through: a
+    transpose from channels-last (the previous rewritten convolution's
+    output), a static pad with a value from outside (the zero point), or a
+    narrowing elementwise op."""
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is None:
+        return None
+    if _elementwise_narrowing(owner):
+        return owner
+    if owner.name == "linalg.transpose":
+        permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
+        return owner if permutation == _TO_NCHW else None
+    padded = owner.name == "tensor.pad" and padding_value(owner) is not None
+    return owner if padded and static_padding(owner) is not None else None
+
+
+def _channels_last(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    """An NCHW tensor as N x H x W x C: the source of a transpose from that
+    layout, a pad or narrowing elementwise op of one in that layout
+    (transposing the smaller or narrower tensor), else a transpose; made
+    once per value (a residual read by a later convolution's epilogue)."""
+    key = _key(value)
+    if key not in layouts:
+        layouts[key] = _made_channels_last(value, layouts)
+    return layouts[key]
+
+
+def _key(value: ir.Value) -> tuple[ir.Operation | ir.Block, int]:
+    if isinstance(value, ir.OpResult):
+        return (value.owner, value.result_number)
+    return (ir.BlockArgument(value).owner, ir.BlockArgument(value).arg_number)
+
+
+def _made_channels_last(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    owner = _looked_through(value)
+    if owner is None:
+        return _transpose(value, _TO_NHWC)
+    if owner.name == "linalg.transpose":
+        return owner.operands[0]
+    if owner.name == "linalg.generic":
+        source = _channels_last(owner.operands[0], layouts)
+        shape = ir.RankedTensorType(source.type).shape
+        init = tensor.empty(shape, ir.RankedTensorType(value.type).element_type)
+        # A copy gives its body to the rebuilt op: the original may have other users.
+        copy = owner.clone(ir.InsertionPoint.current)
+        identity = ir.AffineMap.get_identity(4)
+        rebuilt = rebuild_generic(copy, [source, init], [identity] * 2, ["parallel"] * 4)
+        copy.erase()
+        return rebuilt
+    low, high = static_padding(owner) or ([], [])
+    source = _channels_last(owner.operands[0], layouts)
+    vtype = ir.RankedTensorType(value.type)
+    result = ir.RankedTensorType.get(_permuted(list(vtype.shape), _TO_NHWC), vtype.element_type)
+    pad = tensor.PadOp(result, source, [], [], _permuted(low, _TO_NHWC), _permuted(high, _TO_NHWC))
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * vtype.rank)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(padding_value(owner))
+    return pad.result
+
+
+def _erase_unused(value: ir.Value, layouts: _Layouts) -> None:
+    """Erase what ``_channels_last`` read through once nothing uses it (and
+    forget it: a new op may take an erased one's place)."""
+    owner = _looked_through(value)
+    if owner is None or list(owner.results[0].uses):
+        return
+    source = owner.operands[0]
+    layouts.pop((owner, 0), None)
+    owner.erase()
+    _erase_unused(source, layouts)
+
+
+def _columns(conv: _Conv, layouts: _Layouts) -> ir.Value:
     """im2col: A[(n, oh, ow), (kh, kw, c)] = x[n, c, oh * sh + kh * dh, ow * sw + kw * dw],
     one strided slice of the channels-last input per tap."""
-    f, c, kh_size, kw_size = conv.filter.shape
+    _, c, kh_size, kw_size = conv.filter.shape
     n, _, oh, ow = conv.output
-    channels_last = _transpose(conv.op.operands[0], _TO_NHWC)
+    channels_last = _channels_last(conv.op.operands[0], layouts)
     element = ir.IntegerType.get_signless(8)
     col = tensor.empty([n, oh, ow, kh_size, kw_size, c], element)
     piece = ir.RankedTensorType.get([n, oh, ow, c], element)
@@ -189,7 +289,7 @@ def _filter_constant(conv: _Conv) -> ir.Value:
     return arith.ConstantOp(mtype, weights.constant_attr(matrix, mtype, name)).result
 
 
-def _init(conv: _Conv) -> ir.Value:
+def _init(conv: _Conv, layouts: _Layouts) -> ir.Value:
     """The accumulator's init as rows: a fill is rebuilt in that shape (so
     tile-and-fuse fuses it), anything else transposed."""
     init = conv.op.operands[2]
@@ -198,7 +298,7 @@ def _init(conv: _Conv) -> ir.Value:
     if owner is not None and owner.name == "linalg.fill":
         empty = tensor.empty([conv.rows, f], ir.IntegerType.get_signless(32))
         return linalg.fill(owner.operands[0], outs=[empty])
-    return _rows_of(init)
+    return _rows_of(init, layouts)
 
 
 # -- the elementwise chain --------------------------------------------------------
@@ -232,7 +332,9 @@ def _joins(op: ir.Operation, shape: list[int]) -> bool:
     return all(_row_map(m) is not None for m in maps)
 
 
-def _generic_as_rows(op: ir.Operation, replaced: ir.Value, by: ir.Value) -> ir.Value:
+def _generic_as_rows(
+    op: ir.Operation, replaced: ir.Value, by: ir.Value, layouts: _Layouts
+) -> ir.Value:
     operands, maps = [], []
     for value, amap in zip(op.operands, indexing_maps(op), strict=True):
         row_map = _row_map(amap)
@@ -240,7 +342,7 @@ def _generic_as_rows(op: ir.Operation, replaced: ir.Value, by: ir.Value) -> ir.V
         if value == replaced:
             operands.append(by)
         elif row_map == ir.AffineMap.get_identity(2):
-            operands.append(_rows_of(value))
+            operands.append(_rows_of(value, layouts))
         else:
             operands.append(value)
         maps.append(row_map)
@@ -268,11 +370,20 @@ def _chain(conv: _Conv) -> list[ir.Operation]:
     return single_user_chain(conv.op, lambda user: _joins(user, shape))
 
 
-def _rewrite(conv: _Conv, chain: list[ir.Operation]) -> None:
+def _rewrite(conv: _Conv, chain: list[ir.Operation], layouts: _Layouts) -> None:
     op = conv.op
     with ir.InsertionPoint(op), op.location:
-        product = linalg.matmul(_columns(conv), _filter_constant(conv), outs=[_init(conv)])
-    replace_chain(op, chain, product, _generic_as_rows, lambda rows: _restore(rows, conv.output))
+        columns = _columns(conv, layouts)
+        product = linalg.matmul(columns, _filter_constant(conv), outs=[_init(conv, layouts)])
+    source = op.operands[0]
+    replace_chain(
+        op,
+        chain,
+        product,
+        lambda user, old, new: _generic_as_rows(user, old, new, layouts),
+        lambda rows: _restore(rows, conv.output),
+    )
+    _erase_unused(source, layouts)
 
 
 def _remark(op: ir.Operation, plan: _Conv | str, fused: int = 0) -> Remark:
@@ -290,9 +401,7 @@ def _remark(op: ir.Operation, plan: _Conv | str, fused: int = 0) -> Remark:
 @dataclass(frozen=True)
 class Int8ConvMatmul(Pass):
     flag = "lowerline-int8-conv-matmul"
-    summary = (
-        "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
-    )
+    summary = "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
     anchor = "func.func"
 
     target: str = opt(
@@ -308,6 +417,7 @@ class Int8ConvMatmul(Pass):
             return
         convs = ops_matching(op, lambda o: o.name == "linalg.conv_2d_nchw_fchw")
         remarks = []
+        layouts: _Layouts = {}
         for conv in convs:
             plan = _plan(conv)
             if isinstance(plan, str):
@@ -315,5 +425,5 @@ class Int8ConvMatmul(Pass):
                 continue
             chain = _chain(plan)
             remarks.append(_remark(conv, plan, len(chain)))
-            _rewrite(plan, chain)
+            _rewrite(plan, chain, layouts)
         publish(remarks, self.explain)

@@ -30,7 +30,9 @@ What it decides (the mechanisms are upstream's transform dialect):
   The fill or the bias broadcast of the init and the elementwise epilogue
   are fused like a matmul's (a stride-1 convolution's bias broadcast too).
 - **Every other linalg op** (elementwise, reductions such as softmax and
-  layernorm rows, fills, transposes) is tiled to vector-sized rows. A
+  layernorm rows, fills, transposes) is tiled to vector-sized rows (a
+  transpose that moves the innermost dim, NCHW <-> NHWC, to square blocks
+  transposed in registers where a block of 16 or 8 divides both dims). A
   reduction along a long innermost axis is reduced in chunks of a few
   vectors with partial results in registers
   (``lowerline.passes.tiling.reduction_chunks``): no vector is longer than
@@ -716,6 +718,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tile = vector_tile if "reduction" in iterators else elementwise_tile
         tiles[last] = tile(_planned(shape[last]), target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
+        _transpose_block(op, shape, tiles)
     else:
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
@@ -744,6 +747,29 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+# Sides of the square tiles of a transpose that moves the innermost dim, largest first.
+TRANSPOSE_BLOCKS = (16, 8)
+
+
+def _transpose_block(op: ir.Operation, shape: list[int], tiles: list[int]) -> None:
+    """A transpose that moves the input's innermost dim (NCHW <-> NHWC) in
+    square blocks: rows of the input read whole, transposed in registers
+    (``vector.transpose``, shuffles), written as rows of the output, instead
+    of a strided gather of single elements per output vector. Only blocks
+    that divide both dims: a masked partial block is read element by element."""
+    if op.name != "linalg.transpose" or _DYNAMIC in shape:
+        return
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    last = len(permutation) - 1
+    moved = permutation.index(last)
+    if moved == last:
+        return
+    for block in TRANSPOSE_BLOCKS:
+        if shape[moved] % block == 0 and shape[last] % block == 0:
+            tiles[moved] = tiles[last] = block
+            return
 
 
 def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget) -> list[int]:

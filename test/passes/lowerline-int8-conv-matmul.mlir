@@ -119,3 +119,48 @@ func.func @float_conv(%x: tensor<1x8x6x20xf32>) -> tensor<1x8x4x18xf32> {
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x8x6x20xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x4x18xf32>) -> tensor<1x8x4x18xf32>
   return %c : tensor<1x8x4x18xf32>
 }
+
+// -----
+
+// Two convolutions, the second reading the first's output padded with a
+// zero point: it reads the first's channels-last rows through the
+// transpose back to NCHW and the pad (rebuilt channels-last, its padding
+// permuted), so the only transposes are of the input and of the last output.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME:      %[[X:.+]]: tensor<1x4x6x7xi8>
+// CHECK:         linalg.transpose ins(%[[X]] : tensor<1x4x6x7xi8>) outs(%{{.+}} : tensor<1x6x7x4xi8>) permutation = [0, 2, 3, 1]
+// CHECK:         %[[Y:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<42x5xi8>)
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 6, 7, 5]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[P:.+]] = tensor.pad %[[E]] low[0, 1, 2, 0] high[0, 1, 2, 0]
+// CHECK:           tensor.yield %{{.+}} : i8
+// CHECK-NEXT:    } : tensor<1x6x7x5xi8> to tensor<1x8x11x5xi8>
+// CHECK:         tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 6, 9, 5] [1, 1, 1, 1]
+// CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<54x45xi8>, tensor<45x3xi8>)
+// CHECK:         linalg.transpose
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @chain(%x: tensor<1x4x6x7xi8>) -> tensor<1x3x6x9xi32> {
+  %w1 = arith.constant dense<1> : tensor<5x4x1x1xi8>
+  %w2 = arith.constant dense<2> : tensor<3x5x3x3xi8>
+  %zp = arith.constant 5 : i8
+  %c0 = arith.constant 0 : i32
+  %e1 = tensor.empty() : tensor<1x5x6x7xi32>
+  %f1 = linalg.fill ins(%c0 : i32) outs(%e1 : tensor<1x5x6x7xi32>) -> tensor<1x5x6x7xi32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w1 : tensor<1x4x6x7xi8>, tensor<5x4x1x1xi8>) outs(%f1 : tensor<1x5x6x7xi32>) -> tensor<1x5x6x7xi32>
+  %q = tensor.empty() : tensor<1x5x6x7xi8>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c1 : tensor<1x5x6x7xi32>) outs(%q : tensor<1x5x6x7xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %0 = arith.trunci %a : i32 to i8
+    linalg.yield %0 : i8
+  } -> tensor<1x5x6x7xi8>
+  %p = tensor.pad %y low[0, 0, 1, 2] high[0, 0, 1, 2] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zp : i8
+  } : tensor<1x5x6x7xi8> to tensor<1x5x8x11xi8>
+  %e2 = tensor.empty() : tensor<1x3x6x9xi32>
+  %f2 = linalg.fill ins(%c0 : i32) outs(%e2 : tensor<1x3x6x9xi32>) -> tensor<1x3x6x9xi32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w2 : tensor<1x5x8x11xi8>, tensor<3x5x3x3xi8>) outs(%f2 : tensor<1x3x6x9xi32>) -> tensor<1x3x6x9xi32>
+  return %c2 : tensor<1x3x6x9xi32>
+}

@@ -60,6 +60,7 @@ from lowerline import weights
 from lowerline.cpu.tile_plan import int8_dot_lanes
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.passes.support.rebuild_generic import (
     has_index_op,
     rebuild_generic,
@@ -70,7 +71,7 @@ from lowerline.passes.tiling.decompose_pad import padding_value, static_padding
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
-from lowerline.targets import check_cpu_target, cpu_target
+from lowerline.targets import cpu_target
 
 _TO_NHWC = [0, 2, 3, 1]
 _TO_NCHW = [0, 3, 1, 2]
@@ -404,9 +405,7 @@ class Int8ConvMatmul(Pass):
     summary = "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
     anchor = "func.func"
 
-    target: str = opt(
-        "host", "target description: 'host' or a name of CPU_TARGETS", check=check_cpu_target
-    )
+    target: str = cpu_target_option()
     explain: bool = opt(
         False, "print each convolution rewritten or refused, and why, to stderr as remarks"
     )

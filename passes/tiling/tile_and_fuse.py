@@ -108,6 +108,7 @@ from lowerline.cpu.tile_plan import (
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
+from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import (
@@ -135,7 +136,7 @@ from lowerline.pipeline.pass_api import (
 )
 from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
-from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
+from lowerline.targets import CpuTarget, cpu_target
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8, "i8": 1}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
@@ -1421,9 +1422,7 @@ class TileAndFuse(Pass):
     summary = "Tile, fuse and vectorize linalg ops on tensors with tile sizes from the target"
     anchor = "builtin.module"
 
-    target: str = opt(
-        "host", "target description: 'host' or a name of CPU_TARGETS", check=check_cpu_target
-    )
+    target: str = cpu_target_option()
     explain: bool = opt(
         False, "print the fusion groups, tile sizes and refusals to stderr as remarks"
     )

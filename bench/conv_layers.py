@@ -51,6 +51,9 @@ LAYERS = {
     "pw-37to53x29": (37, 53, 1, 1, 1, 29),
     "c3-16to32x32": (16, 32, 3, 1, 1, 32),
     "c3-64to128x20s2": (64, 128, 3, 2, 1, 20),
+    # Prime output channel counts (a peeled partial channel tile).
+    "pw-64to97x14": (64, 97, 1, 1, 1, 14),
+    "c3-24to53x41s2": (24, 53, 3, 2, 1, 41),
 }
 
 

@@ -44,14 +44,20 @@ def _n_inputs(op: ir.Operation) -> int:
     return len(op.operands) - len(op.results)
 
 
-def _fusable_producer(consumer: ir.Operation, index: int) -> ir.Operation | None:
+def fusable_producer(
+    consumer: ir.Operation, index: int, repeat: bool = False
+) -> ir.Operation | None:
+    """The producer of ``consumer``'s input ``index`` if it can be fused
+    into ``consumer``; ``repeat``: also one with other users, whatever its
+    body (it is then computed by each of them)."""
     value = consumer.operands[index]
     if not isinstance(value, ir.OpResult) or value.owner.name != "linalg.generic":
         return None
     producer = value.owner
     if len(producer.results) != 1 or not _all_parallel(producer):
         return None
-    if len(list(producer.results[0].uses)) != 1 and not _cheap_to_repeat(producer):
+    shared = len(list(producer.results[0].uses)) != 1
+    if shared and not repeat and not _cheap_to_repeat(producer):
         return None
     maps = _maps(producer)
     rank = maps[-1].n_dims
@@ -229,7 +235,7 @@ class FuseElementwise(Pass):
             changed = False
             for consumer in self._generics(op):
                 for index in range(_n_inputs(consumer)):
-                    producer = _fusable_producer(consumer, index)
+                    producer = fusable_producer(consumer, index)
                     if producer is not None:
                         fuse(producer, consumer, index)
                         changed = True

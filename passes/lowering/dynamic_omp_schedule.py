@@ -15,6 +15,16 @@ the ``schedule_kind`` of the loops it made.
 Loops of fewer than ``MIN_TILES`` tiles (or bounds not known at compile
 time) keep the static schedule, as do loops that already name a schedule.
 
+Not the cure for a busy core. With another process spinning on one of two
+cores, a 2-thread batch-32 MLP (three regions of two tiles) took 2.2-7.4 ms
+a call with the static schedule and 3.2-52 ms with ``schedule(dynamic)`` on
+every loop (``MIN_TILES`` 2), against 0.38-0.40 ms at 1 thread (a loaded
+machine, 2026-11-24): the calling thread does take the late worker's tiles,
+but the region then ends with a join barrier that waits for the worker all
+the same, until the scheduler gives it a slice of its core. What helps is a
+smaller team: the runtime turns on OpenMP's dynamic teams
+(``lowerline.runtime.native``, bench/busy-core.md).
+
 Before / after::
 
     omp.wsloop {                      omp.wsloop schedule(dynamic) {

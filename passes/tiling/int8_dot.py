@@ -21,7 +21,10 @@ matmul holds (it shifts u8 activations to s8 so that the matmul is one named
 op), so it takes A and B as they are; ``udot`` (u8 x u8) has no such matmul
 to serve. ``vpdpbusd`` reads its A bytes as unsigned: ``a ^ 0x80`` is
 ``a + 128`` as u8, so the sum gains ``128 * sum_k B[k, n]``, which one more
-``vpdpbusd`` of 0x80 bytes with B computes per tile and the rows subtract.
+``vpdpbusd`` of 0x80 bytes with B computes per tile and the rows subtract;
+for a packed constant B, the whole k loop's gain is a constant subtracted
+once from the tile's starting accumulators instead
+(lowerline.passes.tiling.int8_corrections).
 Signed A times signed B is also what ``vpdpwssd`` would take, but only after
 widening both to i16: two instructions per 4 bytes where this uses one.
 
@@ -51,6 +54,7 @@ from mlir.dialects import arith, llvm, vector
 
 from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
 from lowerline.passes.support.ir_constants import reads_with_zero_padding
+from lowerline.passes.tiling.int8_corrections import accumulator_loop, subtract_from_start
 from lowerline.passes.tiling.vnni_weights import VnniWeights
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.targets import CpuTarget
@@ -235,6 +239,26 @@ def _corrections(weights: list[ir.Value], dot: DotInstruction) -> list[ir.Value 
     return [dot.emit(zero, high_bits, w) for w in weights]
 
 
+def _start_corrected(
+    contract: ir.Operation,
+    replaced: ir.Operation,
+    rhs: ir.Value,
+    n: int,
+    dot: DotInstruction,
+    packed: VnniWeights,
+) -> bool:
+    """Whether the correction of the whole k loop could be subtracted from
+    the accumulators it starts from (lowerline.passes.tiling.int8_corrections),
+    which is then done, or must stay per step."""
+    found = accumulator_loop(contract, replaced)
+    totals = packed.loop_totals(rhs, dot.lanes, found) if found is not None else None
+    if found is None or totals is None:
+        return False
+    with ir.InsertionPoint(found.init), found.init.location:
+        subtract_from_start(found, _concat(totals, n, dot.lanes))
+    return True
+
+
 def _rewrite(
     contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction, packed: VnniWeights
 ) -> None:
@@ -248,6 +272,8 @@ def _rewrite(
         else:
             weights = loaded[0]
             corrections = loaded[1] if dot.unsigned_a else [None] * len(weights)
+            if dot.unsigned_a and _start_corrected(contract, replaced, rhs, n, dot, packed):
+                corrections = [None] * len(weights)
         result = acc
         for row in range(m):
             a = _row_bytes(lhs, row, dot)

@@ -26,6 +26,12 @@ length. A division of the last op by a row statistic (softmax's sum) is a
 multiply by its reciprocal, computed once per row.
 A small kernel (or one core) gets an ``scf.for`` over the rows instead.
 
+An elementwise member read by a row reduction and by the last op
+(softmax's ``exp(x - max)``) is also computed inside the reduction and
+tiled in the reduction's chunks (``compute_shared_producers_in_reductions``):
+the two chunk loops are then independent, and ``lowerline-fuse-row-sweeps``
+makes them one sweep that writes the exps while it sums them.
+
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
 the linalg ops before it whose results only the kernel reads, as long as
 each has the kernel's rows as its leading dims; at least one of them must
@@ -38,13 +44,14 @@ reduction tiling) and no pass that recognizes such a group.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
 from lowerline.cpu.tile_plan import elementwise_tile, lanes, reduction_chunk
+from lowerline.passes.graph.fuse_elementwise import fusable_producer, fuse
 from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
@@ -67,6 +74,9 @@ class RowKernel:
     rows: int  # leading dims of the last op that are rows
     parallel: bool
     text: str = ""  # what describe() says, fixed before the ops are rewritten
+    # Members tiled in reduction chunks, not elementwise tiles: each is also
+    # computed by a reduction, whose chunk loop its own loop joins.
+    chunked: set[int] = field(default_factory=set)  # indices into members
 
     @property
     def last(self) -> ir.Operation:
@@ -224,10 +234,13 @@ def _erase_dead_copies(module: ir.Operation, prefix: str) -> None:
             op.erase()
 
 
-def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[int], list[int]]:
+def _plan_tiles(
+    op: ir.Operation, target: CpuTarget, chunked: bool = False
+) -> tuple[list[int], list[int], list[int]]:
     """(tile sizes, vector sizes, reduction chunks) of a member inside the
-    row loop: wide elementwise ops in vectors along their innermost dim,
-    reductions whole (then split into chunks), small ops as they are."""
+    row loop: wide elementwise ops in vectors along their innermost dim
+    (``chunked``: in reduction chunks), reductions whole (then split into
+    chunks), small ops as they are."""
     shape = static_loop_sizes(op) if op.name == "linalg.generic" else _shape(op)
     if not shape:
         return [], [], []
@@ -235,6 +248,8 @@ def _plan_tiles(op: ir.Operation, target: CpuTarget) -> tuple[list[int], list[in
     eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(op.results[0].type).element_type), 4)
     if iterators[-1] == "parallel":
         tile = elementwise_tile(shape[-1], target, eb)
+        if chunked:
+            tile = reduction_chunk(target, eb)
         if all(s == 1 for s in shape[:-1]) and shape[-1] <= tile:
             return [], shape, []
         tiles = [1] * (len(shape) - 1) + [tile]
@@ -381,10 +396,50 @@ def multiply_by_reciprocals(op: ir.Operation, rows: int) -> int:
     return count
 
 
+def _wide_row(op: ir.Operation, target: CpuTarget) -> bool:
+    """Whether ``op``'s row is longer than one reduction chunk (its
+    reduction is split into a loop of chunks)."""
+    sizes = static_loop_sizes(op)
+    if not sizes:
+        return False
+    eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(op.results[0].type).element_type), 4)
+    return sizes[-1] > reduction_chunk(target, eb)
+
+
+def compute_shared_producers_in_reductions(kernel: RowKernel, target: CpuTarget) -> int:
+    """Fuse an elementwise member that both a row reduction and the last op
+    read (softmax's ``exp(x - max)``: summed, then divided by the sum) into
+    the reduction, which then reads the member's inputs (``x``, the max).
+    The member and the reduction no longer depend on each other, and their
+    chunk loops, tiled alike (``kernel.chunked``), become one sweep over
+    the row (``lowerline-fuse-row-sweeps``; CSE then computes the ``exp``
+    once): the member's results are written while they are summed, as
+    ATen's softmax does (max; exp and sum; scale: three sweeps, not four).
+    Only rows wider than a chunk: a shorter one is a single vector step.
+    Returns how many were fused."""
+    count = 0
+    for position, op in enumerate(kernel.members):
+        if not _row_reduction(op) or not _wide_row(op, target):
+            continue
+        for index in range(len(op.operands) - len(op.results)):
+            producer = fusable_producer(op, index, repeat=True)
+            if producer is None or not any(producer == m for m in kernel.members):
+                continue
+            users = [use.owner for use in producer.results[0].uses]
+            if not any(u == kernel.last for u in users):
+                continue
+            kernel.members[position] = op = fuse(producer, op, index)
+            kernel.chunked.add(next(i for i, m in enumerate(kernel.members) if m == producer))
+            count += 1
+            break
+    return count
+
+
 def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget) -> str | None:
     """Fuse ``kernel`` into one loop over its rows, then tile and chunk each
     member for the vectorizer; None on success, else why not."""
     multiply_by_reciprocals(kernel.last, kernel.rows)
+    compute_shared_producers_in_reductions(kernel, target)
     for op in kernel.members:
         if _row_reduction(op) and not unit_loops_for_constant_outputs(op):
             return f"{op.name} writes a constant index that is not a unit dim"
@@ -398,7 +453,8 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
         # A producer fused into one of two users keeps its original for the
         # other: each copy gets a tag of its own.
         for copy, op in enumerate(_tagged(module, member)):
-            failure = _tile_member(module, op, f"{member}.{copy}", target)
+            chunked = index in kernel.chunked
+            failure = _tile_member(module, op, f"{member}.{copy}", target, chunked)
             if failure:
                 return f"{op.name} of the row kernel: {failure}"
     return None
@@ -408,11 +464,13 @@ def _tagged(module: ir.Operation, tag: str) -> list[ir.Operation]:
     return ops_matching(module, lambda o: OP_TAG.get(o) == tag)
 
 
-def _tile_member(module: ir.Operation, op: ir.Operation, tag: str, target: CpuTarget) -> str | None:
+def _tile_member(
+    module: ir.Operation, op: ir.Operation, tag: str, target: CpuTarget, chunked: bool
+) -> str | None:
     """Tile one member inside the row loop (vectors along the row, reduction
     chunks) and give it its vector sizes; None on success."""
     OP_TAG.set(op, tag)
-    tiles, sizes, chunks = _plan_tiles(op, target)
+    tiles, sizes, chunks = _plan_tiles(op, target, chunked)
     if sizes:
         VECTOR_SIZES.set(op, sizes)
     if tiles:

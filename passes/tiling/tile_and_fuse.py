@@ -18,7 +18,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   registers, and a k loop of rank-1 updates (of 4-deep updates for an
   i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
   makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution likewise steps
-  4 input channels where their count is a multiple of 4).
+  4 input channels where their count is a multiple of 4). A convolution
+  whose output channels the register tile does not divide (a prime count:
+  ``lowerline.cpu.tile_plan.channel_tile``) has the channels left over
+  peeled and computed one at a time (``_peel_partial_channels``).
 - **Window nests.** Poolings (``linalg.pooling_nchw_max/sum``, 1-D too) and
   depthwise, grouped, strided or dilated convolutions are roots as well: a
   forall over (batch, channel blocks, row blocks), register tiles of
@@ -57,9 +60,11 @@ What it decides (the mechanisms are upstream's transform dialect):
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
   static; a vector group's forall over ``ceildiv(rows, tile)`` row tiles
   spreads many rows over the cores. A dynamic innermost dim is tiled in
-  vectors, the partial last one peeled, or, reduced (softmax over a dynamic
-  sequence), in chunks (``reduction_chunks``) on one thread; an op with
-  another dynamic reduced dim stays loops, with a remark.
+  vectors, the partial last tile peeled and run in masked steps of one
+  register, or, reduced (softmax over a dynamic sequence), in chunks of one
+  register (``reduction_chunks``) on one thread: a short row (17 keys) is
+  then a whole vector and a masked one, not one masked tile of four; an op
+  with another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
 on contractions) for ``lowerline-vectorize``; ``lowerline-pack-weights`` may
@@ -216,6 +221,9 @@ class Group:
     threads: list[int] = field(default_factory=list)
     # The vector tiles' loop order (``tile_using_for``'s interchange); [] for dim order.
     order: list[int] = field(default_factory=list)
+    # A dynamic innermost dim: its partial last tile (or chunk) in masked
+    # vectors of this many elements; 0: one masked tile.
+    tail_vector: int = 0
     flops: int = 0
     bytes_moved: int = 0
     refused: list[Remark] = field(default_factory=list)
@@ -232,6 +240,9 @@ class Group:
     dynamic_rows: bool = False
     dynamic_columns: bool = False
     pass_flag: str = "lowerline-tile-and-fuse"  # the pass whose remarks these are
+    # Conv and window groups: the dim of ``reg`` (the output's, or the
+    # root's loops in window_script) that runs over the output channels.
+    channel_dim: int = 1
     row: RowKernel | None = None  # kind "row": the ops fused into one loop over rows
     # Filled before the ops are transformed (and possibly erased): for the
     # remarks, made afterwards. The root's first.
@@ -584,7 +595,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     rows = 0 if "_1d_" in op.name or "_ncw_" in op.name else 1
     *lead, c = out.shape[: out.rank - 1 - rows]
     oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
-    group = Group(name, "window", op)
+    group = Group(name, "window", op, channel_dim=len(lead))
     shared = _input_shared_by_channels(op, len(lead))
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
@@ -727,8 +738,16 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if _DYNAMIC in shape:
         # A dynamic innermost dim: rows of 1 on one thread, the row in
         # vectors (its partial last one peeled) or reduced in chunks.
-        group.chunks = _dynamic_row_chunks(op, iterators, reduction_chunk(target, eb))
-        return group if group.chunks or iterators[last] == "parallel" else _NO_CHUNKS
+        # Reduced in chunks of one register: a dynamic row may be short
+        # (attention over 17 keys), and a chunk of several vectors would
+        # run it all as the masked partial last chunk, its partial results
+        # in memory (measured: the encoder at 17 keys 1.15x slower than with
+        # one register). A long row's adds then wait on each other's latency.
+        group.chunks = _dynamic_row_chunks(op, iterators, lanes(target, eb))
+        if not group.chunks and iterators[last] != "parallel":
+            return _NO_CHUNKS
+        group.tail_vector = _tail_vector(tiles, target, eb)
+        return group
     if dynamic_rows:
         group.par = _dynamic_parallel_rows(op, shape, target)
     else:
@@ -748,6 +767,16 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+def _tail_vector(tiles: list[int], target: CpuTarget, eb: int) -> int:
+    """The vectors a dynamic innermost dim's partial last tile of
+    ``tiles[-1]`` elements is split into (``Group.tail_vector``): one
+    register's lanes, where the tile holds several (a row of 17 then runs
+    two register-wide steps, not a 64-lane masked tile); 0 for a reduced
+    innermost dim (its chunks are one register already)."""
+    vector = lanes(target, eb)
+    return vector if tiles[-1] > vector else 0
 
 
 # Sides of the square tiles of a transpose that moves the innermost dim, largest first.
@@ -1016,11 +1045,18 @@ def contraction_script(
     # The loop over output columns: the innermost unless ``columns`` says
     # which register loop it is.
     column_loop = innermost if columns is None or loops == 1 else f"%reg_loops#{columns}"
+    left = g.kind in ("conv", "window") and g.conv_plan.channels_left
+    if left:
+        channel_loop = sum(1 for s in sizes[: g.channel_dim] if s)
+        text += _peel_partial_channels(g, f"%reg_loops#{channel_loop}", len(sizes))
+        column_loop, scope = "%full_ch_cols", "%forall"
     if g.kind in ("conv", "window") and g.conv_plan.masked:
         # Peel the partial column tile: the full tiles get static shapes, so
         # their accumulators stay in registers (masked ones are not hoisted).
         text += f"  %inner = transform.cast {column_loop} : {ANY} to {ANY}\n"
         text += peel("%inner", "%full", "%partial")
+        if left:
+            text += peel("%part_ch_cols", "%part_full", "%part_partial")
         scope = "%forall"
         # The copies fused into the register loops are dead: drop them first.
         text += f"  transform.apply_dce to %forall : {ANY}\n"
@@ -1030,12 +1066,41 @@ def contraction_script(
         # (measured: a load and a store per FMA).
         text += canonicalize("%forall")
         text += _split_conv_tail(g)
+    elif left:
+        text += canonicalize("%forall")
     elif g.kind in ("matmul", "batch_matmul") and g.cpu_plan.masked and loops >= 2:
         text += _peel_partial_matmul_tiles(g, f"%reg_loops#{loops - 2}", column_loop)
         scope = "%forall"
     text += match("%mm", f"{g.name}.root", scope)
     text += _tile_for("%k", "%mm", g.red)
     return text
+
+
+def _peel_partial_channels(g: Group, channel_loop: str, rank: int) -> str:
+    """Peel the partial channel tile of a convolution whose register tile's
+    channels ``mr`` do not divide its output channels (``channels_left``:
+    53 in tiles of 13 leaves 1): the full tiles keep a static ``mr``; the
+    channels left (in the last parallel tile) are tiled one at a time,
+    static too (a tile of a dynamic channel count would be masked and not
+    become a matmul). Defines ``%full_ch_cols`` and ``%part_ch_cols``, the
+    column loops of both parts, for the column peel."""
+    text = f"  %channels = transform.cast {channel_loop} : {ANY} to {ANY}\n"
+    text += peel("%channels", "%full_ch", "%part_ch")
+    sizes = [0] * rank
+    sizes[g.channel_dim] = 1
+    text += _FUNCS + _tile_level(g, "%part_ch", sizes, "%one")
+    # The dynamic copies the one-channel tiles replaced are dead.
+    text += f"  transform.apply_dce to %forall : {ANY}\n"
+    text += match("%full_ch_last", g.name, "%full_ch", attr=LAST)
+    text += match("%part_ch_last", g.name, "%part_ch", attr=LAST)
+    # The column loop encloses a full tile directly; a one-channel tile,
+    # through its channel loop.
+    return text + (
+        f"  %full_ch_cols = transform.get_parent_op %full_ch_last"
+        f' {{op_name = "scf.for"}} : ({ANY}) -> {ANY}\n'
+        f"  %part_ch_cols = transform.get_parent_op %part_ch_last"
+        f' {{op_name = "scf.for", nth_parent = 2}} : ({ANY}) -> {ANY}\n'
+    )
 
 
 def _peel_partial_matmul_tiles(g: Group, row_loop: str, column_loop: str) -> str:
@@ -1208,7 +1273,8 @@ def window_script(g: Group) -> str:
     reg = loop_order(g.root, g.reg)
     # The column loop (of the last result dim) need not be the innermost.
     column = loop_order(g.root, [0] * (len(g.reg) - 1) + [1]).index(1)
-    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg)
+    channel = loop_order(g.root, [int(d == g.channel_dim) for d in range(len(g.reg))]).index(1)
+    ordered = dataclasses.replace(g, par=loop_order(g.root, g.par), reg=reg, channel_dim=channel)
     return contraction_script(ordered, fill_reg=g.reg, columns=sum(1 for s in reg[:column] if s))
 
 
@@ -1273,8 +1339,37 @@ def _peel_columns(g: Group) -> str:
     handle = "%t_loop" if len(loops) == 1 else f"%t_loops#{loops.index(last)}"
     text = f"  %columns = transform.cast {handle} : {ANY} to {ANY}\n"
     text += peel("%columns", "%full_columns", "%last_columns")
+    if not dynamic:
+        return text
     # The full tiles' sizes fold to the constant tile: static, unmasked.
-    return text + canonicalize("%full_columns") if dynamic else text
+    text += canonicalize("%full_columns")
+    if not g.tail_vector:
+        return text
+    vectors = [1] * last + [g.tail_vector]
+    return text + _vectors_of_tail("%last_columns", g.root.name, vectors, "%tv")
+
+
+def _vectors_of_tail(tail: str, name: str, vectors: list[int], prefix: str) -> str:
+    """Script text: the ``name`` op in the peeled partial last tile ``tail``
+    of a dynamic innermost dim (fewer elements than a tile, a count known
+    at run time) tiled by ``vectors`` along that dim, each piece a masked
+    vector of one register. Else the tail is one masked tile of several
+    vectors: a row of 17 in tiles of 64 runs four vectors' work for two.
+    The pieces are not peeled in turn: the peeling's bound simplification
+    does not see through the tail's own dynamic size (its pieces stayed
+    dynamic), and a masked register-wide step costs about an unmasked one
+    (AVX-512 masked loads and stores)."""
+    sizes = [0] * (len(vectors) - 1) + [vectors[-1]]
+    return (
+        f'  {prefix}_op = transform.structured.match ops{{["{name}"]}} in {tail}'
+        f" : ({ANY}) -> {ANY}\n"
+        f"  {prefix}_tiled, {prefix}_loop = transform.structured.tile_using_for {prefix}_op "
+        f"tile_sizes {ints(sizes)} : ({ANY}) -> ({ANY}, {ANY})\n"
+        f"  {prefix}_sizes = transform.param.constant {VECTOR_SIZES.kind.text(vectors)}"
+        " -> !transform.any_param\n"
+        f'  transform.annotate {prefix}_tiled "{VECTOR_SIZES.name}" = {prefix}_sizes'
+        f" : {ANY}, !transform.any_param\n"
+    )
 
 
 def _script(group: Group) -> str:

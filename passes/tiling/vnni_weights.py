@@ -29,6 +29,7 @@ from mlir import ir
 from mlir.dialects import affine, arith, vector
 
 from lowerline import weights
+from lowerline.passes.tiling.int8_corrections import AccumulatorLoop
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
@@ -179,7 +180,8 @@ class VnniWeights:
     """The packed copies of one module's constants (one per constant)."""
 
     def __init__(self) -> None:
-        self._packed: dict[ir.Operation, ir.Value | None] = {}
+        self._packed: dict[ir.Operation, tuple[ir.Value, ir.Value] | None] = {}
+        self._totals: dict[tuple[ir.Operation, tuple[int, ...]], ir.Value | None] = {}
 
     def lanes(self, rhs: ir.Value, lanes: int) -> tuple[list[ir.Value], list[ir.Value]] | None:
         """Per register of columns, the ``<4 * lanes x i8>`` B bytes of a dot
@@ -203,6 +205,41 @@ class VnniWeights:
         )
         sums = _read(packed[1], [*lead, step, block.n.index()], chunks * lanes, in_bounds)
         return _split(row, lanes * _K, chunks), _split(sums, lanes, chunks)
+
+    def loop_totals(
+        self, rhs: ir.Value, lanes: int, loop: AccumulatorLoop
+    ) -> list[ir.Value] | None:
+        """Per register of columns, the ``<lanes x i32>`` sums ``128 *
+        sum_k B[k, n]`` over the k values ``loop`` steps through (what
+        reading A as u8 adds over the whole loop), loaded from a constant
+        computed here, before ``loop.init``; None unless B is a block of a
+        known constant at k = the loop's induction variable plus a constant
+        (lowerline.passes.tiling.int8_corrections)."""
+        block = _constant_block(rhs)
+        if block is None or len(block.k.values) != 1 or _iv_of(block.k.values[0]) != loop.iv:
+            return None
+        firsts = [block.k.constant + k for k in loop.values]
+        if any(first % _K for first in firsts):
+            return None
+        offsets = [*block.lead, block.n]
+        if not all(loop.available(v) for o in offsets for v in o.values):
+            return None
+        totals = self._totals_of(block.constant, tuple(first // _K for first in firsts))
+        if totals is None:
+            return None
+        nr = ir.VectorType(rhs.type).shape[1]
+        chunks = -(-nr // lanes)
+        with ir.InsertionPoint(loop.init), loop.init.location:
+            lead = [o.index() for o in block.lead]
+            in_bounds = block.n_in_bounds and nr % lanes == 0
+            row = _read(totals, [*lead, block.n.index()], chunks * lanes, in_bounds)
+            return _split(row, lanes, chunks)
+
+    def _totals_of(self, constant: ir.Operation, steps: tuple[int, ...]) -> ir.Value | None:
+        key = (constant, steps)
+        if key not in self._totals:
+            self._totals[key] = _loop_totals(constant, steps)
+        return self._totals[key]
 
     def _packed_of(self, constant: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
         if constant not in self._packed:
@@ -260,6 +297,32 @@ def _pack(constant: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
         _constant_next_to(constant, vnni_layout(array), "vnni"),
         _constant_next_to(constant, step_sums(array), "vnni_sums"),
     )
+
+
+def _loop_totals(constant: ir.Operation, steps: tuple[int, ...]) -> ir.Value | None:
+    """``[..., N]``: the step sums of ``constant`` (``[..., K, N]``) added
+    over ``steps``, as a constant next to it."""
+    ctype = ir.RankedTensorType(constant.results[0].type)
+    array = weights.value_of(constant.attributes["value"], ctype)
+    if array is None or array.ndim < 2 or array.dtype != np.int8:
+        return None
+    sums = step_sums(array)
+    if any(not 0 <= step < sums.shape[-2] for step in steps):
+        return None
+    totals = sums[..., list(steps), :].sum(axis=-2, dtype=np.int32)
+    first, last = (steps[0], steps[-1]) if steps else (0, -1)
+    return _constant_next_to(constant, totals, f"vnni_totals{first}_{last}_{len(steps)}")
+
+
+def _iv_of(value: ir.Value) -> ir.Value | None:
+    """The ``scf.for`` induction variable ``value`` is (through the identity
+    ``affine.apply`` lowerline-pack-weights writes), or None."""
+    if isinstance(value, ir.OpResult) and value.owner.name == "affine.apply":
+        amap = ir.AffineMapAttr(value.owner.attributes["map"]).value
+        return _iv_of(value.owner.operands[0]) if str(amap) == "()[s0] -> (s0)" else None
+    if isinstance(value, ir.BlockArgument) and value.arg_number == 0:
+        return value if value.owner.owner.name == "scf.for" else None
+    return None
 
 
 def _constant_next_to(constant: ir.Operation, array: np.ndarray, suffix: str) -> ir.Value:

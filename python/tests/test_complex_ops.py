@@ -206,6 +206,38 @@ def test_ffts_and_stft(batch: int, cache_dir: str) -> None:
     check(SPECTRA, (z, x), cache_dir)
 
 
+SPECTRA_ND: list[Op] = [
+    ("fft2", lambda z, x: torch.fft.fft2(z)),
+    ("fft2 s ortho", lambda z, x: torch.fft.fft2(x, s=(4, 9), norm="ortho")),
+    ("ifft2", lambda z, x: torch.fft.ifft2(z)),
+    ("fftn dims", lambda z, x: torch.fft.fftn(z, dim=(0, 2))),
+    ("ifftn s forward", lambda z, x: torch.fft.ifftn(z, s=(3, 8), norm="forward")),
+    ("rfft n", lambda z, x: torch.fft.rfft(x, n=10)),
+    ("rfft trimmed forward", lambda z, x: torch.fft.rfft(x, n=4, dim=1, norm="forward")),
+    ("rfft2", lambda z, x: torch.fft.rfft2(x)),
+    ("rfftn s", lambda z, x: torch.fft.rfftn(x, s=(5, 6))),
+    ("irfft2", lambda z, x: torch.fft.irfft2(z)),
+    ("irfftn s ortho", lambda z, x: torch.fft.irfftn(z, s=(6, 9), norm="ortho")),
+    ("hfft", lambda z, x: torch.fft.hfft(z, n=9)),
+    ("hfft forward", lambda z, x: torch.fft.hfft(z, dim=1, norm="forward")),
+    ("ihfft", lambda z, x: torch.fft.ihfft(x).resolve_conj()),
+    ("hfft2", lambda z, x: torch.fft.hfft2(z)),
+    ("hfftn s", lambda z, x: torch.fft.hfftn(z, s=(4, 9))),
+    ("ihfft2 ortho", lambda z, x: torch.fft.ihfft2(x, norm="ortho").resolve_conj()),
+    ("ihfftn", lambda z, x: torch.fft.ihfftn(x).resolve_conj()),
+    ("fftshift", lambda z, x: torch.fft.fftshift(z, dim=(-2, -1))),
+    ("ifftshift", lambda z, x: torch.fft.ifftshift(x)),
+]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_two_and_n_dimensional_ffts(batch: int, cache_dir: str) -> None:
+    torch.manual_seed(batch)
+    z = torch.randn(batch, 6, 5, dtype=torch.complex64)
+    x = torch.randn(batch, 6, 7)
+    check(SPECTRA_ND, (z, x), cache_dir)
+
+
 PLUMBING: list[Op] = [
     ("cat", lambda z, w: torch.cat([z, w * 2], dim=1)),
     ("stack", lambda z, w: torch.stack([z, w + 1], dim=0)),
@@ -217,6 +249,8 @@ PLUMBING: list[Op] = [
     ("conj", lambda z, w: torch.conj_physical(z)),
     ("to complex128", lambda z, w: z.to(torch.complex128) * 2),
     ("to float", lambda z, w: z.to(torch.float32)),
+    ("to int32", lambda z, w: (z * 10).to(torch.int32)),
+    ("to int64", lambda z, w: (w * -7).to(torch.int64)),
     ("to bool", lambda z, w: (z * (w.real > 0)).to(torch.bool)),
     ("float_power", lambda z, w: torch.float_power(z, w)),
     ("masked_fill", lambda z, w: z.masked_fill(w.real > 0, 2 - 1j)),
@@ -282,3 +316,31 @@ def test_formulas_follow_the_c_library_on_a_dense_grid(name: str, dtype: torch.d
     torch.testing.assert_close(
         torch.complex(re, im), want, rtol=tolerance, atol=tolerance, equal_nan=True
     )
+
+
+class ComplexWeights(torch.nn.Module):
+    """Complex buffers: a rotary embedding as LLaMA writes it (``freqs_cis``
+    multiplied into the queries viewed as complex), a complex128 table and a
+    complex scalar."""
+
+    def __init__(self, seq: int, half: int) -> None:
+        super().__init__()
+        angles = torch.outer(torch.arange(seq, dtype=torch.float32), torch.rand(half))
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles))
+        self.register_buffer("table", torch.randn(seq, half, dtype=torch.complex128))
+        self.register_buffer("scale", torch.tensor(0.5 - 2j))
+
+    def forward(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pairs = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+        rotated = torch.view_as_real(pairs * self.freqs_cis * self.scale).flatten(-2)
+        return rotated, (pairs.to(torch.complex128) + self.table).abs()
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_complex_weights_are_bound_as_constants(batch: int, cache_dir: str) -> None:
+    seq, half = 7, 5
+    model = ComplexWeights(seq, half)
+    q = torch.randn(batch, seq, 2 * half)
+    compiled = lowerline.compile(model, q, cache_dir=cache_dir)
+    for got, want in zip(compiled(q), model(q), strict=True):
+        torch.testing.assert_close(got, want)

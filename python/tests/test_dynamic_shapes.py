@@ -100,6 +100,21 @@ def test_encoder_dynamic_sequence_length(cache_dir):
     _check_sizes(compiled, model, lambda s: torch.randn(2, s, 32), [2, 17, 64, 128, 3])
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_encoder_dynamic_sequence_tails(cache_dir, batch):
+    """Sequence lengths whose rows end in partial tiles of every kind: 17
+    and 33 (a whole register step and a masked one; softmax rows, QK^T
+    columns, PV's k), 80 (a whole tile of 64 and a partial one), 128 (whole
+    tiles only), at batch 1 and 3. A length of 1 is torch's own
+    specialization (``MultiheadAttention`` guards on it): the range starts
+    at 2."""
+    model = _encoder()
+    compiled = lowerline.compile(
+        model, torch.randn(batch, 9, 32), dynamic={"src": {1: (2, 128)}}, cache_dir=cache_dir
+    )
+    _check_sizes(compiled, model, lambda s: torch.randn(batch, s, 32), [2, 17, 33, 80, 128])
+
+
 def test_a_dim_the_model_specializes_is_refused_with_torchs_reason():
     # torch's attention takes another path for a batch of 1: a dynamic batch
     # from 1 cannot be one artifact; the error says which values the guard allows.

@@ -72,6 +72,18 @@ def test_vnni_target_kernels_use_vpdpbusd(batch):
     code = kernel_code(compiled)
     assert "vpdpbusd" in code
     assert "vpmulld" not in code  # no layer is left on outer products
+    assert_no_correction_per_step(code)
+
+
+def assert_no_correction_per_step(code: str) -> None:
+    """What reading A as u8 adds is subtracted from the accumulators once
+    per tile, before their k loop (lowerline.passes.tiling.int8_corrections),
+    not after every vpdpbusd of a 4-deep step: with K = 37 and 29 (10 and 8
+    steps) far fewer vpsubd than vpdpbusd (as many, per step)."""
+    assert code.count("vpsubd") * 4 <= code.count("vpdpbusd"), (
+        code.count("vpsubd"),
+        code.count("vpdpbusd"),
+    )
 
 
 @x86_host
@@ -89,5 +101,7 @@ def test_target_without_vnni_keeps_outer_products():
 def test_host_vnni_kernels_match_eager(make, batch):
     quantized, example = quantized_mlp(batch, make)
     compiled = lowerline.compile(quantized, example)
-    assert "vpdpbusd" in kernel_code(compiled)
+    code = kernel_code(compiled)
+    assert "vpdpbusd" in code
+    assert_no_correction_per_step(code)
     assert_matches_eager(compiled, quantized, example)

@@ -1,7 +1,8 @@
 // Attention over a dynamic sequence length (lowerline.compile(...,
 // dynamic=...)): batch matmuls with dynamic M, N and K and a softmax over a
 // dynamic innermost dim are tiled with static register tiles and vectors,
-// the partial last ones peeled; an op whose dynamic dim is an outer
+// the partial last ones peeled (a row's partial last tile in register-wide
+// steps); an op whose dynamic dim is an outer
 // reduced one stays loops, with a remark.
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
 // RUN:   --split-input-file 2>%t | FileCheck %s
@@ -57,36 +58,46 @@ func.func @pv_dynamic_m_k(%p: tensor<8x?x?xf32>, %v: tensor<8x?x16xf32>, %s: ind
 // -----
 
 // A softmax over a dynamic innermost dim (and dynamic rows): the max and the
-// sum are reduced a row at a time in chunks of 64 (tile_reduction_using_for,
-// the partial last chunk peeled), exp and the division in vectors of 64
-// along the row, the partial last one peeled. The sum's kept unit dim
+// sum are reduced a row at a time in chunks of one register (16 lanes:
+// a short row, 17 keys, is one whole chunk and the peeled partial one; a
+// chunk of 64 would be all partial), exp and the division in tiles of 64
+// along the row, the partial last tile peeled and run in register-wide
+// masked steps (not one 64-lane masked tile). The sum's kept unit dim
 // (2x4x?x1) is collapsed away first, dynamic rows and all.
 // EXPLAIN:          remark: builtin.module: target
 // EXPLAIN-NEXT:     remark: linalg.fill: g0: vector tile [1, 1, 64]
-// EXPLAIN-NEXT:     remark: linalg.generic: g1: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 64]
+// EXPLAIN-NEXT:     remark: linalg.generic: g1: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 16]
 // EXPLAIN-NEXT:     remark: linalg.generic: g2: vector tile [1, 1, 1, 64]
 // EXPLAIN-NEXT:     remark: linalg.fill: g3: vector tile [1, 1, 1, 1]
-// EXPLAIN-NEXT:     remark: linalg.generic: g4: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 64]
+// EXPLAIN-NEXT:     remark: linalg.generic: g4: vector tile [1, 1, 1, 0], reduced in chunks [0, 0, 0, 16]
 // EXPLAIN-NEXT:     remark: linalg.generic: g5: vector tile [1, 1, 1, 64]
 // EXPLAIN-NOT:      left as loops
 
 // CHECK-LABEL: func.func @softmax_dynamic_row(
-// The max: full chunks into 64 partial maxima, the peeled last chunk, one merge.
-// CHECK:         linalg.fill {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>{{.+}} -> tensor<1x1x1x64xf32>
+// The row maxima's fill: whole tiles, then the partial one in masked vectors.
+// CHECK:         scf.for {{.+}} step %c64
+// CHECK:           linalg.fill {{.+}}vector_sizes = array<i64: 1, 1, 64>{{.+}} -> tensor<1x1x64xf32>
+// CHECK:         scf.for {{.+}} step %c64
+// CHECK:           scf.for {{.+}} step %c16
+// CHECK:             linalg.fill {{.+}}vector_sizes = array<i64: 1, 1, 16>{{.+}} -> tensor<1x1x?xf32>
+// The max: full chunks into 16 partial maxima, the peeled last chunk, one merge.
+// CHECK:         linalg.fill {{.+}}vector_sizes = array<i64: 1, 1, 1, 16>{{.+}} -> tensor<1x1x1x16xf32>
 // CHECK:         scf.for
-// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>
+// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 16>
 // CHECK:         scf.for
-// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 64>
-// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x64xf32>)
-// exp(x - max): whole vectors, then the peeled partial one.
-// CHECK:         scf.for
+// CHECK:           linalg.generic {{.+}}vector_sizes = array<i64: 1, 1, 1, 16>
+// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x16xf32>)
+// exp(x - max): whole tiles of 64, then the peeled partial tile in steps of 16.
+// CHECK:         scf.for {{.+}} step %c64
 // CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x64xf32>, tensor<1x1x1xf32>)
-// CHECK:         scf.for
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1xf32>)
+// CHECK:         scf.for {{.+}} step %c64
+// CHECK:           scf.for {{.+}} step %c16
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1xf32>) {{.+}}vector_sizes = array<i64: 1, 1, 1, 16>
 // The sum, then the division.
-// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x64xf32>)
+// CHECK:         linalg.reduce ins(%{{.+}} : tensor<1x1x1x16xf32>)
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x64xf32>, tensor<1x1x1x1xf32>)
-// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1x1xf32>)
+// CHECK:         scf.for {{.+}} step %c16
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1x?xf32>, tensor<1x1x1x1xf32>) {{.+}}vector_sizes = array<i64: 1, 1, 1, 16>
 #m3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #m4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #m5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
@@ -140,4 +151,26 @@ func.func @keeps_dynamic_outer_reduction(%x: tensor<?x48xf32>, %acc: tensor<48xf
     linalg.yield %a : f32
   } -> tensor<48xf32>
   return %r : tensor<48xf32>
+}
+
+// -----
+
+// Dynamic rows of a static length (100): tiled as planned for a static row
+// (two tiles of 50), no partial tile to split into register-wide steps.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+9]]:8: remark: linalg.generic: g0: vector tile [1, 50], parallel tile [164, 0]
+
+// CHECK-LABEL: func.func @keeps_static_row_whole(
+// CHECK:         scf.forall
+// CHECK:           scf.for {{.+}} to %c100 step %c50
+// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x50xf32>) {{.+}}vector_sizes = array<i64: 1, 50>
+// CHECK-NOT:     vector_sizes = array<i64: 1, 16>
+func.func @keeps_static_row_whole(%x: tensor<?x100xf32>, %s: index) -> tensor<?x100xf32> {
+  %e = tensor.empty(%s) : tensor<?x100xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x100xf32>) outs(%e : tensor<?x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %ex = math.exp %in : f32
+    linalg.yield %ex : f32
+  } -> tensor<?x100xf32>
+  return %y : tensor<?x100xf32>
 }

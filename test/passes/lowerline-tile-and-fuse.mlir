@@ -251,12 +251,13 @@ func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>)
 // static vector. A forall over ceildiv(rows, tile) spreads them over the
 // cores, a tile holding a core's share of the work a static op is split
 // at (2^15 elements: 342 rows of 48 on 2 cores, 171 on 4). A dynamic
-// innermost dim is tiled in whole vectors, the partial last one peeled (the
-// only masked one), on one thread.
+// innermost dim is tiled in whole vectors, the partial last tile peeled and
+// run in masked steps of one register (a row of 17 does not run as one
+// masked tile of 64), on one thread.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+16]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+15]]:8: remark: linalg.generic: g0: vector tile [1, 24], parallel tile [171, 0] [lowerline-tile-and-fuse]
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+19]]:8: remark: linalg.generic: g1: vector tile [1, {{[0-9]+}}] [lowerline-tile-and-fuse]
+// EXPLAIN-SPR-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+18]]:8: remark: linalg.generic: g0: vector tile [1, 48], parallel tile [342, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-HSW-NEXT: lowerline-tile-and-fuse.mlir:[[@LINE+17]]:8: remark: linalg.generic: g0: vector tile [1, 24], parallel tile [171, 0] [lowerline-tile-and-fuse]
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+21]]:8: remark: linalg.generic: g1: vector tile [1, {{[0-9]+}}] [lowerline-tile-and-fuse]
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows_by_one(
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}})
@@ -268,7 +269,9 @@ func.func @tiles_dynamic_batch(%q: tensor<?x32x16xf32>, %k: tensor<?x16x32xf32>)
 // CHECK:           scf.for %{{.+}} = %{{.+}} to %[[FULL]] step
 // CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x[[VL:[0-9]+]]xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, [[VL]]>
 // CHECK:           scf.for %{{.+}} = %[[FULL]] to
-// CHECK:             linalg.generic {{.+}} ins(%{{.+}} : tensor<1x?xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, [[VL]]>
+// CHECK:             scf.for
+// SPR:                 linalg.generic {{.+}} ins(%{{.+}} : tensor<1x?xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 16>
+// HSW:                 linalg.generic {{.+}} ins(%{{.+}} : tensor<1x?xf32>) {{.+}}lowerline.vector_sizes = array<i64: 1, 8>
 func.func @tiles_dynamic_rows_by_one(%x: tensor<?x48xf32>, %y: tensor<48x?xf32>) -> (tensor<?x48xf32>, tensor<48x?xf32>) {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x48xf32>) outs(%x : tensor<?x48xf32>) {
   ^bb0(%in: f32, %out: f32):

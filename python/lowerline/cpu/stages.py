@@ -160,7 +160,10 @@ def tiled(o: CpuOptions) -> str:
         "func.func(lowerline-fold-constant-transposes,"
         f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
-        f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse"
+        f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
+        # After CSE (equal loop bounds are one value); CSE again computes the
+        # fused loops' shared reads and values once.
+        "lowerline-fuse-row-sweeps,cse"
     )
 
 
@@ -241,7 +244,8 @@ def loops(o: CpuOptions) -> str:
             f"func.func(scf-forall-to-parallel),convert-scf-to-openmp{{num-threads={n}}},"
             # Before canonicalize: the thread number of the scratch slots
             # (lowerline-plan-arena) out of the loop bodies' alloca scopes.
-            "lowerline-dynamic-omp-schedule,func.func(lowerline-hoist-thread-number)"
+            "lowerline-dynamic-omp-schedule,lowerline-omp-loop-nowait,"
+            "func.func(lowerline-hoist-thread-number)"
         )
     # Before the parallel loops become OpenMP regions: a region is timed whole.
     timers = "lowerline-time-kernels," if o.time_kernels else ""
@@ -296,6 +300,9 @@ def llvm(o: CpuOptions) -> str:
     passes += [
         # fpowi / ipowi have no LLVM or libm lowering: outline software versions.
         "convert-math-to-funcs",
+        # Before expand-strided-metadata, which folds the views it reads:
+        # convert-vector-to-llvm gathers only from unit-stride memrefs.
+        "func.func(lowerline-unit-stride-gathers)",
         "expand-strided-metadata",
         "lower-affine",
         "convert-scf-to-cf",

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import complex as complex_dialect
 
 from lowerline import weights
 from lowerline.cpu.fallbacks import Watch
@@ -122,13 +123,49 @@ def _weight(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Value:
     blob of ``i1`` is not: bool weights are mapped as ``i8`` and truncated to
     ``i1`` by an elementwise ``arith.trunci`` on the tensor, which the graph
     stage turns into a ``linalg.generic`` and fuses into the consumers.
+    A complex weight is mapped as its (re, im) pairs (see ``_complex_weight``).
     """
-    if tensor_type.element_type != ir.IntegerType.get_signless(1):
+    element = tensor_type.element_type
+    if isinstance(element, ir.ComplexType):
+        return _complex_weight(arg, index, tensor_type)
+    if element != ir.IntegerType.get_signless(1):
         return arith.ConstantOp(tensor_type, _weight_attr(arg, index, tensor_type)).result
     i8 = ir.IntegerType.get_signless(8)
     bytes_type = ir.RankedTensorType.get(tensor_type.shape, i8)
     constant = arith.ConstantOp(bytes_type, _weight_attr(arg, index, bytes_type))
     return arith.TruncIOp(tensor_type, constant.result).result
+
+
+def _complex_weight(arg: dict[str, Any], index: int, tensor_type: ir.Type) -> ir.Value:
+    """A complex weight as a float constant of its (re, im) pairs (the same
+    bytes, one more dim of 2) and an elementwise ``complex.create`` that the
+    graph stage fuses into the consumers: ``mlir-translate`` has no
+    conversion for a global of complex elements ("no known conversion for
+    innermost element type")."""
+    shape = list(tensor_type.shape)
+    part = ir.ComplexType(tensor_type.element_type).element_type
+    pairs_type = ir.RankedTensorType.get([*shape, 2], part)
+    pairs = arith.ConstantOp(pairs_type, _weight_attr(arg, index, pairs_type)).result
+    rank = len(shape)
+    dims = [ir.AffineExpr.get_dim(d) for d in range(rank)]
+    maps = [
+        ir.AffineMap.get(rank, 0, [*dims, ir.AffineConstantExpr.get(which)]) for which in (0, 1)
+    ]
+    maps.append(ir.AffineMap.get_identity(rank))
+    op = linalg.GenericOp(
+        [tensor_type],
+        [pairs, pairs],
+        [tensor.EmptyOp(shape, tensor_type.element_type).result],
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+        ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank),
+    )
+    block = op.regions[0].blocks.append(part, part, tensor_type.element_type)
+    with ir.InsertionPoint(block):
+        created = complex_dialect.CreateOp(
+            tensor_type.element_type, block.arguments[0], block.arguments[1]
+        )
+        linalg.YieldOp([created.result])
+    return op.result
 
 
 def bind_weights(module: ir.Module, args: list[dict[str, Any]]) -> None:

@@ -190,18 +190,15 @@ def to_copy(x: torch.Tensor, *, dtype: torch.dtype | None = None, **options: Any
     """A conversion to or between complex dtypes, part by part: torch-mlir's
     importer has no literal for ``complex128`` (``KeyError: torch.complex128``
     in ``TORCH_DTYPE_TO_INT``), and ``float_power`` converts to it. From
-    complex to a real float type: the real part (as eager, which warns),
-    where torch-mlir emits ``arith.sitofp`` on ``complex<f32>``; to bool:
-    either part nonzero. (To an integer type torch-mlir emits
-    ``arith.trunci`` on ``complex<f32>``, invalid IR: not written out here.)"""
+    complex to a real float or integer type: the real part (as eager, which
+    warns), where torch-mlir emits ``arith.sitofp`` or ``arith.trunci`` on
+    ``complex<f32>``, invalid IR; to bool: either part nonzero."""
     if options.get("memory_format") not in (None, torch.preserve_format):
         return NotImplemented
     if x.is_complex() and x.dtype in _REAL_OF and dtype is not None and dtype not in _REAL_OF:
         if dtype == torch.bool:
             return _truth(x)
-        if dtype.is_floating_point:
-            return _parts(x, _REAL_OF[x.dtype])[0].to(dtype)
-        return NotImplemented
+        return _parts(x, _REAL_OF[x.dtype])[0].to(dtype)
     if dtype not in _REAL_OF:
         return NotImplemented
     if not x.is_complex() and not x.is_floating_point():

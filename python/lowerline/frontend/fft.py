@@ -15,6 +15,13 @@ as a product with a DFT coefficient matrix, but leaves ``fft_fft`` and
   models (spectrogram frames), not a replacement for an FFT of 1e6 points.
 * ``fft_irfft`` (no torch dialect op: it imports as ``torch.operator``):
   the same DFT from the one-sided spectrum, to real points.
+* ``fft_rfft`` with ``n`` or a normalization: torch-mlir's rfft after
+  trimming or padding, then scaled.
+* the 2-D and n-D forms (``fft2``, ``fftn``, ``rfft2``, ``rfftn``,
+  ``irfft2``, ``irfftn`` and their inverses): one 1-D transform per dim.
+  ``hfft`` / ``ihfft`` (1-D, 2-D, n-D): ``irfft`` of the conjugate / the
+  conjugate of ``rfft``, normalized the other way round. ``fftshift`` / ``ifftshift``:
+  rolls. (They import as ``torch.operator`` otherwise.)
 * ``stft.center``: torch's own ``torch.stft`` steps, the input padded by
   ``n_fft // 2`` on both sides with ``pad_mode``, then the ``stft`` overload
   torch-mlir lowers.
@@ -117,6 +124,146 @@ def irfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> An
     return (out * scale if scale != 1.0 else out).movedim(-1, dim)
 
 
+def rfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+    """``rfft`` with a length or a normalization: torch-mlir lowers only
+    ``n=None`` with the default normalization; the input is trimmed or
+    zero-padded here and the result scaled."""
+    if norm not in _NORMS:
+        raise ValueError(f"aten.fft_rfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    if (n is None and norm in (None, "backward")) or x.is_complex() or x.dim() == 0:
+        return NotImplemented  # as torch-mlir lowers it (complex: eager refuses it)
+    dim = dim % x.dim()
+    n = x.shape[dim] if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"aten.fft_rfft: n={n}; the transform needs at least one point")
+    out = aten.fft_rfft.default(_resized(x, n, dim), None, dim, None)
+    scale = _scale(n, norm, inverse=False)
+    return out * scale if scale != 1.0 else out
+
+
+_SWAPPED_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _dims_and_sizes(x: torch.Tensor, s: Any, dim: Any, name: str) -> list[tuple[int, Any]]:
+    """``(dim, n)`` per transformed dim, as torch.fft's n-dimensional
+    transforms read ``s`` and ``dim``: both given, paired; only ``s``, the
+    last ``len(s)`` dims; only ``dim``, each at its size; neither, all dims."""
+    if dim is None:
+        dims = list(range(x.dim() - len(s), x.dim())) if s is not None else list(range(x.dim()))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % x.dim() for d in dims] if x.dim() else dims
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"aten.{name}: dims {list(dims)} repeat a dim")
+    sizes = [None] * len(dims) if s is None else [None if n == -1 else int(n) for n in s]
+    if len(sizes) != len(dims):
+        raise ValueError(f"aten.{name}: s has {len(sizes)} sizes for {len(dims)} dims")
+    return list(zip(dims, sizes, strict=True))
+
+
+def _c2c_nd(inverse: bool, name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``fftn`` / ``ifftn`` (and their 2-D forms): one 1-D transform per dim,
+    each normalized by its own length (which multiplies to torch's
+    normalization by the product)."""
+    one_dim = _transform(inverse)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        for d, n in _dims_and_sizes(x, s, dim, name):
+            x = one_dim(x, n, d, norm)
+        return x
+
+    return decomposition
+
+
+def _rfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``rfftn`` / ``rfft2``: the one-sided ``rfft`` along the last dim (which
+    torch-mlir lowers), then complex transforms along the others."""
+    forward = _transform(inverse=False)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        pairs = _dims_and_sizes(x, s, dim, name)
+        (last, n_last), others = pairs[-1], pairs[:-1]
+        x = aten.fft_rfft.default(x, n_last, last, norm)
+        for d, n in others:
+            x = forward(x, n, d, norm)
+        return x
+
+    return decomposition
+
+
+def _irfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``irfftn`` / ``irfft2``: complex inverse transforms along all but the
+    last dim, then ``irfft`` to real points along it."""
+    inverse = _transform(inverse=True)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        pairs = _dims_and_sizes(x, s, dim, name)
+        (last, n_last), others = pairs[-1], pairs[:-1]
+        for d, n in others:
+            x = inverse(x, n, d, norm)
+        return irfft(x, n_last, last, norm)
+
+    return decomposition
+
+
+def hfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+    """The real transform of a Hermitian signal: ``irfft`` of the conjugate,
+    normalized the other way round (ATen's c2r with ``forward=True``)."""
+    if norm not in _NORMS:
+        raise ValueError(f"aten.fft_hfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    if x.is_complex():
+        x = torch.conj_physical(x)
+    return irfft(x, n, dim, _SWAPPED_NORM[norm])
+
+
+def ihfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
+    """The inverse of ``hfft``: the conjugate of ``rfft``, normalized the other
+    way round."""
+    if norm not in _NORMS:
+        raise ValueError(f"aten.fft_ihfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    return torch.conj_physical(aten.fft_rfft.default(x, n, dim, _SWAPPED_NORM[norm]))
+
+
+def _hfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``hfftn`` / ``hfft2``: ``irfftn`` of the conjugate, normalized the
+    other way round."""
+    inverse = _irfft_nd(name, default_dim)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        if norm not in _NORMS:
+            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        if x.is_complex():
+            x = torch.conj_physical(x)
+        return inverse(x, s, dim, _SWAPPED_NORM[norm])
+
+    return decomposition
+
+
+def _ihfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
+    """``ihfftn`` / ``ihfft2``: the conjugate of ``rfftn``, normalized the
+    other way round."""
+    forward = _rfft_nd(name, default_dim)
+
+    def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
+        if norm not in _NORMS:
+            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        return torch.conj_physical(forward(x, s, dim, _SWAPPED_NORM[norm]))
+
+    return decomposition
+
+
+def _shift(inverse: bool) -> Callable[..., Any]:
+    """``fftshift`` / ``ifftshift``: a roll by half of each dim (rounded down
+    forward, up inverse), as torch.fft does."""
+
+    def decomposition(x: torch.Tensor, dim: Any = None) -> Any:
+        dims = list(range(x.dim())) if dim is None else [dim] if isinstance(dim, int) else dim
+        shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]
+        return torch.roll(x, shifts, list(dims))
+
+    return decomposition
+
+
 def stft_center(
     x: torch.Tensor,
     n_fft: int,
@@ -156,5 +303,22 @@ def table() -> dict[Any, Callable[..., Any]]:
         aten.fft_fft.default: _transform(inverse=False),
         aten.fft_ifft.default: _transform(inverse=True),
         aten.fft_irfft.default: irfft,
+        aten.fft_rfft.default: rfft,
+        aten.fft_fft2.default: _c2c_nd(False, "fft_fft2", (-2, -1)),
+        aten.fft_ifft2.default: _c2c_nd(True, "fft_ifft2", (-2, -1)),
+        aten.fft_fftn.default: _c2c_nd(False, "fft_fftn"),
+        aten.fft_ifftn.default: _c2c_nd(True, "fft_ifftn"),
+        aten.fft_rfft2.default: _rfft_nd("fft_rfft2", (-2, -1)),
+        aten.fft_rfftn.default: _rfft_nd("fft_rfftn"),
+        aten.fft_irfft2.default: _irfft_nd("fft_irfft2", (-2, -1)),
+        aten.fft_irfftn.default: _irfft_nd("fft_irfftn"),
+        aten.fft_hfft.default: hfft,
+        aten.fft_ihfft.default: ihfft,
+        aten.fft_hfft2.default: _hfft_nd("fft_hfft2", (-2, -1)),
+        aten.fft_hfftn.default: _hfft_nd("fft_hfftn"),
+        aten.fft_ihfft2.default: _ihfft_nd("fft_ihfft2", (-2, -1)),
+        aten.fft_ihfftn.default: _ihfft_nd("fft_ihfftn"),
+        aten.fft_fftshift.default: _shift(inverse=False),
+        aten.fft_ifftshift.default: _shift(inverse=True),
         aten.stft.center: stft_center,
     }

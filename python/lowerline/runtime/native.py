@@ -24,6 +24,25 @@ team's block time to ``LOWERLINE_OMP_BLOCKTIME`` milliseconds (default 1):
 workers spin between the regions of a call and sleep soon after it.
 ``LOWERLINE_OMP_BLOCKTIME=env`` leaves ``KMP_BLOCKTIME`` / ``OMP_WAIT_POLICY``
 in charge.
+
+A team is only as fast as its latest thread: when another process keeps a
+core busy, the worker on that core runs in the scheduler's slices of
+milliseconds, and the calling thread waits for it at the end of every
+region (a batch-32 MLP at 2 threads: 233 us a call instead of 46 us, and 84
+us at 1 thread). Handing out tiles dynamically does not help, as the region
+still ends with a join barrier that waits for the late worker
+(bench/busy-core.md). So each calling thread also sets ``omp_set_dynamic(1)``
+(``LOWERLINE_OMP_DYNAMIC``, default 1; 0: teams of the compiled size;
+``env``: ``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each
+team by its ``load_balance`` mode, at most the compiled thread count and
+fewer when other threads of the machine are running (it counts them in
+/proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``; a team's size
+can lag a change of load by that much). It counts the whole machine's
+threads against the cores this process may use: a process pinned to 2 free
+cores of a busy 16-core machine also gets smaller teams (by how libomp
+counts; not measured). Only the compiled code's own runtime (``libiomp5``)
+is told; torch's threads run on its own OpenMP runtime (``libgomp``) and
+keep their settings.
 """
 
 from __future__ import annotations
@@ -81,6 +100,7 @@ def byte_descriptor(pointer: int, size: int) -> ctypes.Structure:
 
 
 BLOCKTIME_ENV = "LOWERLINE_OMP_BLOCKTIME"
+DYNAMIC_ENV = "LOWERLINE_OMP_DYNAMIC"
 
 
 def omp_blocktime_ms() -> int | None:
@@ -93,21 +113,35 @@ def omp_blocktime_ms() -> int | None:
     return int(value)
 
 
-class _BlockTime:
-    """``kmp_set_blocktime`` for each thread that calls into a library, once:
-    the setting belongs to the calling thread's team."""
+def omp_dynamic() -> bool | None:
+    """Whether the runtime lets OpenMP shrink busy teams, or None to leave
+    ``OMP_DYNAMIC`` in charge."""
+    value = os.environ.get(DYNAMIC_ENV, "1")
+    if value not in ("0", "1", "env"):
+        raise ValueError(f"{DYNAMIC_ENV} takes 1 (teams shrink on a busy machine), 0 or 'env'")
+    return None if value == "env" else value == "1"
+
+
+class _OmpSettings:
+    """The calling thread's OpenMP settings, set once for each thread that
+    calls into a library (both are settings of the thread, for the teams it
+    starts): the block time, and dynamic teams (``omp_set_dynamic``)."""
 
     def __init__(self, lib: ctypes.CDLL):
         # dlsym on the library's handle also searches its dependencies: the
         # OpenMP runtime is there only if the code is multithreaded.
-        self._set = getattr(lib, "kmp_set_blocktime", None)
-        self._ms = omp_blocktime_ms() if self._set is not None else None
+        self._calls: list[tuple[Callable[[ctypes.c_int], object], int]] = []
+        if hasattr(lib, "kmp_set_blocktime") and (ms := omp_blocktime_ms()) is not None:
+            self._calls.append((lib.kmp_set_blocktime, ms))
+        if hasattr(lib, "omp_set_dynamic") and (on := omp_dynamic()) is not None:
+            self._calls.append((lib.omp_set_dynamic, int(on)))
         self._done = threading.local()
 
     def ensure(self) -> None:
-        if self._set is None or self._ms is None or getattr(self._done, "set", False):
+        if not self._calls or getattr(self._done, "set", False):
             return
-        self._set(ctypes.c_int(self._ms))
+        for function, value in self._calls:
+            function(ctypes.c_int(value))
         self._done.set = True
 
 
@@ -290,7 +324,7 @@ class NativeFunction:
             self._failed_check.argtypes = []
             self._failed_slot = ctypes.c_void_p.in_dll(self._lib, "lowerline_failed_slot")
             self._slot_lock = _slot_lock(library)
-        self._blocktime = _BlockTime(self._lib)
+        self._omp = _OmpSettings(self._lib)
         self._frames = threading.local()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -355,7 +389,7 @@ class NativeFunction:
     ) -> _CallFrame:
         """The calling thread's descriptors; its OpenMP block time is set with
         them, once per thread as the setting belongs to the thread's team."""
-        self._blocktime.ensure()
+        self._omp.ensure()
         frame = self._frames.frame = _CallFrame(inputs, outputs)
         return frame
 
@@ -367,7 +401,7 @@ class NativeFunction:
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
         # One arena held for good: the floor has no pool traffic.
         trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
-        self._blocktime.ensure()
+        self._omp.ensure()
         frame = _CallFrame(inputs, trailing)
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
@@ -444,7 +478,7 @@ class DynamicNativeFunction(NativeFunction):
         """This thread's ``{input shapes: [output allocators, frame or None]}``."""
         by_shape = getattr(self._frames, "by_shape", None)
         if by_shape is None:  # this thread's first call
-            self._blocktime.ensure()
+            self._omp.ensure()
             by_shape = self._frames.by_shape = {}
         return by_shape
 
@@ -474,7 +508,7 @@ class DynamicNativeFunction(NativeFunction):
         allocators = self._allocators_for(tuple([t.shape for t in inputs]))
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
         trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
-        self._blocktime.ensure()
+        self._omp.ensure()
         frame = _CallFrame(inputs, trailing)
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
@@ -523,7 +557,7 @@ class _DeviceEntry(NativeFunction):
     def _new_frame(
         self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]
     ) -> _CallFrame:
-        self._blocktime.ensure()
+        self._omp.ensure()
         frame = self._frames.frame = _CallFrame(inputs, outputs, raw=self._sizes)
         return frame
 

@@ -1,0 +1,62 @@
+"""A PT2E-quantized transformer encoder layer (bench/quant.py's ``encoder``
+at odd sizes) against the converted model run eagerly.
+
+X86InductorQuantizer quantizes the feed-forward block's two linear layers
+only: the attention's input and output projections (``F.linear`` inside
+``nn.MultiheadAttention``) and its scaled dot product stay float in the
+converted graph, so they stay float here too. The two linears become
+integer matmuls with constant weights, whose ``vpdpbusd`` correction is
+subtracted once per register tile where the target has VNNI
+(lowerline.passes.tiling.int8_corrections): K = 36 and 70 (9 and 18 steps
+of 4, the last one partial), N = 70 and 36 (not multiples of 16).
+"""
+
+import re
+
+import pytest
+import torch
+from test_quant_pt2e import integer_matmuls, quantize
+from test_quant_vnni import kernel_code
+
+import lowerline
+from lowerline.targets import cpu_target
+
+pytest.importorskip("torchao")
+
+
+def encoder_layer() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.TransformerEncoderLayer(36, 4, 70, batch_first=True).eval()
+
+
+@pytest.mark.parametrize(("batch", "sequence"), [(1, 13), (3, 7)])
+def test_int8_encoder_layer_matches_converted_model(batch, sequence):
+    example = torch.randn(batch, sequence, 36)
+    converted = quantize(encoder_layer(), example)
+    compiled = lowerline.compile(converted, example)
+    assert integer_matmuls(compiled.ir("graph"))[0] == 2
+    for spread in (0.5, 2.0):
+        x = torch.randn(batch, sequence, 36) * spread
+        expected = converted(x)
+        # The output is a layer norm of the residual sum: unit scale. A
+        # requantized activation may land one step apart at a rounding tie
+        # (the folded layer adds the bias in i32), which the second linear
+        # spreads over a row; nothing more.
+        torch.testing.assert_close(compiled(x), expected, atol=0.05, rtol=0.0)
+        assert (compiled(x) - expected).abs().mean().item() < 0.005
+
+
+@pytest.mark.skipif(not cpu_target("host").triple.startswith("x86_64"), reason="x86 code")
+def test_int8_encoder_layer_vnni_kernels():
+    """Cross-compiled for sapphirerapids: both linears are vpdpbusd kernels
+    that load no per-step sums of their weights: each has one constant of
+    its whole k loop's sums instead (the float parts of the layer have
+    vpsubd of their own, so the disassembly's count says nothing here)."""
+    example = torch.randn(2, 11, 36)
+    converted = quantize(encoder_layer(), example)
+    compiled = lowerline.compile(converted, example, target="cpu:sapphirerapids")
+    assert "vpdpbusd" in kernel_code(compiled)
+    tiled = compiled.ir("tiled")
+    totals = re.findall(r"= arith.constant dense_resource<[^>]*\.vnni_totals[0-9_]+>", tiled)
+    assert len(totals) == 2, totals
+    assert "vnni_sums" not in tiled

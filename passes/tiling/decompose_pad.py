@@ -22,7 +22,11 @@ buffer. This pass decides per pad:
   ``lowerline-tile-and-fuse`` tiles over the cores and vectorizes.
 
 Either way the fills and the copy are linalg ops: tiled, parallel, vectorized.
-Pads with dynamic sizes or a padding value computed inside the region stay.
+A dynamic dim that is not padded (a dynamic batch, ``lowerline.compile(...,
+dynamic=...)``) is carried through with its runtime size; pads with dynamic
+padding, a padded dynamic dim or a padding value computed inside the region
+stay (bufferized as a serial fill of the whole buffer and a copy: measured
+a quarter of the dynamic-batch CNN's time at batch 1, bench/dynamic.py).
 
 Only the border is filled (a fill per side of each padded dimension): the
 interior is written next, and filling it too cost a full extra pass over
@@ -46,10 +50,11 @@ Before / after (in place)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import bufferization, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, tensor
 
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
@@ -74,14 +79,18 @@ def padding_value(pad: ir.Operation) -> ir.Value | None:
 
 
 def static_padding(pad: ir.Operation) -> tuple[list[int], list[int]] | None:
-    """The low and high padding when every size is static; None otherwise."""
+    """The low and high padding when it is static and pads static dims only
+    (a dynamic dim, unpadded, keeps its size); None otherwise."""
     if len(pad.operands) != 1:  # dynamic low or high padding
         return None
-    source, result = (ir.RankedTensorType(v.type) for v in (pad.operands[0], pad.results[0]))
-    if not (source.has_static_shape and result.has_static_shape):
+    low, high = (
+        list(ir.DenseI64ArrayAttr(pad.attributes[name])) for name in ("static_low", "static_high")
+    )
+    source = ir.RankedTensorType(pad.operands[0].type)
+    dynamic = [d for d in range(source.rank) if source.is_dynamic_dim(d)]
+    if any(low[d] or high[d] for d in dynamic):
         return None
-    low, high = (pad.attributes[name] for name in ("static_low", "static_high"))
-    return list(ir.DenseI64ArrayAttr(low)), list(ir.DenseI64ArrayAttr(high))
+    return low, high
 
 
 def _in_place_producer(pad: ir.Operation, value: ir.Value) -> ir.Operation | None:
@@ -125,14 +134,19 @@ def _plan(func: ir.Operation) -> list[_Pad]:
 
 
 def _filled(
-    padded: ir.RankedTensorType, value: ir.Value, low: list[int], high: list[int]
+    padded: ir.RankedTensorType,
+    value: ir.Value,
+    low: list[int],
+    high: list[int],
+    dynamic_sizes: Sequence[ir.Value],
 ) -> ir.Value:
     """A buffer for the padded tensor with its border (not its interior,
     which is written next) set to ``value``: a fill per side of every padded
-    dimension, the corners filled twice."""
+    dimension, the corners filled twice. ``dynamic_sizes``: the runtime
+    sizes of its dynamic (unpadded) dims, in order."""
     # alloc_tensor, not tensor.empty: CSE would merge two pads' empty tensors
     # and then their fills, and the two padded values would need a copy.
-    result = bufferization.alloc_tensor(padded, [])
+    result = bufferization.alloc_tensor(padded, list(dynamic_sizes))
     shape, rank = list(padded.shape), padded.rank
     for dim in range(rank):
         for offset, size in ((0, low[dim]), (shape[dim] - high[dim], high[dim])):
@@ -140,29 +154,64 @@ def _filled(
                 continue
             offsets = [offset if d == dim else 0 for d in range(rank)]
             sizes = [size if d == dim else shape[d] for d in range(rank)]
-            result = fill_slice(result, value, offsets, sizes)
+            result = fill_slice(result, value, offsets, sizes, dynamic_sizes)
     return result
 
 
-def fill_slice(whole: ir.Value, value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
-    """``whole`` with its static slice at ``offsets`` of ``sizes`` filled with ``value``."""
-    filled = linalg.fill(value, outs=[_extract(whole, offsets, sizes)])
-    return _insert(filled, whole, offsets)
+def fill_slice(
+    whole: ir.Value,
+    value: ir.Value,
+    offsets: list[int],
+    sizes: list[int],
+    dynamic_sizes: Sequence[ir.Value] = (),
+) -> ir.Value:
+    """``whole`` with its slice at ``offsets`` of ``sizes`` filled with
+    ``value`` (``dynamic_sizes`` for the sizes that are dynamic)."""
+    filled = linalg.fill(value, outs=[_extract(whole, offsets, sizes, dynamic_sizes)])
+    return _insert(filled, whole, offsets, dynamic_sizes)
 
 
-def _extract(whole: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
-    """The static slice of ``whole`` at ``offsets`` of ``sizes``, unit strides."""
+def _extract(
+    whole: ir.Value,
+    offsets: list[int],
+    sizes: list[int],
+    dynamic_sizes: Sequence[ir.Value] = (),
+) -> ir.Value:
+    """The slice of ``whole`` at static ``offsets`` of ``sizes``, unit
+    strides; a dynamic size is the next of ``dynamic_sizes``."""
     element = ir.RankedTensorType(whole.type).element_type
     part = ir.RankedTensorType.get(sizes, element)
     ones = [1] * len(sizes)
-    return tensor.ExtractSliceOp(part, whole, [], [], [], offsets, sizes, ones).result
+    return tensor.ExtractSliceOp(
+        part, whole, [], list(dynamic_sizes), [], offsets, sizes, ones
+    ).result
 
 
-def _insert(part: ir.Value, whole: ir.Value, offsets: list[int]) -> ir.Value:
-    """``part`` written into ``whole`` at ``offsets`` (its whole static shape)."""
+def _insert(
+    part: ir.Value,
+    whole: ir.Value,
+    offsets: list[int],
+    dynamic_sizes: Sequence[ir.Value] = (),
+) -> ir.Value:
+    """``part`` written into ``whole`` at ``offsets`` (its whole shape, its
+    dynamic sizes ``dynamic_sizes``)."""
     sizes = list(ir.RankedTensorType(part.type).shape)
     ones = [1] * len(sizes)
-    return tensor.InsertSliceOp(part, whole, [], [], [], offsets, sizes, ones).result
+    return tensor.InsertSliceOp(
+        part, whole, [], list(dynamic_sizes), [], offsets, sizes, ones
+    ).result
+
+
+def _dynamic_sizes(p: _Pad) -> list[ir.Value]:
+    """The runtime sizes of the source's dynamic dims, defined before the
+    fills: the producer's ``tensor.empty`` operands (its result does not
+    exist yet there), else ``tensor.dim`` of the source."""
+    if p.producer is not None:
+        return list(p.producer.operands[len(p.producer.operands) - 1].owner.operands)
+    source = p.op.operands[0]
+    stype = ir.RankedTensorType(source.type)
+    dims = [d for d in range(stype.rank) if stype.is_dynamic_dim(d)]
+    return [tensor.dim(source, arith.constant(ir.IndexType.get(), d)) for d in dims]
 
 
 def _rewrite(p: _Pad) -> None:
@@ -170,8 +219,10 @@ def _rewrite(p: _Pad) -> None:
     shape = list(ir.RankedTensorType(source.type).shape)
     at = p.producer if p.producer is not None else p.op
     with ir.InsertionPoint(at), p.op.location:
-        filled = _filled(ir.RankedTensorType(p.op.results[0].type), p.value, p.low, p.high)
-        interior = _extract(filled, p.low, shape)
+        sizes = _dynamic_sizes(p)
+        padded = ir.RankedTensorType(p.op.results[0].type)
+        filled = _filled(padded, p.value, p.low, p.high, sizes)
+        interior = _extract(filled, p.low, shape, sizes)
         if p.producer is not None:
             empty = p.producer.operands[len(p.producer.operands) - 1].owner
             p.producer.operands[len(p.producer.operands) - 1] = interior
@@ -180,7 +231,7 @@ def _rewrite(p: _Pad) -> None:
         else:
             source = linalg.copy(source, outs=[interior])
     with ir.InsertionPoint(p.op), p.op.location:
-        inserted = _insert(source, filled, p.low)
+        inserted = _insert(source, filled, p.low, sizes)
     p.op.results[0].replace_all_uses_with(inserted)
     p.op.erase()
 

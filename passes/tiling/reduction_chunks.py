@@ -65,8 +65,9 @@ def drop_constant_output_dims(op: ir.Operation) -> bool:
     """Rewrite ``op``'s outputs indexed by constant (unit) dims into outputs
     without those dims: the init is collapsed before the op, the result
     expanded back after it. False (and ``op`` untouched) when an output
-    cannot be (a non-zero constant, a non-unit or dynamic dropped dim, all
-    dims constant); kept dims may be dynamic."""
+    cannot be (a non-zero constant, a non-unit or dynamic dropped dim); kept
+    dims may be dynamic. An output with every dim constant (a whole-tensor
+    reduction kept as ``1x1``, torch's variance) becomes a 0-d tensor."""
     maps = indexing_maps(op)
     inputs = len(op.operands) - len(op.results)
     plans: list[list[int] | None] = []
@@ -80,7 +81,7 @@ def drop_constant_output_dims(op: ir.Operation) -> bool:
             plans.append(None)
             continue
         dropped = [i for i in range(rtype.rank) if i not in kept]
-        if not kept or any(rtype.shape[i] != 1 for i in dropped):
+        if any(rtype.shape[i] != 1 for i in dropped):
             return False
         if any(ir.AffineConstantExpr(out_map.results[i]).value != 0 for i in dropped):
             return False
@@ -94,7 +95,10 @@ def drop_constant_output_dims(op: ir.Operation) -> bool:
 
 def _reassociation(rank: int, kept: list[int]) -> list[list[int]]:
     """Groups of dims for collapse/expand: each kept dim with the unit dims
-    that follow it (unit dims before the first kept one join the first)."""
+    that follow it (unit dims before the first kept one join the first);
+    none when no dim is kept (to and from a 0-d tensor)."""
+    if not kept:
+        return []
     groups: list[list[int]] = []
     for dim in range(rank):
         if dim in kept or not groups:

@@ -233,7 +233,8 @@ class Group:
     # A matmul whose M is its only dynamic dim but the batch: tiled by
     # dynamic_rows_script (static row pieces, epilogue fused).
     row_pieces: bool = False
-    # A batch matmul whose batch is dynamic (tiled by 1: static tiles).
+    # A batch matmul, convolution or window nest whose batch is dynamic (tiled
+    # by 1: static tiles; its script resolves the tensor.dims fusion reads).
     dynamic_batch: bool = False
     # A matmul with a dynamic N or K whose M (N) is dynamic: its partial row
     # (column) tiles are peeled.
@@ -545,6 +546,7 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
     group = Group(name, "conv", op)
+    group.dynamic_batch = out.shape[0] == _DYNAMIC
     t = conv_tiles(target, f, oh, ow, eb)
     t = group.tiles = dataclasses.replace(t, kr=_k_step(op, target, c))
     group.par, group.reg = [1, t.fc, t.ohc, 0], [1, t.mr, 1, t.nr]
@@ -596,6 +598,7 @@ def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     *lead, c = out.shape[: out.rank - 1 - rows]
     oh, ow = out.shape[-1 - rows] if rows else 1, out.shape[-1]
     group = Group(name, "window", op, channel_dim=len(lead))
+    group.dynamic_batch = _DYNAMIC in out.shape
     shared = _input_shared_by_channels(op, len(lead))
     t = group.tiles = window_tiles(target, c, oh, ow, eb, shared_input=shared)
     ones = [1] * len(lead)
@@ -974,9 +977,15 @@ def _tile_for(
     )
 
 
-def fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) -> str:
+def fuse_into(
+    ops: list[ir.Operation], container: str, prefix: str, scope: str, resolve: str = ""
+) -> str:
     """fuse_into_containing_op for each op (consumers first, then producers),
-    matched inside ``scope`` (the copies outside it are dead by then)."""
+    matched inside ``scope`` (the copies outside it are dead by then).
+    ``resolve`` (script lines, e.g. ``_RESOLVE_DIMS``) runs after each op is
+    fused: a fused op of a dynamic shape reads its loop bounds through
+    ``tensor.dim`` of its init, a use of the next producer that is not a
+    slice, which fusion would serve by cloning that producer whole."""
     text = ""
     for index, op in enumerate(ops):
         var = f"%{prefix}{index}"
@@ -984,7 +993,7 @@ def fuse_into(ops: list[ir.Operation], container: str, prefix: str, scope: str) 
         text += (
             f"  {var}_fused, {var}_into = transform.structured."
             f"fuse_into_containing_op {var} into {container} : ({ANY}, {ANY}) -> ({ANY}, {ANY})\n"
-        )
+        ) + resolve
     return text
 
 
@@ -1018,9 +1027,10 @@ def contraction_script(
         return dynamic_rows_script(g)
     inner = nest_members(g)
     text = forall_over_last(g)
+    resolve = _RESOLVE_DIMS if g.dynamic_batch else ""
     if g.dynamic_batch:
         text = _FUNCS + text + _RESOLVE_DIMS
-    text += fuse_into(inner, "%forall", "p", "%root")
+    text += fuse_into(inner, "%forall", "p", "%root", resolve)
     text += match("%inlast", g.name, "%forall", attr=LAST)
     rank = len(g.reg)
     sizes = g.reg if g.consumers else g.reg + [0] * (len(g.red) - rank)

@@ -295,8 +295,9 @@ def test_clear_empties_the_cache_but_not_running_builds(tmp_path):
         capture_output=True,
         text=True,
     ).stdout.strip()
-    os.makedirs(tmp_path / "tmp" / f"build-{dead}-abandoned")
+    # After the live one: a new workspace removes the folders of dead processes itself.
     live = Cache.at(str(tmp_path)).new_workspace()
+    os.makedirs(tmp_path / "tmp" / f"build-{dead}-abandoned")
 
     cleared = Cache.at(str(tmp_path)).clear()
     assert len(cleared.entries) == 1

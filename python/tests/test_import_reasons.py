@@ -4,6 +4,7 @@ a TMTensor op lowerline lacks, or torch-mlir's own failure (invalid IR)."""
 
 import pytest
 import torch
+from test_compile_errors import _line_of
 
 import lowerline
 from lowerline.frontend import import_worker
@@ -79,3 +80,42 @@ def test_invalid_ir_from_torch_mlir_is_its_failure_not_an_unsupported_op(cache_d
         "'arith.trunci' op operand #0 must be signless-fixed-width-integer-like, "
         "but got 'complex<f32>'" in message
     )
+
+
+def test_after_a_rolled_back_conversion_only_the_named_ops_are_causes() -> None:
+    # torch-mlir's conversion failed on the sort and was rolled back: every
+    # torch op it would have converted is still there, around the sort.
+    left = ["torch.aten.exp", "torch.aten.sort", "torch.aten.relu", "tm_tensor.scan"]
+    named = import_worker._failing_ops(REJECTED)
+    assert named == {"torch.aten.mul.Scalar", "torch.aten.sort"}
+    # The sort, and the TMTensor op (never collateral); not exp or relu.
+    assert import_worker.root_causes(left, named, named_only=False) == [
+        False,
+        True,
+        False,
+        True,
+    ]
+    # No diagnostic names one of them: none can be told from the others.
+    assert import_worker.root_causes(left, set(), named_only=False) == [True] * 4
+    # Before the linalg lowering every op is a torch op: only a named one is blamed.
+    assert import_worker.root_causes(left[:3], set(), named_only=True) == [False] * 3
+
+
+class UnknownToTorchMlir(torch.nn.Module):
+    """``i0`` is an op torch-mlir does not define (``torch.operator``); its
+    failing pipeline leaves every other op of the model unlowered too."""
+
+    def forward(self, x):
+        bessel = torch.special.i0(x)  # i0
+        return bessel, (x.exp() * 2 + 1).relu().sum(-1), torch.tanh(x) - x.sin()
+
+
+def test_an_op_torch_mlir_does_not_define_is_the_only_one_reported(cache_dir) -> None:
+    with pytest.raises(lowerline.UnsupportedOpsError) as info:
+        lowerline.compile(UnknownToTorchMlir(), torch.rand(3, 5), cache_dir=cache_dir)
+    ops = info.value.ops
+    assert [op["mlir_op"] for op in ops] == ["torch.aten.i0"], ops
+    assert ops[0]["count"] == 1
+    assert ops[0]["where"] == [_line_of(UnknownToTorchMlir.forward, "# i0")]
+    assert ops[0]["reason"] == import_worker.UNKNOWN_OP
+    assert "1 op that lowerline cannot compile" in str(info.value)

@@ -113,3 +113,76 @@ func.func @keeps_computed_padding_values(%x: tensor<6x6xf32>) -> tensor<8x8xf32>
   } : tensor<6x6xf32> to tensor<8x8xf32>
   return %p : tensor<8x8xf32>
 }
+
+// -----
+
+// A dynamic dim that is not padded (a dynamic batch): the buffer, the fills
+// and the interior carry its runtime size; the border fills and the copy
+// are linalg ops tile-and-fuse tiles by rows of the batch.
+// CHECK-LABEL: func.func @carries_a_dynamic_batch(
+// CHECK-SAME:      %[[X:.+]]: tensor<?x3x6x6xf32>
+// CHECK:         %[[N:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x3x6x6xf32>
+// CHECK:         %[[B:.+]] = bufferization.alloc_tensor(%[[N]]) : tensor<?x3x8x8xf32>
+// CHECK:         tensor.extract_slice %[[B]][0, 0, 0, 0] [%[[N]], 3, 1, 8] [1, 1, 1, 1] : tensor<?x3x8x8xf32> to tensor<?x3x1x8xf32>
+// CHECK:         linalg.fill {{.+}} -> tensor<?x3x1x8xf32>
+// CHECK:         tensor.extract_slice %{{.+}}[0, 0, 0, 7] [%[[N]], 3, 8, 1] [1, 1, 1, 1]
+// CHECK:         %[[B4:.+]] = tensor.insert_slice
+// CHECK:         %[[IN:.+]] = tensor.extract_slice %[[B4]][0, 0, 1, 1] [%[[N]], 3, 6, 6] [1, 1, 1, 1]
+// CHECK:         %[[C:.+]] = linalg.copy {{.*}}ins(%[[X]] : tensor<?x3x6x6xf32>) outs(%[[IN]] : tensor<?x3x6x6xf32>)
+// CHECK:         %[[P:.+]] = tensor.insert_slice %[[C]] into %[[B4]][0, 0, 1, 1] [%[[N]], 3, 6, 6] [1, 1, 1, 1]
+// CHECK-NOT:     tensor.pad
+// CHECK:         return %[[P]]
+func.func @carries_a_dynamic_batch(%x: tensor<?x3x6x6xf32>) -> tensor<?x3x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<?x3x6x6xf32> to tensor<?x3x8x8xf32>
+  return %p : tensor<?x3x8x8xf32>
+}
+
+// -----
+
+// In place with a dynamic batch: the sizes are the producer's empty tensor's
+// (its result does not exist yet where the fills go).
+// CHECK-LABEL: func.func @in_place_with_a_dynamic_batch(
+// CHECK:         %[[N:.+]] = tensor.dim
+// CHECK:         %[[B:.+]] = bufferization.alloc_tensor(%[[N]]) : tensor<?x8x8xf32>
+// CHECK:         %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 1, 1] [%[[N]], 6, 6] [1, 1, 1]
+// CHECK:         %[[R:.+]] = linalg.generic {{.+}} outs(%[[IN]] : tensor<?x6x6xf32>)
+// CHECK:         %[[P:.+]] = tensor.insert_slice %[[R]] into %{{.+}}[0, 1, 1] [%[[N]], 6, 6] [1, 1, 1]
+// CHECK-NOT:     linalg.copy
+// CHECK:         return %[[P]]
+#id4 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @in_place_with_a_dynamic_batch(%x: tensor<?x6x6xf32>) -> tensor<?x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x6x6xf32>
+  %e = tensor.empty(%n) : tensor<?x6x6xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<?x6x6xf32>) outs(%e : tensor<?x6x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x6x6xf32>
+  %p = tensor.pad %r low[0, 1, 1] high[0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %zero : f32
+  } : tensor<?x6x6xf32> to tensor<?x8x8xf32>
+  return %p : tensor<?x8x8xf32>
+}
+
+// -----
+
+// Not rewritten: a padded dynamic dim (its border's offset is not static).
+// CHECK-LABEL: func.func @keeps_a_padded_dynamic_dim(
+// CHECK:         tensor.pad
+// CHECK-NOT:     linalg.fill
+func.func @keeps_a_padded_dynamic_dim(%x: tensor<?x6xf32>) -> tensor<?x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<?x6xf32> to tensor<?x8xf32>
+  return %p : tensor<?x8xf32>
+}

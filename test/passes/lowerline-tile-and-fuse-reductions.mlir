@@ -176,3 +176,38 @@ func.func @index_reduction_not_split(%x: tensor<4096x16xi64>) -> tensor<16xi64> 
   } -> tensor<16xi64>
   return %s : tensor<16xi64>
 }
+
+// -----
+
+// Every dim reduced into a 1x1 output indexed by constants (torch's
+// variance of a whole tensor, with its shift operand): the output is
+// collapsed to a 0-d tensor, so the reduction is split across the threads
+// and each thread's part is reduced in chunks of 64, not as one vector of
+// the whole tensor.
+// EXPLAIN: remark: linalg.generic: g1: vector tile [0, 0], reduction split across threads [2, 0], reduced in chunks [1, 64]
+// CHECK-LABEL: func.func @whole_tensor_into_unit_output(
+// CHECK:         tensor.collapse_shape %{{.+}} [] : tensor<1x1xf32> into tensor<f32>
+// CHECK:         scf.forall (%{{.+}}) in (2)
+// CHECK:           scf.for {{.+}} to %c512 step %c1
+// CHECK:             scf.for {{.+}} to %c1536 step %c64
+// CHECK:               linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<1x1xf32>)
+// CHECK-SAME:            lowerline.vector_sizes = array<i64: 1, 64>
+// CHECK:         linalg.reduce ins(%{{.+}} : tensor<2xf32>)
+// CHECK:         tensor.expand_shape %{{.+}} [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+// CHECK:         return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#unit = affine_map<(d0, d1) -> (0, 0)>
+func.func @whole_tensor_into_unit_output(%x: tensor<1024x1536xf32>, %shift: tensor<1x1xf32>) -> tensor<1x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1xf32>) -> tensor<1x1xf32>
+  %s = linalg.generic {indexing_maps = [#id, #unit, #unit], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %shift : tensor<1024x1536xf32>, tensor<1x1xf32>) outs(%f : tensor<1x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %r = arith.addf %q, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1xf32>
+  return %s : tensor<1x1xf32>
+}

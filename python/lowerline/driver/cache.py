@@ -264,18 +264,58 @@ def _tree_size(path: str) -> int:
     return total
 
 
-def _building(name: str) -> bool:
-    """Whether ``tmp/<name>`` is the workspace of a live process (``build-<pid>-...``)."""
+def _building(name: str, path: str | None = None) -> bool:
+    """Whether ``tmp/<name>`` is the workspace of a live process (``build-<pid>-...``).
+
+    A process killed while it compiled (the OOM killer, a test runner's
+    timeout) never removes its folder, and a later process may get its pid:
+    the folder is that process's only if it started before the folder was
+    last changed (``path``; a second of slack, the boot time's resolution).
+    """
     parts = name.split("-")
     if len(parts) < 3 or parts[0] != "build" or not parts[1].isdigit():
         return False
+    pid = int(parts[1])
     try:
-        os.kill(int(parts[1]), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass
+    started = _process_start(pid)
+    if path is None or started is None:
         return True
-    return True
+    try:
+        changed = os.stat(path).st_mtime
+    except OSError:  # removed meanwhile
+        return False
+    return started <= changed + 1.0
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from Linux's
+    ``/proc``; None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open("/proc/stat", encoding="ascii") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+        # Field 22 of the line, the 20th after the command's closing parenthesis.
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+
+
+def leftover_workspaces(tmp: str) -> list[str]:
+    """The build and trash folders in ``tmp`` that no live process owns."""
+    if not _real_folder(tmp):
+        return []
+    found = []
+    for name in os.listdir(tmp):
+        path = os.path.join(tmp, name)
+        if WORKSPACE_NAME.fullmatch(name) and _real_folder(path) and not _building(name, path):
+            found.append(path)
+    return found
 
 
 def _real_folder(path: str) -> bool:
@@ -399,10 +439,15 @@ class Cache:
             raise self.unwritable(err) from err
 
     def new_workspace(self) -> str:
-        """A private folder to build an entry in (publish it with ``publish``)."""
+        """A private folder to build an entry in (publish it with ``publish``);
+        the folders of compiles whose process died are removed first."""
         tmp = os.path.join(self.root, "tmp")
         try:
             os.makedirs(tmp, mode=0o700, exist_ok=True)
+            # Folders of compiles whose process was killed (2.5 GB of stage
+            # IR once): nothing else ever removes them.
+            for path in leftover_workspaces(tmp):
+                shutil.rmtree(path, ignore_errors=True)
             return tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=tmp)
         except OSError as err:
             raise self.unwritable(err, tmp) from err
@@ -556,12 +601,8 @@ class Cache:
                         cleared.reproducers.append(path)
             with contextlib.suppress(OSError):  # only if nothing else is in it
                 os.rmdir(failures)
-        tmp = os.path.join(self.root, "tmp")
-        if _real_folder(tmp):
-            for name in os.listdir(tmp):
-                path = os.path.join(tmp, name)
-                if WORKSPACE_NAME.fullmatch(name) and _real_folder(path) and not _building(name):
-                    cleared.bytes += _tree_size(path)
-                    shutil.rmtree(path, ignore_errors=True)
-                    cleared.workspaces.append(path)
+        for path in leftover_workspaces(os.path.join(self.root, "tmp")):
+            cleared.bytes += _tree_size(path)
+            shutil.rmtree(path, ignore_errors=True)
+            cleared.workspaces.append(path)
         return cleared

@@ -215,10 +215,19 @@ def _record_step(
     job: str, stage: str, stage_input: str, pipeline: str | None, target: str | None = None
 ) -> None:
     """Name the step about to run and its input (a file: the parent's
-    reproducer if the step dies); object steps name their CPU target."""
+    reproducer if the step dies); object steps name their CPU target.
+    ``earlier`` lists the steps before it (stage, input, pipeline): where
+    this step's input is too large to keep, the parent replays from an
+    earlier, smaller one (``workers._reproducer_step``)."""
+    path = os.path.join(job, "current-stage.json")
+    earlier: list[dict[str, Any]] = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            last = json.load(handle)
+        earlier = [*last.pop("earlier", []), last]
     step = {"stage": stage, "input": stage_input, "pipeline": pipeline, "target": target}
-    with open(os.path.join(job, "current-stage.json"), "w", encoding="utf-8") as handle:
-        json.dump(step, handle)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({**step, "earlier": earlier}, handle)
 
 
 def _dumps(job: str) -> DumpPolicy:

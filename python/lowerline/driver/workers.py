@@ -41,7 +41,7 @@ from typing import Any, TextIO
 
 from lowerline.driver import progress
 from lowerline.driver.cache import REPRODUCER_NAME
-from lowerline.driver.memory import MemoryWatch, compile_memory
+from lowerline.driver.memory import MemoryWatch, compile_memory, parse_size
 from lowerline.errors import LowerlineError
 from lowerline.processes import kill_group, start_in_group, wait_in_group
 
@@ -464,17 +464,98 @@ def run_compile_worker(job: str, failures_dir: str, memory: int | None = None) -
     # current-stage.json names the step that was running and its input: a
     # pipeline replays with lowerline-opt, object emission with lowerline object.
     if current is not None and current.get("stage") == stage:
-        reproducer, not_saved = _keep_reproducer(current["input"], failures_dir, stage)
-        if reproducer is None:
-            message += f" ({not_saved})"
-        elif current["pipeline"] is None:
-            command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
-            if current.get("target") not in (None, "host"):
-                command += f" --target {shlex.quote(current['target'])}"
-        else:
-            pipeline = shlex.quote(current["pipeline"])
-            command = f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}"
+        reproducer, command, note = _reproduce(current, failures_dir)
+        message += f" ({note})" if note else ""
     raise CompileError(stage, message, pass_name, diagnostics, reproducer, command)
+
+
+def _reproduce(current: dict[str, Any], failures_dir: str) -> tuple[str | None, str | None, str]:
+    """The reproducer file and command of the failed step ``current``, and a
+    note for the error when either is missing or replays from an earlier stage."""
+    step, note = _reproducer_step(current, reproducer_limit())
+    if step is None:
+        return None, None, note
+    reproducer, not_saved = _keep_reproducer(step["input"], failures_dir, step["stage"])
+    if reproducer is None:
+        return None, None, not_saved
+    if step["pipeline"] is None:
+        command = f"lowerline object {shlex.quote(reproducer)} -o main.o"
+        if step.get("target") not in (None, "host"):
+            command += f" --target {shlex.quote(step['target'])}"
+        return reproducer, command, note
+    pipeline = shlex.quote(step["pipeline"])
+    return reproducer, f"lowerline-opt {shlex.quote(reproducer)} --pass-pipeline={pipeline}", note
+
+
+REPRODUCER_LIMIT_ENV = "LOWERLINE_REPRODUCER_MAX_BYTES"
+DEFAULT_REPRODUCER_LIMIT = 64 << 20
+
+
+def reproducer_limit() -> int:
+    """The largest stage input kept as a reproducer, in bytes
+    (``$LOWERLINE_REPRODUCER_MAX_BYTES``, a size such as ``64M``)."""
+    raw = os.environ.get(REPRODUCER_LIMIT_ENV, "")
+    return parse_size(raw, REPRODUCER_LIMIT_ENV) if raw.strip() else DEFAULT_REPRODUCER_LIMIT
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def _reproducer_step(current: dict[str, Any], limit: int) -> tuple[dict[str, Any] | None, str]:
+    """The step whose input becomes the reproducer, and a note when it is
+    not the failing step's own.
+
+    A stage's input can be far larger than the program (a vector the size
+    of a whole tensor, unrolled: 700 MB of LLVM dialect once). Weights are
+    already elided from the dumps; what is left over ``limit`` is not kept.
+    The latest earlier stage whose input fits is kept instead, with the
+    pipelines from it through the failing stage as one (every stage a pass
+    pipeline, anchored on the module), which replays the same failure; with
+    none, (None, why).
+    """
+    size = _size(current["input"])
+    if size is None or size <= limit:
+        return current, ""
+    steps = [*current.get("earlier", []), current]
+    pipelines: list[str] = []
+    for step in reversed(steps):
+        body = _module_pipeline_body(step.get("pipeline"))
+        if body is None:
+            break
+        if body:
+            pipelines.insert(0, body)
+        found = _size(step["input"])
+        if found is not None and found <= limit:
+            replay = {**step, "pipeline": f"builtin.module({','.join(pipelines)})"}
+            return replay, (
+                f"the '{current['stage']}' stage's input is {_mib(size)}, over the "
+                f"reproducer limit ({REPRODUCER_LIMIT_ENV}); the reproducer is the "
+                f"'{step['stage']}' stage's input and the command replays from there"
+            )
+    return None, (
+        f"no reproducer: the '{current['stage']}' stage's input is {_mib(size)}, over "
+        f"the reproducer limit of {_mib(limit)} ({REPRODUCER_LIMIT_ENV}), and no "
+        "earlier stage's input fits it"
+    )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+def _module_pipeline_body(pipeline: str | None) -> str | None:
+    """The passes of ``builtin.module(...)`` (None for another anchor or no
+    pipeline): what two such pipelines are run one after the other as."""
+    if pipeline is None:
+        return None
+    text = pipeline.strip()
+    if not text.startswith("builtin.module(") or not text.endswith(")"):
+        return None
+    return text[len("builtin.module(") : -1]
 
 
 def _death(returncode: int) -> str:

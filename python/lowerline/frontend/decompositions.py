@@ -158,6 +158,10 @@ torch with aten ops whose lowering is exact:
 * ``aten.isfinite``: torch-mlir has no lowering; ``|x| < inf`` (false for
   NaN), of both parts of a complex number, all true for integers.
 * ``fake_quantize_*``: in ``fake_quantize``.
+* ``aten.{eq,ne,lt,le,gt,ge}.Scalar`` of a tensor and a number of another
+  kind (a float tensor and an int): torch-mlir's folders misread a constant
+  tensor then (``full_like(x, 3.0, dtype=float64) == 0`` folds to true);
+  in ``number_comparisons``.
 * ``_embedding_bag`` in mean and max mode: in ``embedding_bag``.
 * ``aten.embedding`` and ``aten.index_select``: in ``gathers`` (one bounds
   check per index, then rows gathered with no check in the loop body, which
@@ -212,6 +216,7 @@ from lowerline.frontend import (
     fake_quantize,
     fft,
     gathers,
+    number_comparisons,
 )
 
 aten = torch.ops.aten
@@ -1203,6 +1208,8 @@ def decomposition_table() -> dict:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
+    for op, entry in number_comparisons.table().items():
+        table[op] = _first_of(entry, table.get(op))
     for op, entry in {**complex_ops.table(), **complex_reductions.table(), **fft.table()}.items():
         # Complex operands first; other uses keep the entry already there.
         table[op] = _first_of(entry, table.get(op))

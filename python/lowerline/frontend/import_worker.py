@@ -279,25 +279,85 @@ def _reason(name: str, diagnostics: dict[str, str]) -> str:
     return "torch-mlir has no lowering of it to linalg"
 
 
-def _unsupported_ops(module, torch_dirs: tuple[str, ...], error: str = "") -> list[dict[str, Any]]:
+def _failing_ops(error: str) -> set[str]:
+    """The ops torch-mlir's diagnostics name (``see current operation``)."""
+    return {match["op"] for match in _DIAGNOSTIC.finditer(error)}
+
+
+def _op_name(op) -> str:
+    """The op's name; for ``torch.operator`` (an op torch-mlir's registry
+    does not define) the name it carries, ``torch.aten.i0``."""
+    if op.name == "torch.operator" and "name" in op.attributes:
+        return str(op.attributes["name"]).strip('"')
+    return op.name
+
+
+def _unsupported_ops(
+    module, torch_dirs: tuple[str, ...], error: str = "", named_only: bool = False
+) -> list[dict[str, Any]]:
     """Ops outside ``UPSTREAM_DIALECTS``, each with its count, user source
     lines and ``reason``; ops left around a failure (``COLLATERAL``) are not
-    listed: a failure that leaves only those is torch-mlir's own."""
+    listed: a failure that leaves only those is torch-mlir's own.
+
+    Where a pass failed (``error``), the conversion was rolled back and
+    every op it would have converted is still there, most of them fine (one
+    op once left 37 behind): only the ops the diagnostics name, the root
+    causes, are listed, with the ops of other dialects (TMTensor), which are
+    never collateral. Where the diagnostics name none of them, all are (none
+    with ``named_only``: before torch-mlir's linalg lowering every op is
+    still a torch op, and none is to blame unless named).
+    """
     counts: Counter[str] = Counter()
     places: dict[str, list[str]] = defaultdict(list)
-
-    def visit(op):
-        name = op.name
-        # TMTensor ops that cross are lowered later, also when the pipeline
-        # failed on other ops: only those are reported.
-        if name.split(".", 1)[0] in UPSTREAM_DIALECTS or name.startswith("lowerline.tm_"):
-            return
-        if COLLATERAL.match(name) or _crosses(op):
-            return
+    unknown: set[str] = set()  # torch.operator: ops torch-mlir has no definition of
+    left = [op for op in _left_over(module) if not COLLATERAL.match(op.name)]
+    keep = root_causes([op.name for op in left], _failing_ops(error), named_only)
+    for op, kept in zip(left, keep, strict=True):
+        if not kept:
+            continue
+        name = _op_name(op)
+        if name != op.name:
+            unknown.add(name)
         counts[name] += 1
         frame = _user_frame(str(op.location), torch_dirs)
         if frame and frame not in places[name]:
             places[name].append(frame)
+    diagnostics = _reasons(error)
+    return [
+        {
+            "op": k,
+            "count": counts[k],
+            "where": places[k],
+            "reason": UNKNOWN_OP if k in unknown else _reason(k, diagnostics),
+        }
+        for k in sorted(counts)
+    ]
+
+
+UNKNOWN_OP = "torch-mlir has no definition of this op (it imports it as torch.operator)"
+
+
+def root_causes(names: list[str], named: set[str], named_only: bool) -> list[bool]:
+    """Which of the ops left (``names``) to report after a failure whose
+    diagnostics name the ops ``named`` (``_unsupported_ops``)."""
+    roots = [name in named or not name.startswith("torch.") for name in names]
+    if any(name in named for name in names) or named_only:
+        return roots
+    return [True] * len(names)
+
+
+def _left_over(module) -> list:
+    """The ops outside ``UPSTREAM_DIALECTS`` in ``module``, in order, except
+    the TMTensor ops that cross (lowered later, also when the pipeline
+    failed on other ops)."""
+    found: list = []
+
+    def visit(op):
+        name = op.name
+        if name.split(".", 1)[0] in UPSTREAM_DIALECTS or name.startswith("lowerline.tm_"):
+            return
+        if not _crosses(op):
+            found.append(op)
 
     def walk(op):
         for region in op.regions:
@@ -307,11 +367,7 @@ def _unsupported_ops(module, torch_dirs: tuple[str, ...], error: str = "") -> li
                     walk(child.operation)
 
     walk(module.operation)
-    diagnostics = _reasons(error)
-    return [
-        {"op": k, "count": counts[k], "where": places[k], "reason": _reason(k, diagnostics)}
-        for k in sorted(counts)
-    ]
+    return found
 
 
 def _crosses(op) -> bool:
@@ -413,12 +469,25 @@ def _stand_in_tm_tensor_ops(module) -> None:
         op.erase()
 
 
+def _run_backend(pipeline: str, module, torch_dirs: tuple[str, ...], named_only: bool) -> None:
+    """Run one of torch-mlir's pipelines; its failure is an ``ImportFailure``
+    listing the unsupported ops, or torch-mlir's own where none is to blame."""
+    from torch_mlir.passmanager import PassManager
+
+    try:
+        PassManager.parse(pipeline).run(module.operation)
+    except Exception as err:
+        ops = _unsupported_ops(module, torch_dirs, str(err), named_only)
+        if not ops:
+            raise ImportFailure("import", f"torch-mlir failed: {err}") from None
+        raise ImportFailure("unsupported", "unsupported ops", ops=ops) from None
+
+
 def import_job(job: str) -> dict[str, Any]:
     import torch
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_d
     from torch_mlir.extras.fx_importer import FxImporter
-    from torch_mlir.passmanager import PassManager
 
     from lowerline.frontend import quantized
     from lowerline.frontend.decompositions import decompose
@@ -439,15 +508,9 @@ def import_job(job: str) -> dict[str, Any]:
     importer.import_stateless_graph(ep.graph_module.graph, func_name="main")
     module = importer.module
     with context:
-        PassManager.parse(TORCH_BACKEND).run(module.operation)
+        _run_backend(TORCH_BACKEND, module, torch_dirs, named_only=True)
         _write(job, "torch.mlir", module)
-        try:
-            PassManager.parse(LINALG_BACKEND).run(module.operation)
-        except Exception as err:
-            ops = _unsupported_ops(module, torch_dirs, str(err))
-            if not ops:
-                raise ImportFailure("import", f"torch-mlir failed: {err}") from None
-            raise ImportFailure("unsupported", "unsupported ops", ops=ops) from None
+        _run_backend(LINALG_BACKEND, module, torch_dirs, named_only=False)
     _stand_in_tm_tensor_ops(module)
     ops = _unsupported_ops(module, torch_dirs)
     if ops:

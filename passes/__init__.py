@@ -42,6 +42,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-vectorize": "tiling.vectorize",
     "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
     "lowerline-winograd-conv": "tiling.winograd_conv",
+    "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
     "lowerline-plan-arena": "bufferization.plan_arena",
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",

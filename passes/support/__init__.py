@@ -1,5 +1,6 @@
 """IR helpers shared by passes of several groups: reading linalg ops
 (``linalg_info``), constants (``ir_constants``), transform-dialect scripts
 (``transform_scripts``), building elementwise arithmetic
-(``elementwise_ir``) and the memref ops that view a buffer (``memref_views``). No passes live here.
+(``elementwise_ir``), the memref ops that view a buffer (``memref_views``) and
+options several passes declare alike (``pass_options``). No passes live here.
 """

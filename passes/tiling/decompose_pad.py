@@ -68,7 +68,7 @@ class _Pad:
     producer: ir.Operation | None  # writes its result into the interior (in place)
 
 
-def _padding_value(pad: ir.Operation) -> ir.Value | None:
+def padding_value(pad: ir.Operation) -> ir.Value | None:
     """The yielded value when it is defined outside the region (a constant)."""
     body = pad.regions[0].blocks[0]
     yielded = list(body.operations)[-1].operands[0]
@@ -78,7 +78,7 @@ def _padding_value(pad: ir.Operation) -> ir.Value | None:
     return None if inside.name == "tensor.pad" else yielded
 
 
-def _static(pad: ir.Operation) -> tuple[list[int], list[int]] | None:
+def static_padding(pad: ir.Operation) -> tuple[list[int], list[int]] | None:
     """The low and high padding when it is static and pads static dims only
     (a dynamic dim, unpadded, keeps its size); None otherwise."""
     if len(pad.operands) != 1:  # dynamic low or high padding
@@ -127,7 +127,7 @@ def _before(a: ir.Operation, b: ir.Operation) -> bool:
 def _plan(func: ir.Operation) -> list[_Pad]:
     plans = []
     for pad in ops_matching(func, lambda o: o.name == "tensor.pad"):
-        value, padding = _padding_value(pad), _static(pad)
+        value, padding = padding_value(pad), static_padding(pad)
         if value is not None and padding is not None:
             plans.append(_Pad(pad, value, *padding, _in_place_producer(pad, value)))
     return plans

@@ -33,7 +33,9 @@ What it decides (the mechanisms are upstream's transform dialect):
   The fill or the bias broadcast of the init and the elementwise epilogue
   are fused like a matmul's (a stride-1 convolution's bias broadcast too).
 - **Every other linalg op** (elementwise, reductions such as softmax and
-  layernorm rows, fills, transposes) is tiled to vector-sized rows. A
+  layernorm rows, fills, transposes) is tiled to vector-sized rows (a
+  transpose that moves the innermost dim, NCHW <-> NHWC, to square blocks
+  transposed in registers where a block of 16 or 8 divides both dims). A
   reduction along a long innermost axis is reduced in chunks of a few
   vectors with partial results in registers
   (``lowerline.passes.tiling.reduction_chunks``): no vector is longer than
@@ -111,6 +113,7 @@ from lowerline.cpu.tile_plan import (
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
+from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize, peel
 from lowerline.passes.tiling.conv_tiles import unit_window_conv_to_matmul
 from lowerline.passes.tiling.reduction_chunks import (
@@ -138,7 +141,7 @@ from lowerline.pipeline.pass_api import (
 )
 from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
-from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
+from lowerline.targets import CpuTarget, cpu_target
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8, "i8": 1}
 _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul")
@@ -730,6 +733,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         tile = vector_tile if "reduction" in iterators else elementwise_tile
         tiles[last] = tile(_planned(shape[last]), target, eb)
         # Reductions over outer dims stay whole vectors along the inner one.
+        _transpose_block(op, shape, tiles)
     else:
         # Row reductions (softmax, layernorm): one row at a time.
         tiles = [1 if it == "parallel" else 0 for it in iterators]
@@ -776,6 +780,29 @@ def _tail_vector(tiles: list[int], target: CpuTarget, eb: int) -> int:
     innermost dim (its chunks are one register already)."""
     vector = lanes(target, eb)
     return vector if tiles[-1] > vector else 0
+
+
+# Sides of the square tiles of a transpose that moves the innermost dim, largest first.
+TRANSPOSE_BLOCKS = (16, 8)
+
+
+def _transpose_block(op: ir.Operation, shape: list[int], tiles: list[int]) -> None:
+    """A transpose that moves the input's innermost dim (NCHW <-> NHWC) in
+    square blocks: rows of the input read whole, transposed in registers
+    (``vector.transpose``, shuffles), written as rows of the output, instead
+    of a strided gather of single elements per output vector. Only blocks
+    that divide both dims: a masked partial block is read element by element."""
+    if op.name != "linalg.transpose" or _DYNAMIC in shape:
+        return
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    last = len(permutation) - 1
+    moved = permutation.index(last)
+    if moved == last:
+        return
+    for block in TRANSPOSE_BLOCKS:
+        if shape[moved] % block == 0 and shape[last] % block == 0:
+            tiles[moved] = tiles[last] = block
+            return
 
 
 def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget) -> list[int]:
@@ -1500,9 +1527,7 @@ class TileAndFuse(Pass):
     summary = "Tile, fuse and vectorize linalg ops on tensors with tile sizes from the target"
     anchor = "builtin.module"
 
-    target: str = opt(
-        "host", "target description: 'host' or a name of CPU_TARGETS", check=check_cpu_target
-    )
+    target: str = cpu_target_option()
     explain: bool = opt(
         False, "print the fusion groups, tile sizes and refusals to stderr as remarks"
     )

@@ -72,12 +72,13 @@ from lowerline import weights
 from lowerline.cpu.tile_plan import lanes as vector_lanes
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.passes.support.linalg_info import all_parallel, describe, indexing_maps
+from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.passes.tiling.decompose_pad import fill_slice
 from lowerline.passes.tiling.tile_and_fuse import all_ones
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
-from lowerline.targets import CpuTarget, check_cpu_target, cpu_target
+from lowerline.targets import CpuTarget, cpu_target
 
 # F(4x4, 3x3) with interpolation points 0, 1, -1, 2, -2 and infinity (Lavin & Gray).
 BT = np.array(
@@ -619,9 +620,7 @@ class WinogradConv(Pass):
     summary = "3x3 stride-1 NCHW convolutions as Winograd F(4x4, 3x3): transforms + batch_matmul"
     anchor = "func.func"
 
-    target: str = opt(
-        "host", "target description: 'host' or a name of CPU_TARGETS", check=check_cpu_target
-    )
+    target: str = cpu_target_option()
     min_channels: int = opt(
         16, "smallest input and output channel count rewritten (fewer: the transforms cost more)"
     )

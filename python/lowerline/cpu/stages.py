@@ -146,15 +146,19 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
 
 
 def tiled(o: CpuOptions) -> str:
-    """graph -> tiled: weights in the layout the kernels read, padding as fills
-    and in-place writes, 3x3 convolutions as Winograd transforms + batch matmuls
+    """graph -> tiled: weights in the layout the kernels read, int8
+    convolutions as matmuls of channels-last columns by the packed filter on a
+    target with an int8 dot product (lowerline-int8-conv-matmul, before the
+    pads it reads through are decomposed), padding as fills and in-place
+    writes, 3x3 convolutions as Winograd transforms + batch matmuls
     (``winograd``), then target-driven tile and fuse with vectorization
     (lowerline-tile-and-fuse)."""
     if not o.tile:
         return "func.func(lowerline-fold-constant-transposes)"
     winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
     return (
-        f"func.func(lowerline-fold-constant-transposes,lowerline-decompose-pad{winograd}),"
+        "func.func(lowerline-fold-constant-transposes,"
+        f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
         # After CSE (equal loop bounds are one value); CSE again computes the

@@ -1,0 +1,428 @@
+"""``lowerline-int8-conv-matmul``: an i8 x i8 -> i32 NCHW convolution with a
+constant filter as one matmul whose B operand is the filter, so that its
+register tiles load B packed for the int8 dot product at compile time
+(lowerline.passes.tiling.vnni_weights) and broadcast 4 bytes of activations
+at a time as the A operand, as oneDNN's NHWC int8 convolutions do.
+
+Why: lowerline-tile-and-fuse tiles an NCHW convolution with the filter as A
+(output channels as rows) and the activations as B (output columns as
+lanes). B then holds 4 input channels of one column ``H * W`` bytes apart,
+which every step shuffles into the lanes of ``vpdpbusd``/``sdot``: quiet,
+bench/quant.md measured the int8 ResNet basic block at 0.46x of lowerline's
+f32. Swapped, the output channels are the lanes and the 4 input channels of
+a pixel are 4 consecutive bytes, once the activations are channels-last::
+
+    %c = linalg.conv_2d_nchw_fchw ins(%x : NxCxHxW i8, %w : FxCxKHxKW i8 constant)
+                                  outs(%init : NxFxOHxOW i32)
+    %r = elementwise(%c, per-channel or scalar operands, NxFxOHxOW operands)
+  ->
+    %t = linalg.transpose %x [0, 2, 3, 1]              // N x H x W x C
+    %col = KH * KW strided slices of %t inserted into  // N x OH x OW x KH x KW x C
+    %a = collapse %col                                 // (N*OH*OW) x (KH*KW*C)
+    %b = arith.constant w as (KH*KW*C) x F             // computed here
+    %m = linalg.matmul ins(%a, %b) outs(init as (N*OH*OW) x F)
+    %r2 = elementwise over (p, f) of %m                // fused into the matmul
+    %r = linalg.transpose (expand %r2) [0, 3, 1, 2]    // N x F x OH x OW
+
+The matmul is an integer matmul like a linear layer's: tiled 4 deep in k
+(``INT8_DOT_K``), its B packed, its epilogue (the requantize) fused into its
+register tiles. The elementwise consumers that follow it one after the other
+(the only user each, all-parallel, writing the convolution's shape through
+the identity, reading no loop index, each operand per output channel, a
+scalar, or of the convolution's shape) move onto the matmul's rows; an
+operand of the convolution's shape (a residual) is transposed to match.
+Padding is the input's: lowerline-fold-qdq-conv pads the integers with the
+zero point, and the zero-point correction stays in the epilogue's per-channel
+constant, out of the k loop.
+
+Only where the target has an int8 dot product that lowerline emits
+(``int8_dot_lanes``): without one the k loop steps one channel at a time and
+the direct kernels are as fast.
+
+Upstream has ``transform.structured.convert_conv2d_to_img2col``, but for an
+NCHW convolution it keeps the filter as the left operand (the layout this
+pass exists to change), and its matmul is a ``linalg.generic`` that
+lowerline-tile-and-fuse does not plan as a matmul; its im2col reads the
+input through a gather. Left alone: dynamic shapes, filters whose bytes are
+unknown, other element types and kernels (depthwise and grouped
+convolutions are window nests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from lowerline import weights
+from lowerline.cpu.tile_plan import int8_dot_lanes
+from lowerline.passes.support.ir_constants import constant_attr
+from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.passes.support.pass_options import cpu_target_option
+from lowerline.passes.support.rebuild_generic import (
+    has_index_op,
+    rebuild_generic,
+    replace_chain,
+    single_user_chain,
+)
+from lowerline.passes.tiling.decompose_pad import padding_value, static_padding
+from lowerline.pipeline.options import opt
+from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
+from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
+from lowerline.targets import cpu_target
+
+_TO_NHWC = [0, 2, 3, 1]
+_TO_NCHW = [0, 3, 1, 2]
+_CHANNEL = 1  # the output channel's loop dim (and result dim) of an NCHW convolution
+# The channels-last form of each NCHW value made so far, by its defining op and position.
+_Layouts = dict[tuple[ir.Operation | ir.Block, int], ir.Value]
+
+
+@dataclass(frozen=True)
+class _Conv:
+    """A convolution to rewrite: its filter's elements, strides and dilations."""
+
+    op: ir.Operation
+    filter: np.ndarray  # F x C x KH x KW
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+
+    @property
+    def output(self) -> list[int]:
+        return list(ir.RankedTensorType(self.op.results[0].type).shape)
+
+    @property
+    def rows(self) -> int:
+        n, _, oh, ow = self.output
+        return n * oh * ow
+
+
+def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
+    if name not in op.attributes:
+        return (1, 1)
+    first, second = (int(v) for v in ir.DenseIntElementsAttr(op.attributes[name]))
+    return (first, second)
+
+
+def _plan(op: ir.Operation) -> _Conv | str:
+    """The convolution to rewrite, or why it is left alone."""
+    types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
+    if not all(t.has_static_shape for t in types):
+        return "dynamic shapes"
+    elements = [str(t.element_type) for t in types]
+    if elements != ["i8", "i8", "i32", "i32"]:
+        return f"element types {', '.join(elements[:3])} (needs i8 x i8 -> i32)"
+    attr = constant_attr(op.operands[1])
+    array = None if attr is None else weights.value_of(attr, types[1])
+    if array is None:
+        return "the filter is not a constant with known bytes"
+    return _Conv(op, array, _pair(op, "strides"), _pair(op, "dilations"))
+
+
+# -- the matmul's operands --------------------------------------------------------
+
+
+def _transpose(value: ir.Value, permutation: list[int]) -> ir.Value:
+    vtype = ir.RankedTensorType(value.type)
+    shape = [vtype.shape[d] for d in permutation]
+    empty = tensor.empty(shape, vtype.element_type)
+    transposed = linalg.transpose(value, outs=[empty], permutation=permutation)
+    # The bindings give the op, not its result, for named ops with a region.
+    return transposed if isinstance(transposed, ir.Value) else transposed.results[0]
+
+
+def _groups(*groups: list[int]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups]
+    )
+
+
+def _collapse(value: ir.Value, groups: list[list[int]]) -> ir.Value:
+    vtype = ir.RankedTensorType(value.type)
+    shape = [int(np.prod([vtype.shape[d] for d in g])) for g in groups]
+    result = ir.RankedTensorType.get(shape, vtype.element_type)
+    return tensor.collapse_shape(result, value, _groups(*groups))
+
+
+def _rows_of(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    """An NCHW tensor as the matmul's (N*OH*OW) x F rows (an empty one
+    made anew in that shape: nothing to move)."""
+    vtype = ir.RankedTensorType(value.type)
+    if isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty":
+        n, f, oh, ow = vtype.shape
+        return tensor.empty([n * oh * ow, f], vtype.element_type)
+    return _collapse(_channels_last(value, layouts), [[0, 1, 2], [3]])
+
+
+def _permuted(values: list[int], permutation: list[int]) -> list[int]:
+    return [values[d] for d in permutation]
+
+
+def _elementwise_narrowing(op: ir.Operation) -> bool:
+    """A one-input elementwise generic over a 4-D tensor whose input is no
+    wider than its result (the u8 -> s8 shift, not a quantize of f32): its
+    channels-last form reads its input channels-last, which moves no more
+    bytes than transposing its result."""
+    if op.name != "linalg.generic" or len(op.operands) != 2 or has_index_op(op):
+        return False
+    identity = ir.AffineMap.get_identity(4)
+    if not all_parallel(op) or any(m != identity for m in indexing_maps(op)):
+        return False
+    source, result = (ir.RankedTensorType(v.type) for v in (op.operands[0], op.results[0]))
+    return _bits(source.element_type) <= _bits(result.element_type)
+
+
+def _bits(element: ir.Type) -> int:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerType(element).width
+    return ir.FloatType(element).width if isinstance(element, ir.FloatType) else 64
+
+
+def _looked_through(value: ir.Value) -> ir.Operation | None:
+    """The op ``value``'s channels-last form can be read through: a
+    transpose from channels-last (the previous rewritten convolution's
+    output), a static pad with a value from outside (the zero point), or a
+    narrowing elementwise op."""
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is None:
+        return None
+    if _elementwise_narrowing(owner):
+        return owner
+    if owner.name == "linalg.transpose":
+        permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
+        return owner if permutation == _TO_NCHW else None
+    padded = owner.name == "tensor.pad" and padding_value(owner) is not None
+    return owner if padded and static_padding(owner) is not None else None
+
+
+def _channels_last(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    """An NCHW tensor as N x H x W x C: the source of a transpose from that
+    layout, a pad or narrowing elementwise op of one in that layout
+    (transposing the smaller or narrower tensor), else a transpose; made
+    once per value (a residual read by a later convolution's epilogue)."""
+    key = _key(value)
+    if key not in layouts:
+        layouts[key] = _made_channels_last(value, layouts)
+    return layouts[key]
+
+
+def _key(value: ir.Value) -> tuple[ir.Operation | ir.Block, int]:
+    if isinstance(value, ir.OpResult):
+        return (value.owner, value.result_number)
+    return (ir.BlockArgument(value).owner, ir.BlockArgument(value).arg_number)
+
+
+def _made_channels_last(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    owner = _looked_through(value)
+    if owner is None:
+        return _transpose(value, _TO_NHWC)
+    if owner.name == "linalg.transpose":
+        return owner.operands[0]
+    if owner.name == "linalg.generic":
+        source = _channels_last(owner.operands[0], layouts)
+        shape = ir.RankedTensorType(source.type).shape
+        init = tensor.empty(shape, ir.RankedTensorType(value.type).element_type)
+        # A copy gives its body to the rebuilt op: the original may have other users.
+        copy = owner.clone(ir.InsertionPoint.current)
+        identity = ir.AffineMap.get_identity(4)
+        rebuilt = rebuild_generic(copy, [source, init], [identity] * 2, ["parallel"] * 4)
+        copy.erase()
+        return rebuilt
+    low, high = static_padding(owner) or ([], [])
+    source = _channels_last(owner.operands[0], layouts)
+    vtype = ir.RankedTensorType(value.type)
+    result = ir.RankedTensorType.get(_permuted(list(vtype.shape), _TO_NHWC), vtype.element_type)
+    pad = tensor.PadOp(result, source, [], [], _permuted(low, _TO_NHWC), _permuted(high, _TO_NHWC))
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * vtype.rank)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(padding_value(owner))
+    return pad.result
+
+
+def _erase_unused(value: ir.Value, layouts: _Layouts) -> None:
+    """Erase what ``_channels_last`` read through once nothing uses it (and
+    forget it: a new op may take an erased one's place)."""
+    owner = _looked_through(value)
+    if owner is None or list(owner.results[0].uses):
+        return
+    source = owner.operands[0]
+    layouts.pop((owner, 0), None)
+    owner.erase()
+    _erase_unused(source, layouts)
+
+
+def _columns(conv: _Conv, layouts: _Layouts) -> ir.Value:
+    """im2col: A[(n, oh, ow), (kh, kw, c)] = x[n, c, oh * sh + kh * dh, ow * sw + kw * dw],
+    one strided slice of the channels-last input per tap."""
+    _, c, kh_size, kw_size = conv.filter.shape
+    n, _, oh, ow = conv.output
+    channels_last = _channels_last(conv.op.operands[0], layouts)
+    element = ir.IntegerType.get_signless(8)
+    col = tensor.empty([n, oh, ow, kh_size, kw_size, c], element)
+    piece = ir.RankedTensorType.get([n, oh, ow, c], element)
+    (sh, sw), (dh, dw) = conv.strides, conv.dilations
+    for kh in range(kh_size):
+        for kw in range(kw_size):
+            tap = tensor.ExtractSliceOp(
+                piece, channels_last, [], [], [],
+                [0, kh * dh, kw * dw, 0], [n, oh, ow, c], [1, sh, sw, 1],
+            ).result  # fmt: skip
+            col = tensor.InsertSliceOp(
+                tap, col, [], [], [],
+                [0, 0, 0, kh, kw, 0], [n, oh, ow, 1, 1, c], [1] * 6,
+            ).result  # fmt: skip
+    return _collapse(col, [[0, 1, 2], [3, 4, 5]])
+
+
+def filter_matrix(array: np.ndarray) -> np.ndarray:
+    """F x C x KH x KW as the (KH*KW*C) x F matrix B[(kh, kw, c), f]."""
+    f = array.shape[0]
+    return np.ascontiguousarray(np.transpose(array, (2, 3, 1, 0)).reshape(-1, f))
+
+
+def _filter_constant(conv: _Conv) -> ir.Value:
+    matrix = filter_matrix(conv.filter)
+    mtype = ir.RankedTensorType.get(list(matrix.shape), ir.IntegerType.get_signless(8))
+    name = weights.derived_name(constant_attr(conv.op.operands[1]), "im2col")
+    return arith.ConstantOp(mtype, weights.constant_attr(matrix, mtype, name)).result
+
+
+def _init(conv: _Conv, layouts: _Layouts) -> ir.Value:
+    """The accumulator's init as rows: a fill is rebuilt in that shape (so
+    tile-and-fuse fuses it), anything else transposed."""
+    init = conv.op.operands[2]
+    f = conv.filter.shape[0]
+    owner = init.owner if isinstance(init, ir.OpResult) else None
+    if owner is not None and owner.name == "linalg.fill":
+        empty = tensor.empty([conv.rows, f], ir.IntegerType.get_signless(32))
+        return linalg.fill(owner.operands[0], outs=[empty])
+    return _rows_of(init, layouts)
+
+
+# -- the elementwise chain --------------------------------------------------------
+
+
+def _row_map(amap: ir.AffineMap) -> ir.AffineMap | None:
+    """An operand's map over (p, f) of the matmul's rows: the identity for
+    one of the convolution's shape, ``(f)`` for a per-channel one, constants
+    kept; None when it reads a batch or plane dim without the others."""
+    if amap == ir.AffineMap.get_identity(4):
+        return ir.AffineMap.get_identity(2)
+    results = []
+    for expr in amap.results:
+        if isinstance(expr, ir.AffineConstantExpr):
+            results.append(expr)
+        elif isinstance(expr, ir.AffineDimExpr) and expr.position == _CHANNEL:
+            results.append(ir.AffineDimExpr.get(1))
+        else:
+            return None
+    return ir.AffineMap.get(2, 0, results)
+
+
+def _joins(op: ir.Operation, shape: list[int]) -> bool:
+    if op.name != "linalg.generic" or len(op.results) != 1 or not all_parallel(op):
+        return False
+    if list(ir.RankedTensorType(op.results[0].type).shape) != shape or has_index_op(op):
+        return False
+    maps = indexing_maps(op)
+    if maps[-1] != ir.AffineMap.get_identity(4):
+        return False
+    return all(_row_map(m) is not None for m in maps)
+
+
+def _generic_as_rows(
+    op: ir.Operation, replaced: ir.Value, by: ir.Value, layouts: _Layouts
+) -> ir.Value:
+    operands, maps = [], []
+    for value, amap in zip(op.operands, indexing_maps(op), strict=True):
+        row_map = _row_map(amap)
+        assert row_map is not None  # _joins checked every map
+        if value == replaced:
+            operands.append(by)
+        elif row_map == ir.AffineMap.get_identity(2):
+            operands.append(_rows_of(value, layouts))
+        else:
+            operands.append(value)
+        maps.append(row_map)
+    return rebuild_generic(op, operands, maps, ["parallel"] * 2)
+
+
+def _restore(rows: ir.Value, output: list[int]) -> ir.Value:
+    """The matmul's rows (or its epilogue's) back as N x F x OH x OW."""
+    n, f, oh, ow = output
+    element = ir.RankedTensorType(rows.type).element_type
+    expanded_shape = [n, oh, ow, f]
+    expanded = tensor.expand_shape(
+        ir.RankedTensorType.get(expanded_shape, element),
+        rows,
+        _groups([0, 1, 2], [3]),
+        [],
+        expanded_shape,
+    )
+    return _transpose(expanded, _TO_NCHW)
+
+
+def _chain(conv: _Conv) -> list[ir.Operation]:
+    """The elementwise ops that move onto the matmul's rows with it."""
+    shape = conv.output
+    return single_user_chain(conv.op, lambda user: _joins(user, shape))
+
+
+def _rewrite(conv: _Conv, chain: list[ir.Operation], layouts: _Layouts) -> None:
+    op = conv.op
+    with ir.InsertionPoint(op), op.location:
+        columns = _columns(conv, layouts)
+        product = linalg.matmul(columns, _filter_constant(conv), outs=[_init(conv, layouts)])
+    source = op.operands[0]
+    replace_chain(
+        op,
+        chain,
+        product,
+        lambda user, old, new: _generic_as_rows(user, old, new, layouts),
+        lambda rows: _restore(rows, conv.output),
+    )
+    _erase_unused(source, layouts)
+
+
+def _remark(op: ir.Operation, plan: _Conv | str, fused: int = 0) -> Remark:
+    if isinstance(plan, str):
+        return about(op, Int8ConvMatmul.flag, f"not rewritten as a matmul: {plan}", REFUSAL)
+    k = int(np.prod(plan.filter.shape[1:]))
+    return about(
+        op,
+        Int8ConvMatmul.flag,
+        f"rewritten as a {plan.rows}x{k} by {k}x{plan.filter.shape[0]} matmul of "
+        f"channels-last columns by the filter, {fused} elementwise ops on its rows",
+    )
+
+
+@dataclass(frozen=True)
+class Int8ConvMatmul(Pass):
+    flag = "lowerline-int8-conv-matmul"
+    summary = "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
+    anchor = "func.func"
+
+    target: str = cpu_target_option()
+    explain: bool = opt(
+        False, "print each convolution rewritten or refused, and why, to stderr as remarks"
+    )
+
+    def run(self, op: ir.Operation) -> None:
+        target = resolve_target(cpu_target, self.target, op)
+        if not int8_dot_lanes(target):
+            return
+        convs = ops_matching(op, lambda o: o.name == "linalg.conv_2d_nchw_fchw")
+        remarks = []
+        layouts: _Layouts = {}
+        for conv in convs:
+            plan = _plan(conv)
+            if isinstance(plan, str):
+                remarks.append(_remark(conv, plan))
+                continue
+            chain = _chain(plan)
+            remarks.append(_remark(conv, plan, len(chain)))
+            _rewrite(plan, chain, layouts)
+        publish(remarks, self.explain)

@@ -11,8 +11,8 @@ busy loop pinned to ``--busy-core`` with taskset):
 - ``2 threads, fixed team``: the 2-thread build with ``omp_set_dynamic(0)``
   on the calling thread (every region runs on 2 threads, as before
   ``LOWERLINE_OMP_DYNAMIC``);
-- ``2 threads, dynamic team``: the 2-thread build as the runtime calls it by
-  default (``omp_set_dynamic(1)``: Intel's OpenMP runtime makes a team
+- ``2 threads, dynamic team``: the 2-thread build with ``LOWERLINE_OMP_DYNAMIC=1``'s
+  setting (``omp_set_dynamic(1)``: Intel's OpenMP runtime makes a team
   smaller while other threads keep the machine's cores busy).
 
 The OpenMP runtime counts the machine's running threads at most once a

@@ -66,15 +66,15 @@ def test_calls_set_the_block_time(cache_dir, env, expected):
 @pytest.mark.parametrize(
     ("env", "expected"),
     [
-        # The default: teams shrink while other threads keep the cores busy,
-        # whatever OMP_DYNAMIC says.
-        ({"OMP_DYNAMIC": "false"}, "1"),
-        ({"LOWERLINE_OMP_DYNAMIC": "0", "OMP_DYNAMIC": "true"}, "0"),
+        # The default: teams of the compiled size, whatever OMP_DYNAMIC says
+        # (torch's own spinning pool would shrink them to one thread).
+        ({"OMP_DYNAMIC": "true"}, "0"),
+        ({"LOWERLINE_OMP_DYNAMIC": "1", "OMP_DYNAMIC": "false"}, "1"),
         # 'env' leaves the OpenMP runtime's own setting alone.
         ({"LOWERLINE_OMP_DYNAMIC": "env", "OMP_DYNAMIC": "false"}, "0"),
         ({"LOWERLINE_OMP_DYNAMIC": "env", "OMP_DYNAMIC": "true"}, "1"),
     ],
-    ids=["default", "off", "env-false", "env-true"],
+    ids=["default", "on", "env-false", "env-true"],
 )
 def test_calls_set_dynamic_teams(cache_dir, env, expected):
     assert _settings_after_a_call(cache_dir, **env)[1] == expected

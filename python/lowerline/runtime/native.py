@@ -31,10 +31,10 @@ milliseconds, and the calling thread waits for it at the end of every
 region (a batch-32 MLP at 2 threads: 233 us a call instead of 46 us, and 84
 us at 1 thread). Handing out tiles dynamically does not help, as the region
 still ends with a join barrier that waits for the late worker
-(bench/busy-core.md). So each calling thread also sets ``omp_set_dynamic(1)``
-(``LOWERLINE_OMP_DYNAMIC``, default 1; 0: teams of the compiled size;
-``env``: ``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each
-team by its ``load_balance`` mode, at most the compiled thread count and
+(bench/busy-core.md). ``LOWERLINE_OMP_DYNAMIC=1`` makes each calling thread
+set ``omp_set_dynamic(1)`` (default 0: teams of the compiled size; ``env``:
+``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each team by
+its ``load_balance`` mode, at most the compiled thread count and
 fewer when other threads of the machine are running (it counts them in
 /proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``; a team's size
 can lag a change of load by that much). It counts the whole machine's
@@ -42,7 +42,11 @@ threads against the cores this process may use: a process pinned to 2 free
 cores of a busy 16-core machine also gets smaller teams (by how libomp
 counts; not measured). Only the compiled code's own runtime (``libiomp5``)
 is told; torch's threads run on its own OpenMP runtime (``libgomp``) and
-keep their settings.
+keep their settings. It is not the default because those threads count:
+right after an eager PyTorch op, torch's pool is still spinning and the
+team shrinks to one thread (measured, quiet, eager and lowerline in one
+process: bert_layer at batch 8 4.1 ms with dynamic teams, 2.6 ms without;
+bench/busy-core.md). Use it where other processes share the cores.
 """
 
 from __future__ import annotations
@@ -116,7 +120,7 @@ def omp_blocktime_ms() -> int | None:
 def omp_dynamic() -> bool | None:
     """Whether the runtime lets OpenMP shrink busy teams, or None to leave
     ``OMP_DYNAMIC`` in charge."""
-    value = os.environ.get(DYNAMIC_ENV, "1")
+    value = os.environ.get(DYNAMIC_ENV, "0")
     if value not in ("0", "1", "env"):
         raise ValueError(f"{DYNAMIC_ENV} takes 1 (teams shrink on a busy machine), 0 or 'env'")
     return None if value == "env" else value == "1"

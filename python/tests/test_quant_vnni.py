@@ -64,10 +64,11 @@ def assert_matches_eager(compiled, quantized: QuantizedOutput, example: torch.Te
 
 @pytest.mark.parametrize("batch", [1, 13])
 def test_vnni_target_kernels_use_vpdpbusd(batch):
-    """Cross-compiled for sapphirerapids (not run: the host may lack its
-    other extensions): both layers' matmuls are dot products."""
+    """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run: the
+    host may lack its other extensions): both layers' matmuls are dot
+    products (test_quant_amx: AMX tiles on sapphirerapids)."""
     quantized, example = quantized_mlp(batch)
-    compiled = lowerline.compile(quantized, example, target="cpu:sapphirerapids")
+    compiled = lowerline.compile(quantized, example, target="cpu:znver4")
     assert integer_matmuls(compiled.ir("graph")) == (2, 0)
     code = kernel_code(compiled)
     assert "vpdpbusd" in code

@@ -43,7 +43,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
-    "lowerline-amx-int8-matmul": "tiling.amx_int8_matmul",
+    "lowerline-amx-matmul": "tiling.amx_matmul",
     "lowerline-amx-tiles": "lowering.amx_tiles",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
     "lowerline-plan-arena": "bufferization.plan_arena",

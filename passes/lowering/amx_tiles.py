@@ -1,6 +1,7 @@
-"""``lowerline-amx-tiles``: the int8 contractions lowerline-amx-int8-matmul
-marked (``lowerline.amx_tiles``), once on buffers, as loops of AMX tile
-ops (``amx.tile_load``, ``amx.tile_muli``, ``amx.tile_store``), which
+"""``lowerline-amx-tiles``: the int8 and bf16 contractions
+lowerline-amx-matmul marked (``lowerline.amx_tiles``), once on buffers, as
+loops of AMX tile ops (``amx.tile_load``, ``amx.tile_muli`` or
+``amx.tile_mulf``, ``amx.tile_store``), which
 ``convert-vector-to-llvm{enable-amx}`` lowers to LLVM's AMX intrinsics; the
 X86 backend then configures the tiles (``ldtilecfg``)::
 
@@ -8,17 +9,17 @@ X86 backend then configures the tiles (``ldtilecfg``)::
                                          outs(%c : MxNxi32)
   ->
     %a2 = memref.collapse_shape %a : M x K, %bp2 = memref.collapse_shape %bp : K/4 x 4N
-    for each block of up to 2x2 C tiles (16x16 i32 each):
+    scf.forall over the blocks of up to 2x2 C tiles (16x16 i32 each):
       c[i][j] = amx.tile_load %c[...]                 // the fill or bias there
       for k in steps of 64 bytes:
         a[i] = amx.tile_load %a2[rows of i, k]         // 16 rows x 64 bytes
         b[j] = amx.tile_load %bp2[k / 4, 4 * cols of j] // 16 rows x 64 bytes
-        c[i][j] = amx.tile_muli a[i], b[j], c[i][j]   // tdpbssd
+        c[i][j] = amx.tile_muli a[i], b[j], c[i][j]   // tdpbssd (bf16: tile_mulf, tdpbf16ps)
       amx.tile_store %c[...], c[i][j]
 
 Eight tile registers: four accumulators, two A and two B tiles, each loaded
 tile used twice. Every tile has one shape, 16 rows of 64 bytes, which is
-why lowerline-amx-int8-matmul pads M, N and K to whole tiles: LLVM
+why lowerline-amx-matmul pads M, N and K to whole tiles: LLVM
 configures each tile register once per function (one ``ldtilecfg``), so a
 register holds tiles of one shape only, and the edge tiles of a few
 differently sized matmuls in one function ran out of the eight registers
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from lowerline.passes.tiling.amx_int8_matmul import K_GROUP, TILE_BYTES, TILE_ROWS
+from lowerline.passes.tiling.amx_matmul import TILE_BYTES, TILE_ROWS
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching
 from lowerline.pipeline.protocol import AMX_TILES
@@ -88,7 +89,7 @@ def _offset(base: ir.Value, extra: int, scale: int = 1) -> ir.Value:
 
 def _tile(element: ir.Type) -> ir.Type:
     """A whole tile of ``element``: 16 rows of 64 bytes."""
-    columns = TILE_BYTES * 8 // ir.IntegerType(element).width
+    columns = TILE_BYTES // _size(element)
     return ir.Type.parse(f"!amx.tile<{TILE_ROWS}x{columns}x{element}>")
 
 
@@ -110,16 +111,34 @@ def _store(memref: ir.Value, row: ir.Value, column: ir.Value, value: ir.Value) -
     )
 
 
-def _muli(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
-    """``c + a * b`` over signed bytes: ``tdpbssd``."""
-    return ir.Operation.create("amx.tile_muli", results=[c.type], operands=[a, b, c]).result
+def _size(element: ir.Type) -> int:
+    """Bytes of an i8, bf16, i32 or f32 element."""
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerType(element).width // 8
+    return ir.FloatType(element).width // 8
+
+
+def _multiply(name: str, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    return ir.Operation.create(name, results=[c.type], operands=[a, b, c]).result
 
 
 @dataclass(frozen=True)
 class _Operands:
-    lhs: ir.Value  # M x K i8
-    packed: ir.Value  # K/4 x 4N i8
-    out: ir.Value  # M x N i32
+    lhs: ir.Value  # M x K (i8 or bf16)
+    packed: ir.Value  # K/g x gN: g elements of k per accumulator lane (4 i8, 2 bf16)
+    out: ir.Value  # M x N (i32 or f32)
+    group: int
+
+    @property
+    def depth(self) -> int:
+        """Elements of k per tile row."""
+        return TILE_BYTES // _size(ir.MemRefType(self.lhs.type).element_type)
+
+    @property
+    def product(self) -> str:
+        """The tile product: over signed bytes ``tdpbssd``, over bf16 ``tdpbf16ps``."""
+        integer = isinstance(ir.MemRefType(self.out.type).element_type, ir.IntegerType)
+        return "amx.tile_muli" if integer else "amx.tile_mulf"
 
 
 @dataclass(frozen=True)
@@ -143,47 +162,51 @@ class _Block:
 
 
 def _k_step(ops: _Operands, block: _Block, k: ir.Value, acc: list) -> list:
-    """The accumulators after the 64 bytes of k from byte ``k``: each A and
-    B tile loaded once, used by a row or a column of the block."""
+    """The accumulators after the 64 bytes of k from element ``k``: each A
+    and B tile loaded once, used by a row or a column of the block."""
     a_tiles = [_load(ops.lhs, block.row_at(i), k) for i in range(block.rows)]
-    q = arith.divui(k, _index(K_GROUP))
-    b_tiles = [_load(ops.packed, q, block.column_at(j, K_GROUP)) for j in range(block.columns)]
-    return [_muli(a_tiles[i], b_tiles[j], c) for (i, j), c in zip(block.places, acc, strict=True)]
+    q = arith.divui(k, _index(ops.group))
+    b_tiles = [_load(ops.packed, q, block.column_at(j, ops.group)) for j in range(block.columns)]
+    return [
+        _multiply(ops.product, a_tiles[i], b_tiles[j], c)
+        for (i, j), c in zip(block.places, acc, strict=True)
+    ]
 
 
 def _block(ops: _Operands, block: _Block) -> None:
     """Load the block's accumulators, run the k loop on them, store them."""
     acc = [_load(ops.out, block.row_at(i), block.column_at(j)) for i, j in block.places]
     depth = ir.MemRefType(ops.lhs.type).shape[1]
-    loop = scf.ForOp(_index(0), _index(depth), _index(TILE_BYTES), acc)
+    loop = scf.ForOp(_index(0), _index(depth), _index(ops.depth), acc)
     with ir.InsertionPoint(loop.body):
         scf.YieldOp(_k_step(ops, block, loop.induction_variable, list(loop.inner_iter_args)))
     for (i, j), value in zip(block.places, loop.results, strict=True):
         _store(ops.out, block.row_at(i), block.column_at(j), value)
 
 
-def _over(segment: _Segment, body: Callable[[ir.Value], None]) -> None:
-    """``body`` at each block start of ``segment`` (a loop when several)."""
-    if segment.count == 1:
-        body(_index(segment.start))
+def _blocks(rows: _Segment, columns: _Segment, body: Callable[[ir.Value, ir.Value], None]) -> None:
+    """``body(i, j)`` at each block of ``rows`` x ``columns``: once, or in an
+    ``scf.forall`` (the loops stage runs it on the threads, each with its
+    own tile registers; Linux's AMX permission holds for every thread)."""
+    if rows.count * columns.count == 1:
+        body(_index(rows.start), _index(columns.start))
         return
-    end = segment.start + segment.count * segment.step
-    loop = scf.ForOp(_index(segment.start), _index(end), _index(segment.step))
-    with ir.InsertionPoint(loop.body):
-        body(loop.induction_variable)
-        scf.YieldOp([])
+    starts = [rows.start, columns.start]
+    ends = [s.start + s.count * s.step for s in (rows, columns)]
+    loop = scf.ForallOp(starts, ends, [rows.step, columns.step])
+    with ir.InsertionPoint(loop.terminator()):
+        body(*loop.induction_variables)
 
 
 def _emit(ops: _Operands, m: int, n: int) -> None:
     for rows in segments(m):
         for columns in segments(n):
+            shape = (rows.tiles, columns.tiles)
 
-            def column_blocks(
-                i: ir.Value, rows: _Segment = rows, columns: _Segment = columns
-            ) -> None:
-                _over(columns, lambda j: _block(ops, _Block(i, j, rows.tiles, columns.tiles)))
+            def block(i: ir.Value, j: ir.Value, shape: tuple[int, int] = shape) -> None:
+                _block(ops, _Block(i, j, *shape))
 
-            _over(rows, column_blocks)
+            _blocks(rows, columns, block)
 
 
 def _strides(value: ir.Value) -> list[int] | None:
@@ -196,10 +219,10 @@ def _strides(value: ir.Value) -> list[int] | None:
     return None if dynamic in (*strides, offset) else strides
 
 
-def _rows_of_bytes(value: ir.Value) -> bool:
-    """An A x B x 4 buffer whose last two dims are contiguous (rows of bytes)."""
+def _contiguous_rows(value: ir.Value) -> bool:
+    """An A x B x g buffer whose last two dims are contiguous (its rows)."""
     strides = _strides(value)
-    return strides is not None and strides[1:] == [K_GROUP, 1]
+    return strides is not None and strides[1:] == [ir.MemRefType(value.type).shape[2], 1]
 
 
 def _collapsed(value: ir.Value) -> ir.Value:
@@ -221,14 +244,15 @@ def _refusal(generic: ir.Operation) -> str | None:
         return "not on buffers"
     lhs, packed, out = generic.operands
     out_strides = _strides(out)
-    if not (_rows_of_bytes(lhs) and _rows_of_bytes(packed)) or out_strides is None:
+    if not (_contiguous_rows(lhs) and _contiguous_rows(packed)) or out_strides is None:
         return "a buffer of dynamic layout or whose rows are not contiguous"
     if out_strides[-1] != 1:
         return "an output whose innermost stride is not 1"
     m, n = ir.MemRefType(out.type).shape
-    depth = ir.MemRefType(lhs.type).shape[1] * K_GROUP
+    _, groups, group = ir.MemRefType(lhs.type).shape
+    depth = groups * group * _size(ir.MemRefType(lhs.type).element_type)
     if m % TILE_ROWS or n % TILE_ROWS or depth % TILE_BYTES:
-        return f"{m}x{n} (k {depth}) is not in whole 16x16 tiles of 64 bytes of k"
+        return f"{m}x{n} ({depth} bytes of k) is not in whole 16x16 tiles of 64 bytes of k"
     return None
 
 
@@ -236,7 +260,8 @@ def _lower(generic: ir.Operation) -> None:
     """Replace ``generic`` by tile loops."""
     lhs, packed, out = generic.operands
     with ir.InsertionPoint(generic), generic.location:
-        ops = _Operands(_collapsed(lhs), _collapsed(packed), out)
+        group = ir.MemRefType(lhs.type).shape[2]
+        ops = _Operands(_collapsed(lhs), _collapsed(packed), out, group)
         m, n = ir.MemRefType(ops.out.type).shape
         _emit(ops, m, n)
     generic.erase()
@@ -261,7 +286,7 @@ def _mark(module: ir.Operation) -> None:
 @dataclass(frozen=True)
 class AmxTiles(Pass):
     flag = "lowerline-amx-tiles"
-    summary = "int8 contractions marked lowerline.amx_tiles, on buffers, as AMX tile loops"
+    summary = "int8 and bf16 contractions marked lowerline.amx_tiles, on buffers, as AMX tile loops"
     anchor = "builtin.module"
 
     explain: bool = opt(False, "print each contraction lowered or left as loops as remarks")
@@ -274,7 +299,7 @@ class AmxTiles(Pass):
             if refusal is not None:
                 remarks.append(about(generic, self.flag, f"left as loops: {refusal}", FALLBACK))
                 continue
-            remarks.append(about(generic, self.flag, "on AMX tiles (tdpbssd)", DECISION))
+            remarks.append(about(generic, self.flag, "on AMX tiles", DECISION))
             _lower(generic)
             lowered += 1
         if lowered:

@@ -8,7 +8,9 @@ the source into it, ``amx.tile_muli`` accumulates into the accumulator's
 buffer in place (lowerline-amx-tiles uses every accumulator value once),
 ``amx.tile_store`` copies it back; loop-carried tiles carry the buffers.
 The dot product is the instruction's: ``C[m, n] += sum_k A[m, k] *
-B[k // 4, 4 n + k % 4]`` over signed bytes (``tdpbssd``).
+B[k // g, g n + k % g]``, over signed bytes with g = 4 (``tdpbssd``) or
+bf16 with g = 2 into f32 (``tdpbf16ps``, whose sums may round in another
+order).
 """
 
 from __future__ import annotations
@@ -73,26 +75,34 @@ def _store(op: ir.Operation) -> None:
     _copy(value, [zero, zero], base, [row, column], list(ir.MemRefType(value.type).shape))
 
 
-def _muli(op: ir.Operation) -> None:
+def _multiply(op: ir.Operation) -> None:
     a, b, acc = op.operands
     rows, depth = ir.MemRefType(a.type).shape
     columns = ir.MemRefType(acc.type).shape[1]
-    i32 = ir.IntegerType.get_signless(32)
+    wide = ir.MemRefType(acc.type).element_type
+    integer = isinstance(wide, ir.IntegerType)
+    group = 4 if integer else 2  # elements of k per accumulator lane
+    extend = arith.extsi if integer else arith.extf
+    multiply, add = (arith.muli, arith.addi) if integer else (arith.mulf, arith.addf)
 
     def body(mnk: list[ir.Value]) -> None:
         m, n, k = mnk
-        four = _index(4)
-        b_at = [arith.divui(k, four), arith.addi(arith.muli(n, four), arith.remui(k, four))]
-        x = arith.extsi(i32, memref.load(a, [m, k]))
-        y = arith.extsi(i32, memref.load(b, b_at))
-        total = arith.addi(memref.load(acc, [m, n]), arith.muli(x, y))
-        memref.store(total, acc, [m, n])
+        g = _index(group)
+        b_at = [arith.divui(k, g), arith.addi(arith.muli(n, g), arith.remui(k, g))]
+        x = extend(wide, memref.load(a, [m, k]))
+        y = extend(wide, memref.load(b, b_at))
+        memref.store(add(memref.load(acc, [m, n]), multiply(x, y)), acc, [m, n])
 
     _loops([rows, columns, depth], body)
     op.results[0].replace_all_uses_with(acc)
 
 
-_REWRITES = {"amx.tile_load": _load, "amx.tile_store": _store, "amx.tile_muli": _muli}
+_REWRITES = {
+    "amx.tile_load": _load,
+    "amx.tile_store": _store,
+    "amx.tile_muli": _multiply,
+    "amx.tile_mulf": _multiply,
+}
 
 
 def _retype_loops(module: ir.Operation) -> None:

@@ -1,4 +1,4 @@
-"""The code of lowerline-amx-int8-matmul and lowerline-amx-tiles computes the
+"""The code of lowerline-amx-matmul and lowerline-amx-tiles computes the
 matmul: int8 matmuls with a constant B of odd sizes, lowered for
 ``cpu:sapphirerapids`` through the loops stage, their AMX tile ops then
 emulated by scalar loops (amx_emulation) so that they run on any host, and
@@ -39,12 +39,34 @@ func.func @main(%a: tensor<{m}x{k}xi8>{extra}) -> tensor<{m}x{n}xi32> {{
 """
 
 
+def bf16_matmul_source(b_bits: np.ndarray, m: int) -> str:
+    """``bf16(a) @ b`` into f32, B a bf16 constant (a resource: its bits)."""
+    k, n = b_bits.shape
+    blob = "0x02000000" + b_bits.astype("<u2").tobytes().hex().upper()
+    return f"""
+func.func @main(%x: tensor<{m}x{k}xf32>) -> tensor<{m}x{n}xf32> {{
+  %a = arith.truncf %x : tensor<{m}x{k}xf32> to tensor<{m}x{k}xbf16>
+  %b = arith.constant dense_resource<b_bf16> : tensor<{k}x{n}xbf16>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{m}x{n}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xbf16>, tensor<{k}x{n}xbf16>)
+                     outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %r : tensor<{m}x{n}xf32>
+}}
+{{-#
+  dialect_resources: {{ builtin: {{ b_bf16: "{blob}" }} }}
+#-}}
+"""
+
+
 def emulated(source: str) -> JitFunction:
     """``source`` lowered for sapphirerapids, its tiles emulated, JIT-compiled."""
     lowerer = Lowerer()
     module = lowerer.parse(source)
     signature = signature_of(module, "main")
-    options = CpuOptions(target="sapphirerapids", num_threads=1)
+    # Two threads: the blocks run in OpenMP regions, as on a two-core target.
+    options = CpuOptions(target="sapphirerapids", num_threads=2)
     stages = dict(CPU_STAGES)
     before = ",".join(stages[s](options) for s in ("graph", "tiled", "bufferized", "loops"))
     lowerer.run(module, module_pipeline(before))
@@ -71,3 +93,19 @@ def test_emulated_tiles_match_numpy(m, k, n, bias):
         expected = expected + inputs[1]
     (got,) = emulated(matmul_source(b, m, bias))(*inputs)
     np.testing.assert_array_equal(got, expected)
+
+
+def _bf16_bits(values: np.ndarray) -> np.ndarray:
+    """f32 values that bf16 holds exactly, as bf16 bit patterns."""
+    return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(13, 37, 29), (8, 70, 40)], ids=["13x37x29", "8x70x40"])
+def test_emulated_bf16_tiles_match_numpy(m, k, n):
+    """bf16 pairs (``tdpbf16ps``): B packed 2 deep, k in steps of 32."""
+    rng = np.random.default_rng(k)
+    # Small integers: exact in bf16, their products and sums exact in f32.
+    b = rng.integers(-8, 9, size=(k, n)).astype(np.float32)
+    a = rng.integers(-8, 9, size=(m, k)).astype(np.float32)
+    (got,) = emulated(bf16_matmul_source(_bf16_bits(b), m))(a)
+    np.testing.assert_array_equal(got, a @ b)

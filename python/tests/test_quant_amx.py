@@ -1,6 +1,6 @@
 """On a target with Intel AMX (``cpu:sapphirerapids``) the int8 matmuls of a
 PT2E-quantized model, linear layers and im2col'd convolutions alike, run on
-AMX tiles: ``tdpbssd`` (lowerline.passes.tiling.amx_int8_matmul,
+AMX tiles: ``tdpbssd`` (lowerline.passes.tiling.amx_matmul,
 lowerline.passes.lowering.amx_tiles), with the tile configuration
 (``ldtilecfg``) LLVM inserts, checked in the disassembly of the functions
 that hold the model's kernels. Cross-compiled here; run and compared with

@@ -10,7 +10,7 @@
 // at the edges and a 1x1 corner; in each, the accumulators are loaded from
 // C, carried through two 64-byte steps of k (one A tile per block row, one
 // B tile per block column, each used by the whole row or column), and stored.
-// EXPLAIN: lowerline-amx-tiles.mlir:[[@LINE+25]]:3: remark: linalg.generic: on AMX tiles (tdpbssd)
+// EXPLAIN: lowerline-amx-tiles.mlir:[[@LINE+25]]:3: remark: linalg.generic: on AMX tiles
 // CHECK-LABEL: func.func @tiles(
 // CHECK-SAME:      %[[A:.+]]: memref<48x32x4xi8>, %[[B:.+]]: memref<32x48x4xi8>, %[[C:.+]]: memref<48x48xi32>
 // CHECK-DAG:     %[[A2:.+]] = memref.collapse_shape %[[A]] {{\[\[}}0], [1, 2]] : memref<48x32x4xi8> into memref<48x128xi8>
@@ -53,9 +53,9 @@ func.func @tiles(%a: memref<48x32x4xi8>, %b: memref<32x48x4xi8>, %c: memref<48x4
 #b = affine_map<(m, n, q, r) -> (q, n, r)>
 #c = affine_map<(m, n, q, r) -> (m, n)>
 
-// 96 rows: the 2x1 blocks of rows are a loop (three blocks of 32 rows).
+// 96 rows: the 2x1 blocks of rows are a parallel loop (three blocks of 32 rows).
 // CHECK-LABEL: func.func @row_blocks(
-// CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (96, 16) step (32, 16) {
 // CHECK-COUNT-2:   amx.tile_load %{{.+}} : memref<96x16xi32> into !amx.tile<16x16xi32>
 // CHECK:           scf.for
 // CHECK-COUNT-2:     amx.tile_muli
@@ -78,9 +78,9 @@ func.func @row_blocks(%a: memref<96x16x4xi8>, %b: memref<16x16x4xi8>, %c: memref
 #b = affine_map<(m, n, q, r) -> (q, n, r)>
 #c = affine_map<(m, n, q, r) -> (m, n)>
 
-// Not in whole tiles (13 rows; lowerline-amx-int8-matmul pads to them):
+// Not in whole tiles (13 rows; lowerline-amx-matmul pads to them):
 // left as loops, no marker.
-// EXPLAIN: lowerline-amx-tiles.mlir:[[@LINE+6]]:3: remark: linalg.generic: left as loops: 13x16 (k 64) is not in whole 16x16 tiles of 64 bytes of k
+// EXPLAIN: lowerline-amx-tiles.mlir:[[@LINE+6]]:3: remark: linalg.generic: left as loops: 13x16 (64 bytes of k) is not in whole 16x16 tiles of 64 bytes of k
 // CHECK-LABEL: func.func @partial_tiles(
 // CHECK-NOT:     amx.
 // CHECK:         linalg.generic

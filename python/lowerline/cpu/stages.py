@@ -159,7 +159,7 @@ def tiled(o: CpuOptions) -> str:
     return (
         "func.func(lowerline-fold-constant-transposes,"
         f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd},"
-        f"lowerline-amx-int8-matmul{{target={o.target}}}),"
+        f"lowerline-amx-matmul{{target={o.target}}}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
         # After CSE (equal loop bounds are one value); CSE again computes the
@@ -251,7 +251,7 @@ def loops(o: CpuOptions) -> str:
     # Before the parallel loops become OpenMP regions: a region is timed whole.
     timers = "lowerline-time-kernels," if o.time_kernels else ""
     return (
-        # AMX contractions (lowerline-amx-int8-matmul) as tile loops first:
+        # AMX contractions (lowerline-amx-matmul) as tile loops first:
         # their blocks may be parallel loops too.
         f"lowerline-amx-tiles,{timers}{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"

@@ -222,7 +222,7 @@ AMX_TILES = declare(
     "lowerline.amx_tiles",
     UNIT,
     ("linalg.generic",),
-    ("lowerline-amx-int8-matmul",),
+    ("lowerline-amx-matmul",),
     (_TILE, "lowerline-amx-tiles"),
     "An int8 contraction over B packed for AMX: left alone by tile-and-fuse "
     "(one-shot-bufferize keeps it), lowered to tile loops on buffers and removed "

@@ -286,7 +286,7 @@ def _mark(module: ir.Operation) -> None:
 @dataclass(frozen=True)
 class AmxTiles(Pass):
     flag = "lowerline-amx-tiles"
-    summary = "int8 and bf16 contractions marked lowerline.amx_tiles, on buffers, as AMX tile loops"
+    summary = "the AMX contractions of lowerline-amx-matmul, on buffers, as AMX tile loops"
     anchor = "builtin.module"
 
     explain: bool = opt(False, "print each contraction lowered or left as loops as remarks")

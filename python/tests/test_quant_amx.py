@@ -14,7 +14,7 @@ from test_quant_pt2e import Mlp, QuantizedOutput, SmallCnn, integer_matmuls, qua
 from test_quant_vnni import WideMlp, assert_matches_eager, kernel_code, quantized_mlp, x86_host
 
 import lowerline
-from lowerline.runtime.amx import AmxUnavailable
+from lowerline.runtime.amx import AmxUnavailable, request_permission
 from lowerline.targets import cpu_target
 
 pytest.importorskip("torchao")
@@ -85,3 +85,13 @@ def test_amx_code_is_refused_on_a_cpu_without_amx():
     compiled = lowerline.compile(quantized, example, target="cpu:sapphirerapids")
     with pytest.raises(AmxUnavailable, match=r"uses Intel AMX tiles .* which this CPU lacks"):
         compiled(example)
+
+
+@x86_host
+@pytest.mark.skipif(host_amx, reason="the host has AMX")
+def test_the_kernel_refuses_amx_state_to_a_cpu_without_it():
+    """The request itself (``arch_prctl``) fails on a CPU without AMX, with
+    an error that names it (never reached through a library: the CPU
+    check comes first)."""
+    with pytest.raises(AmxUnavailable, match=r"refused AMX tile state .*ARCH_REQ_XCOMP_PERM"):
+        request_permission()

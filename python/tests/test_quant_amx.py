@@ -10,6 +10,7 @@ instruction, where it has not.
 
 import pytest
 import torch
+from test_quant_encoder import encoder_layer
 from test_quant_pt2e import Mlp, QuantizedOutput, SmallCnn, integer_matmuls, quantize
 from test_quant_vnni import WideMlp, assert_matches_eager, kernel_code, quantized_mlp, x86_host
 
@@ -55,6 +56,16 @@ def test_amx_target_conv_uses_tiles():
     assert "linalg.conv_2d" not in compiled.ir("tiled")
     assert compiled.ir("tiled").count("lowerline.amx_tiles") == 2
     assert_on_tiles(compiled)
+
+
+def test_amx_target_encoder_linears_use_tiles():
+    """The int8 feed-forward linears of a PT2E encoder layer (the two
+    integer matmuls the fold makes of it) on tiles."""
+    example = torch.randn(2, 11, 36)
+    converted = quantize(encoder_layer(), example)
+    compiled = lowerline.compile(converted, example, target="cpu:sapphirerapids")
+    assert compiled.ir("tiled").count("lowerline.amx_tiles") == 2
+    assert "tdpbssd" in kernel_code(compiled)
 
 
 @pytest.mark.skipif(not host_amx, reason="the host has no AMX")

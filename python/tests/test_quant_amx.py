@@ -8,13 +8,17 @@ eager torch where the host has AMX; refused with an error, not an illegal
 instruction, where it has not.
 """
 
+import subprocess
+
 import pytest
 import torch
+from disassembly import functions
 from test_quant_encoder import encoder_layer
 from test_quant_pt2e import Mlp, QuantizedOutput, SmallCnn, integer_matmuls, quantize
 from test_quant_vnni import WideMlp, assert_matches_eager, kernel_code, quantized_mlp, x86_host
 
 import lowerline
+from lowerline.driver.objects import llvm_tool
 from lowerline.runtime.amx import AmxUnavailable, request_permission
 from lowerline.targets import cpu_target
 
@@ -106,3 +110,21 @@ def test_the_kernel_refuses_amx_state_to_a_cpu_without_it():
     check comes first)."""
     with pytest.raises(AmxUnavailable, match=r"refused AMX tile state .*ARCH_REQ_XCOMP_PERM"):
         request_permission()
+
+
+@x86_host
+def test_exported_amx_library_requests_the_tile_state(tmp_path):
+    """``lowerline.export`` for sapphirerapids: the static library's kernels
+    use tiles and its ``name_run`` asks Linux for the AMX state first
+    (``syscall(SYS_arch_prctl, ...)``); a target without AMX asks nothing."""
+    quantized, example = quantized_mlp(1)
+    for target, amx in (("cpu:sapphirerapids", True), ("cpu:znver4", False)):
+        out = tmp_path / target.split(":")[1]
+        lowerline.export(quantized, example, target=target, out_dir=str(out), name="mlp")
+        library = str(out / "libmlp.a")
+        undefined = subprocess.run(
+            [llvm_tool("llvm-nm"), "-u", library], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert ("syscall" in undefined) == amx, target
+        code = "\n".join(functions(library).values())
+        assert ("tdpbssd" in code) == amx, target

@@ -93,20 +93,21 @@ def _tile(element: ir.Type) -> ir.Type:
     return ir.Type.parse(f"!amx.tile<{TILE_ROWS}x{columns}x{element}>")
 
 
-def _load(memref: ir.Value, row: ir.Value, column: ir.Value) -> ir.Value:
-    element = ir.MemRefType(memref.type).element_type
+def _load(buffer: ir.Value, row: ir.Value, column: ir.Value) -> ir.Value:
+    """The whole tile at ``buffer[row, column]`` (the bindings have no amx builders)."""
+    element = ir.MemRefType(buffer.type).element_type
     return ir.Operation.create(
         "amx.tile_load",
         results=[_tile(element)],
-        operands=[memref, row, column],
+        operands=[buffer, row, column],
         attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 2, 0])},
     ).result
 
 
-def _store(memref: ir.Value, row: ir.Value, column: ir.Value, value: ir.Value) -> None:
+def _store(buffer: ir.Value, row: ir.Value, column: ir.Value, value: ir.Value) -> None:
     ir.Operation.create(
         "amx.tile_store",
-        operands=[memref, row, column, value],
+        operands=[buffer, row, column, value],
         attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 2, 1, 0])},
     )
 
@@ -119,6 +120,7 @@ def _size(element: ir.Type) -> int:
 
 
 def _multiply(name: str, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    """``c + a * b`` by the tile product ``name`` (``_Operands.product``)."""
     return ir.Operation.create(name, results=[c.type], operands=[a, b, c]).result
 
 

@@ -27,11 +27,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speed
 import torch
 from timing import model_rounds_args, save_result, settle, time_calls
+from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
 
 import lowerline
-from torch import nn
 
 
 class InvertedResidual(nn.Module):

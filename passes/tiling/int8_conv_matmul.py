@@ -73,6 +73,7 @@ from lowerline.passes.tiling.decompose_pad import padding_value, static_padding
 from lowerline.passes.tiling.int8_depthwise import (
     DEPTHWISE,
     Depthwise,
+    int8_filter,
     plan_depthwise,
     taps_generic,
 )
@@ -116,16 +117,9 @@ def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
 
 def _plan(op: ir.Operation) -> _Conv | str:
     """The convolution to rewrite, or why it is left alone."""
-    types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
-    if not all(t.has_static_shape for t in types):
-        return "dynamic shapes"
-    elements = [str(t.element_type) for t in types]
-    if elements != ["i8", "i8", "i32", "i32"]:
-        return f"element types {', '.join(elements[:3])} (needs i8 x i8 -> i32)"
-    attr = constant_attr(op.operands[1])
-    array = None if attr is None else weights.value_of(attr, types[1])
-    if array is None:
-        return "the filter is not a constant with known bytes"
+    array = int8_filter(op)
+    if isinstance(array, str):
+        return array
     return _Conv(op, array, _pair(op, "strides"), _pair(op, "dilations"))
 
 

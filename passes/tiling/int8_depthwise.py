@@ -58,10 +58,9 @@ def _fill_value(init: ir.Value) -> ir.Value | None:
     return owner.operands[0] if owner is not None and owner.name == "linalg.fill" else None
 
 
-def plan_depthwise(
-    op: ir.Operation, strides: tuple[int, int], dilations: tuple[int, int]
-) -> Depthwise | str:
-    """The depthwise convolution to rewrite, or why it is left alone."""
+def int8_filter(op: ir.Operation) -> np.ndarray | str:
+    """The constant filter of i8 x i8 -> i32 convolution ``op`` with static
+    shapes, or why there is none (shared with the im2col rewrite)."""
     types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
     if not all(t.has_static_shape for t in types):
         return "dynamic shapes"
@@ -70,8 +69,16 @@ def plan_depthwise(
         return f"element types {', '.join(elements[:3])} (needs i8 x i8 -> i32)"
     attr = constant_attr(op.operands[1])
     array = None if attr is None else weights.value_of(attr, types[1])
-    if array is None:
-        return "the filter is not a constant with known bytes"
+    return "the filter is not a constant with known bytes" if array is None else array
+
+
+def plan_depthwise(
+    op: ir.Operation, strides: tuple[int, int], dilations: tuple[int, int]
+) -> Depthwise | str:
+    """The depthwise convolution to rewrite, or why it is left alone."""
+    array = int8_filter(op)
+    if isinstance(array, str):
+        return array
     start = _fill_value(op.operands[2])
     if start is None:
         return "the accumulator's init is not a fill"

@@ -43,9 +43,20 @@ Upstream has ``transform.structured.convert_conv2d_to_img2col``, but for an
 NCHW convolution it keeps the filter as the left operand (the layout this
 pass exists to change), and its matmul is a ``linalg.generic`` that
 lowerline-tile-and-fuse does not plan as a matmul; its im2col reads the
-input through a gather. Left alone: dynamic shapes, filters whose bytes are
-unknown, other element types and kernels (depthwise and grouped
-convolutions are window nests).
+input through a gather.
+
+A depthwise convolution (``linalg.depthwise_conv_2d_nchw_chw``, i8, constant
+filter, a filled accumulator) has no channel reduction for the dot product:
+it becomes one channels-last generic over its taps with its elementwise
+chain fused in (lowerline.passes.tiling.int8_depthwise), reading its input
+and read by the next convolution channels-last like the matmuls, so a
+MobileNet block's expand, depthwise and project transpose only at its ends.
+The channels-last form is also read through the plane reshapes
+(``expand_shape(collapse_shape(x))`` of H x W) of 1x1 convolutions
+(lowerline-pointwise-conv-rows).
+
+Left alone: dynamic shapes, filters whose bytes are unknown, other element
+types and kernels (grouped convolutions are window nests).
 """
 
 from __future__ import annotations
@@ -501,7 +512,10 @@ def _depthwise(op: ir.Operation, layouts: _Layouts) -> Remark:
 @dataclass(frozen=True)
 class Int8ConvMatmul(Pass):
     flag = "lowerline-int8-conv-matmul"
-    summary = "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
+    summary = (
+        "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B, "
+        "depthwise ones as a channels-last generic over their taps"
+    )
     anchor = "func.func"
 
     target: str = cpu_target_option()

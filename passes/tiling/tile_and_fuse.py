@@ -499,7 +499,7 @@ def _column_step(op: ir.Operation, n: int, target: CpuTarget, eb: int) -> int | 
     such multiple is known."""
     if n != _DYNAMIC:
         return None
-    step = dim_divisor(op.results[0], ranked_type(op.results[0]).rank - 1)
+    step = dim_divisor(op.results[0], ir.RankedTensorType(op.results[0].type).rank - 1)
     return step if step > 1 and step % lanes(target, eb) == 0 else None
 
 

@@ -25,9 +25,10 @@ columns are never read back; an N of whole vectors keeps the matmul's
 register tiles whole vectors and unmasked). A dynamic batch N
 (``lowerline.compile(..., dynamic=...)``; H, W and the channels static)
 rounds each image's columns instead, so T is N times a static number of
-columns (whole vectors; a power of two below one): the transforms loop over the N images the input has, and
-lowerline-tile-and-fuse tiles the matmul's dynamic T in steps that divide
-it (``dim_divisor``), the tiles of one image those of the static build.
+columns (whole vectors; a power of two below one): the transforms loop
+over the N images the input has, and lowerline-tile-and-fuse tiles the
+matmul's dynamic T in steps that divide it (``dim_divisor``), the tiles of
+one image those of the static build.
 Where 4 does not divide an output side, the last tiles hang over the edge:
 they read zeros past the input's edge (an out-of-bounds read past the
 right, a select below the bottom) and store only the rows and columns that

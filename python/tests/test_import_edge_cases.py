@@ -10,6 +10,13 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   functionalization; they are their ATen views.
 * A batched float16 matmul aborted in lowerline-vectorize (a half contraction
   sign-extended as if it were an integer one).
+* ``narrow`` with a start written as a tensor (``torch.tensor(2)``) failed in
+  the importer: read back from its file, the program no longer knew the
+  constant, and its decomposition guarded a run-time number with ``&`` of
+  symbolic bools. The constant is passed as the number it is now.
+* Sizes multiplied as tensors (``torch.mul(b, t)``) and read back by a
+  ``reshape``: torch.export left the read behind, unused, and could not load
+  the program it had saved; such reads are removed before saving.
 """
 
 import pytest
@@ -94,3 +101,40 @@ def test_float16_batch_matmul(batch):
     assert got.dtype == torch.float16
     # eager accumulates in f32 and rounds once, as the compiled code does
     torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+
+
+class TensorStarts(torch.nn.Module):
+    """Narrows whose starts are constant tensors created in ``forward``."""
+
+    def forward(self, x):
+        return (
+            torch.narrow(x, 1, torch.tensor(2), 3) * 2.0,
+            torch.narrow(x, 0, torch.tensor(-1), 1),
+            torch.narrow(x, -1, torch.tensor(1, dtype=torch.int32), 3),
+        )
+
+
+@pytest.mark.parametrize("batch", [1, 6])
+def test_narrow_with_tensor_starts(batch):
+    x = torch.rand(batch, 7, 5)
+    model = TensorStarts()
+    compiled = lowerline.compile(model, x, num_threads=1)
+    for got, want in zip(compiled(x), model(x), strict=True):
+        assert torch.equal(got, want)
+
+
+class SizesAsTensors(torch.nn.Module):
+    """Folds the two leading dims with a size product computed as a tensor."""
+
+    def forward(self, x):
+        b, t, c, w = x.shape
+        return torch.reshape(x, [torch.mul(b, t), c, w]) + 1.0, x.reshape(torch.mul(b, t * c), w)
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_size_products_computed_as_tensors(batch):
+    x = torch.rand(batch, 3, 7, 2)
+    model = SizesAsTensors()
+    compiled = lowerline.compile(model, x, num_threads=1)
+    for got, want in zip(compiled(x), model(x), strict=True):
+        assert torch.equal(got, want)

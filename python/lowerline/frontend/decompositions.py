@@ -1288,9 +1288,66 @@ def _decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram
     return ep.run_decompositions(decomposition_table())
 
 
+# Overloads that take a number as a 0-d tensor, with the overload taking it
+# as a number and the argument's position.
+NUMBER_TENSOR_ARGUMENTS = {aten.narrow.Tensor: (aten.narrow.default, 2)}
+# Ops through which a constant keeps its value (the copies export makes of a
+# tensor created in ``forward``: ``lift_fresh_copy``, then ``detach_``).
+_VALUE_PRESERVING = (
+    aten.lift_fresh_copy.default,
+    aten.detach.default,
+    aten.detach_.default,
+    aten.clone.default,
+    aten.alias.default,
+)
+
+
+def _constant_value(ep: torch.export.ExportedProgram, node: Any) -> torch.Tensor | None:
+    """The value of ``node`` where it is a copy of one of the program's
+    constant tensors, else None."""
+    while isinstance(node, torch.fx.Node) and node.target in _VALUE_PRESERVING:
+        node = node.args[0]
+    if not isinstance(node, torch.fx.Node) or node.op != "placeholder":
+        return None
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind.name == "CONSTANT_TENSOR" and spec.arg.name == node.name:
+            return ep.constants.get(spec.target)
+    return None
+
+
+def constant_number_arguments(ep: torch.export.ExportedProgram) -> int:
+    """Pass the numbers that ``forward`` wrote as constant 0-d tensors
+    (``narrow(x, 1, torch.tensor(2), 3)``) as numbers; returns how many.
+
+    A program read back from its file (``torch.export.load``, as the import
+    worker does) no longer knows those tensors' values while it is traced
+    again: the decomposition reads the number at run time
+    (``_local_scalar_dense``) and guards it with assertions joined by ``&``
+    and ``|`` of symbolic bools, which torch-mlir's importer cannot import
+    ("Unsupported builtin function for symbolic types: and_"). The value is
+    in the program's constants, so it is passed as what it is."""
+    replaced = 0
+    for node in list(ep.graph.nodes):
+        if node.op != "call_function" or node.target not in NUMBER_TENSOR_ARGUMENTS:
+            continue
+        overload, position = NUMBER_TENSOR_ARGUMENTS[node.target]
+        value = _constant_value(ep, node.args[position])
+        if value is None or value.numel() != 1 or value.is_floating_point():
+            continue
+        args = list(node.args)
+        args[position] = int(value.item())
+        node.args, node.target = tuple(args), overload
+        replaced += 1
+    if replaced:
+        ep.graph.eliminate_dead_code()
+        ep.graph_module.recompile()
+    return replaced
+
+
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included,
     and its computed empty tensors made zeros."""
+    constant_number_arguments(ep)
     ep = _decompose(ep)
     if empty_values_as_zeros(ep.graph):
         ep.graph_module.recompile()

@@ -182,6 +182,10 @@ torch with aten ops whose lowering is exact:
   ``transpose``, ``broadcast_in_dim``): functionalization refuses a non-ATen
   op whose result aliases its input ("Found a custom (non-ATen) operator
   whose output has alias annotations"); each is its ATen view.
+* ``aten.threshold_backward``: torch's decomposition selects between 0 and
+  the gradient in the gradient's type; ATen's kernel computes in the type
+  both operands promote to (an int64 gradient with a float32 input gives
+  float32). The gradient is converted first.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -760,6 +764,13 @@ def accumulate_in_f32(op: Any, fallback: Callable | None) -> Callable:
     return decomposition
 
 
+def threshold_backward(grad: torch.Tensor, x: torch.Tensor, threshold: Any) -> torch.Tensor:
+    """0 where ``x <= threshold``, else the gradient, in the type that the
+    gradient and ``x`` promote to, as ATen's kernel computes it."""
+    dtype = torch.result_type(grad, x)
+    return torch.where(x <= threshold, 0, grad.to(dtype))
+
+
 def where_scalar(condition: torch.Tensor, a: Any, b: Any) -> torch.Tensor:
     dtype = torch.result_type(a, b)  # int64, the default float, bool: as eager
     first = torch.full(condition.shape, a, dtype=dtype)
@@ -1186,6 +1197,7 @@ def decomposition_table() -> dict:
         table[nearest.default] = upsample_nearest
     table[aten.convolution.default] = convolution
     table[aten.where.Scalar] = where_scalar
+    table[aten.threshold_backward.default] = threshold_backward
     table[aten.max_pool1d.default] = _max_pool1d(with_indices=False)
     table[aten.max_pool1d_with_indices.default] = _max_pool1d(with_indices=True)
     table[aten.adaptive_max_pool1d.default] = _adaptive_max(1, always=True)

@@ -6,7 +6,7 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   accumulator wraps in the narrow type). int16 is checked alongside.
 * A computed tensor with no elements (a batch matmul of empty matrices, a
   view of an empty slice) killed it too; it is zeros of its shape now.
-* ``prims`` views (``split_dim``, ``collapse_view``, ...) were refused by
+* ``prims`` views (``split_dim``, ``collapse_view``, ``squeeze``, ...) were refused by
   functionalization; they are their ATen views.
 * A batched float16 matmul aborted in lowerline-vectorize (a half contraction
   sign-extended as if it were an integer one).
@@ -74,7 +74,10 @@ class PrimsViews(torch.nn.Module):
         collapsed = torch.ops.prims.collapse_view(split, 2, 3)  # -> (N, 3, 10)
         swapped = torch.ops.prims.transpose(collapsed, [0, 2, 1])
         row = torch.ops.prims.broadcast_in_dim(x[0, 0], [3, 5], [1])
-        return torch.ops.prims.view_of(swapped) * 2.0, row + 1.0
+        units = x.unsqueeze(1).unsqueeze(-1)  # (N, 1, 6, 5, 1)
+        squeezed = torch.ops.prims.squeeze(units, [4, 1])
+        kept = torch.ops.prims.squeeze(units, [])
+        return torch.ops.prims.view_of(swapped) * 2.0, row + 1.0, squeezed - 1.0, kept * 3.0
 
 
 def _compiled_matches_eager(model: torch.nn.Module, x: torch.Tensor) -> None:

@@ -179,7 +179,7 @@ torch with aten ops whose lowering is exact:
   the operands' own type, wrapping, and a sum modulo 2**32 truncated to 8
   bits has the same residue.
 * The prims views (``prims.split_dim``, ``collapse_view``, ``view_of``,
-  ``transpose``, ``broadcast_in_dim``): functionalization refuses a non-ATen
+  ``transpose``, ``broadcast_in_dim``, ``squeeze``): functionalization refuses a non-ATen
   op whose result aliases its input ("Found a custom (non-ATen) operator
   whose output has alias annotations"); each is its ATen view.
 * ``aten.threshold_backward``: torch's decomposition selects between 0 and
@@ -1126,6 +1126,13 @@ def split_dim(a: torch.Tensor, dim: int, outer_length: int) -> torch.Tensor:
     return aten.view.default(a, [*a.shape[:dim], outer_length, inner, *a.shape[dim + 1 :]])
 
 
+def squeeze(a: torch.Tensor, dimensions: list[int]) -> torch.Tensor:
+    """The view without the (unit) dims listed. Not ``aten.squeeze.dims``:
+    torch decomposes that into ``prims.squeeze`` again."""
+    dropped = {d % a.dim() for d in dimensions}
+    return aten.view.default(a, [n for d, n in enumerate(a.shape) if d not in dropped])
+
+
 def collapse_view(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
     return aten.flatten.using_ints(a, start, end)  # both ends inclusive, as flatten's
 
@@ -1145,6 +1152,7 @@ PRIM_VIEWS: dict[Any, Callable] = {
     prims.view_of.default: aten.alias.default,
     prims.transpose.default: aten.permute.default,
     prims.broadcast_in_dim.default: broadcast_in_dim,
+    prims.squeeze.default: squeeze,
 }
 
 

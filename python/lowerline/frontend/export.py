@@ -438,10 +438,20 @@ def _drop_specialized_reads(exported: torch.export.ExportedProgram) -> None:
         and not isinstance(node.meta.get("val"), torch.SymInt | torch.SymFloat | torch.SymBool)
     ]
     for node in dead:
-        graph.erase_node(node)
+        _erase_with_unused_inputs(graph, node)
     if dead:
-        graph.eliminate_dead_code()
         exported.graph_module.recompile()
+
+
+def _erase_with_unused_inputs(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Erase ``node``, then each pure computation only it used (not the
+    whole graph's dead code: an unused read of a run-time number binds its
+    symbol and stays)."""
+    inputs = [arg for arg in node.all_input_nodes if arg.op == "call_function"]
+    graph.erase_node(node)
+    for arg in inputs:
+        if not arg.users and not arg.is_impure():
+            _erase_with_unused_inputs(graph, arg)
 
 
 def _number_tensor(

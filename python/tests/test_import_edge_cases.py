@@ -6,10 +6,17 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   accumulator wraps in the narrow type). int16 is checked alongside.
 * A computed tensor with no elements (a batch matmul of empty matrices, a
   view of an empty slice) killed it too; it is zeros of its shape now.
-* ``prims`` views (``split_dim``, ``collapse_view``, ...) were refused by
+* ``prims`` views (``split_dim``, ``collapse_view``, ``squeeze``, ...) were refused by
   functionalization; they are their ATen views.
 * A batched float16 matmul aborted in lowerline-vectorize (a half contraction
   sign-extended as if it were an integer one).
+* ``narrow`` with a start written as a tensor (``torch.tensor(2)``) failed in
+  the importer: read back from its file, the program no longer knew the
+  constant, and its decomposition guarded a run-time number with ``&`` of
+  symbolic bools. The constant is passed as the number it is now.
+* Sizes multiplied as tensors (``torch.mul(b, t)``) and read back by a
+  ``reshape``: torch.export left the read behind, unused, and could not load
+  the program it had saved; such reads are removed before saving.
 """
 
 import pytest
@@ -67,16 +74,22 @@ class PrimsViews(torch.nn.Module):
         collapsed = torch.ops.prims.collapse_view(split, 2, 3)  # -> (N, 3, 10)
         swapped = torch.ops.prims.transpose(collapsed, [0, 2, 1])
         row = torch.ops.prims.broadcast_in_dim(x[0, 0], [3, 5], [1])
-        return torch.ops.prims.view_of(swapped) * 2.0, row + 1.0
+        units = x.unsqueeze(1).unsqueeze(-1)  # (N, 1, 6, 5, 1)
+        squeezed = torch.ops.prims.squeeze(units, [4, 1])
+        kept = torch.ops.prims.squeeze(units, [])
+        return torch.ops.prims.view_of(swapped) * 2.0, row + 1.0, squeezed - 1.0, kept * 3.0
+
+
+def _compiled_matches_eager(model: torch.nn.Module, x: torch.Tensor) -> None:
+    """Every output of the compiled ``model`` equals eager's on ``x``."""
+    compiled = lowerline.compile(model, x, num_threads=1)
+    for got, want in zip(compiled(x), model(x), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("batch", [1, 2])
 def test_prims_views_are_aten_views(batch):
-    x = torch.rand(batch, 6, 5)
-    model = PrimsViews()
-    compiled = lowerline.compile(model, x, num_threads=1)
-    for got, want in zip(compiled(x), model(x), strict=True):
-        torch.testing.assert_close(got, want)
+    _compiled_matches_eager(PrimsViews(), torch.rand(batch, 6, 5))
 
 
 class HalfBatchMatmul(torch.nn.Module):
@@ -94,3 +107,32 @@ def test_float16_batch_matmul(batch):
     assert got.dtype == torch.float16
     # eager accumulates in f32 and rounds once, as the compiled code does
     torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+
+
+class TensorStarts(torch.nn.Module):
+    """Narrows whose starts are constant tensors created in ``forward``."""
+
+    def forward(self, x):
+        return (
+            torch.narrow(x, 1, torch.tensor(2), 3) * 2.0,
+            torch.narrow(x, 0, torch.tensor(-1), 1),
+            torch.narrow(x, -1, torch.tensor(1, dtype=torch.int32), 3),
+        )
+
+
+@pytest.mark.parametrize("batch", [1, 6])
+def test_narrow_with_tensor_starts(batch):
+    _compiled_matches_eager(TensorStarts(), torch.rand(batch, 7, 5))
+
+
+class SizesAsTensors(torch.nn.Module):
+    """Folds the two leading dims with a size product computed as a tensor."""
+
+    def forward(self, x):
+        b, t, c, w = x.shape
+        return torch.reshape(x, [torch.mul(b, t), c, w]) + 1.0, x.reshape(torch.mul(b, t * c), w)
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_size_products_computed_as_tensors(batch):
+    _compiled_matches_eager(SizesAsTensors(), torch.rand(batch, 3, 7, 2))

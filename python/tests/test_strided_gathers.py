@@ -55,3 +55,26 @@ def test_gathers_from_complex_parts_match_eager(cache_dir):
         compiled = lowerline.compile(model, z, cache_dir=cache_dir, num_threads=1)
     for got, want in zip(compiled(z), model(z), strict=True):
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize(("batch", "width"), [(1, 13), (6, 40)])
+def test_gpu_reads_of_strided_slices_are_not_gathers(batch, width, cache_dir, tmp_path):
+    """The GPU pipeline has no lowerline-unit-stride-gathers, and needs none:
+    lowerline-gpu-distribute vectorizes only accesses it proved aligned, so
+    index-dependent reads of strided slices stay one load per thread, at
+    addresses computed from the view's strides. Should its vectorizer start
+    making vector gathers of them, this fails, and the pass belongs in the
+    GPU kernel lowering too."""
+    x = torch.randn(batch, 3, width)
+    index = torch.tensor([2, 0, 3, 1, 1])
+    model = StridedReads()
+    compiled = lowerline.compile(
+        model, x, index, target="cuda:sm_90", cache_dir=cache_dir, dump_dir=str(tmp_path)
+    )
+    stages = sorted(tmp_path.glob("*.mlir"))
+    assert stages
+    for stage in stages:
+        assert "vector.gather" not in stage.read_text(), stage.name
+    assert "ld.global" in compiled.ptx
+    for got, want in zip(compiled.run_on_cpu(x, index), model(x, index), strict=True):
+        torch.testing.assert_close(got, want)

@@ -179,9 +179,13 @@ torch with aten ops whose lowering is exact:
   the operands' own type, wrapping, and a sum modulo 2**32 truncated to 8
   bits has the same residue.
 * The prims views (``prims.split_dim``, ``collapse_view``, ``view_of``,
-  ``transpose``, ``broadcast_in_dim``): functionalization refuses a non-ATen
+  ``transpose``, ``broadcast_in_dim``, ``squeeze``): functionalization refuses a non-ATen
   op whose result aliases its input ("Found a custom (non-ATen) operator
   whose output has alias annotations"); each is its ATen view.
+* ``aten.threshold_backward``: torch's decomposition selects between 0 and
+  the gradient in the gradient's type; ATen's kernel computes in the type
+  both operands promote to (an int64 gradient with a float32 input gives
+  float32). The gradient is converted first.
 
 An entry returns ``NotImplemented`` for inputs it does not change, which
 keeps the op (or the entry of torch-mlir's table that it replaced).
@@ -760,6 +764,13 @@ def accumulate_in_f32(op: Any, fallback: Callable | None) -> Callable:
     return decomposition
 
 
+def threshold_backward(grad: torch.Tensor, x: torch.Tensor, threshold: Any) -> torch.Tensor:
+    """0 where ``x <= threshold``, else the gradient, in the type that the
+    gradient and ``x`` promote to, as ATen's kernel computes it."""
+    dtype = torch.result_type(grad, x)
+    return torch.where(x <= threshold, 0, grad.to(dtype))
+
+
 def where_scalar(condition: torch.Tensor, a: Any, b: Any) -> torch.Tensor:
     dtype = torch.result_type(a, b)  # int64, the default float, bool: as eager
     first = torch.full(condition.shape, a, dtype=dtype)
@@ -1115,6 +1126,13 @@ def split_dim(a: torch.Tensor, dim: int, outer_length: int) -> torch.Tensor:
     return aten.view.default(a, [*a.shape[:dim], outer_length, inner, *a.shape[dim + 1 :]])
 
 
+def squeeze(a: torch.Tensor, dimensions: list[int]) -> torch.Tensor:
+    """The view without the (unit) dims listed. Not ``aten.squeeze.dims``:
+    torch decomposes that into ``prims.squeeze`` again."""
+    dropped = {d % a.dim() for d in dimensions}
+    return aten.view.default(a, [n for d, n in enumerate(a.shape) if d not in dropped])
+
+
 def collapse_view(a: torch.Tensor, start: int, end: int) -> torch.Tensor:
     return aten.flatten.using_ints(a, start, end)  # both ends inclusive, as flatten's
 
@@ -1134,6 +1152,7 @@ PRIM_VIEWS: dict[Any, Callable] = {
     prims.view_of.default: aten.alias.default,
     prims.transpose.default: aten.permute.default,
     prims.broadcast_in_dim.default: broadcast_in_dim,
+    prims.squeeze.default: squeeze,
 }
 
 
@@ -1186,6 +1205,7 @@ def decomposition_table() -> dict:
         table[nearest.default] = upsample_nearest
     table[aten.convolution.default] = convolution
     table[aten.where.Scalar] = where_scalar
+    table[aten.threshold_backward.default] = threshold_backward
     table[aten.max_pool1d.default] = _max_pool1d(with_indices=False)
     table[aten.max_pool1d_with_indices.default] = _max_pool1d(with_indices=True)
     table[aten.adaptive_max_pool1d.default] = _adaptive_max(1, always=True)
@@ -1288,9 +1308,66 @@ def _decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram
     return ep.run_decompositions(decomposition_table())
 
 
+# Overloads that take a number as a 0-d tensor, with the overload taking it
+# as a number and the argument's position.
+NUMBER_TENSOR_ARGUMENTS = {aten.narrow.Tensor: (aten.narrow.default, 2)}
+# Ops through which a constant keeps its value (the copies export makes of a
+# tensor created in ``forward``: ``lift_fresh_copy``, then ``detach_``).
+_VALUE_PRESERVING = (
+    aten.lift_fresh_copy.default,
+    aten.detach.default,
+    aten.detach_.default,
+    aten.clone.default,
+    aten.alias.default,
+)
+
+
+def _constant_value(ep: torch.export.ExportedProgram, node: Any) -> torch.Tensor | None:
+    """The value of ``node`` where it is a copy of one of the program's
+    constant tensors, else None."""
+    while isinstance(node, torch.fx.Node) and node.target in _VALUE_PRESERVING:
+        node = node.args[0]
+    if not isinstance(node, torch.fx.Node) or node.op != "placeholder":
+        return None
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind.name == "CONSTANT_TENSOR" and spec.arg.name == node.name:
+            return ep.constants.get(spec.target)
+    return None
+
+
+def constant_number_arguments(ep: torch.export.ExportedProgram) -> int:
+    """Pass the numbers that ``forward`` wrote as constant 0-d tensors
+    (``narrow(x, 1, torch.tensor(2), 3)``) as numbers; returns how many.
+
+    A program read back from its file (``torch.export.load``, as the import
+    worker does) no longer knows those tensors' values while it is traced
+    again: the decomposition reads the number at run time
+    (``_local_scalar_dense``) and guards it with assertions joined by ``&``
+    and ``|`` of symbolic bools, which torch-mlir's importer cannot import
+    ("Unsupported builtin function for symbolic types: and_"). The value is
+    in the program's constants, so it is passed as what it is."""
+    replaced = 0
+    for node in list(ep.graph.nodes):
+        if node.op != "call_function" or node.target not in NUMBER_TENSOR_ARGUMENTS:
+            continue
+        overload, position = NUMBER_TENSOR_ARGUMENTS[node.target]
+        value = _constant_value(ep, node.args[position])
+        if value is None or value.numel() != 1 or value.is_floating_point():
+            continue
+        args = list(node.args)
+        args[position] = int(value.item())
+        node.args, node.target = tuple(args), overload
+        replaced += 1
+    if replaced:
+        ep.graph.eliminate_dead_code()
+        ep.graph_module.recompile()
+    return replaced
+
+
 def decompose(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """``ep`` with the table applied, composite ops with a kernel included,
     and its computed empty tensors made zeros."""
+    constant_number_arguments(ep)
     ep = _decompose(ep)
     if empty_values_as_zeros(ep.graph):
         ep.graph_module.recompile()

@@ -211,6 +211,7 @@ def _export(
     if dynamic_shapes is not None:
         inputs = _with_dynamic_dims(exported, inputs)
     outputs = _check_outputs(exported)
+    _drop_specialized_reads(exported)
     _numbers_as_tensors(exported)
     _keyword_defaults_explicit(exported.graph)
     state, mutated = _writes(exported)
@@ -416,6 +417,41 @@ def _numbers_as_tensors(exported: torch.export.ExportedProgram) -> None:
 
 
 _READS = (torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default)
+
+
+def _drop_specialized_reads(exported: torch.export.ExportedProgram) -> None:
+    """Remove the reads of numbers whose value torch.export already wrote
+    into the program, and what they read.
+
+    ``torch.mul(b, t)`` of two sizes is a tensor, and ``reshape(x, [that, ...])``
+    reads it back (``aten.item``); with static sizes export computes the
+    number while tracing, uses it as a constant and leaves the read behind,
+    unused. torch.export.load cannot read such a read back ("Failed
+    deserializing node ... aten.item": its output is a plain number), so the
+    import worker could not open the program."""
+    graph = exported.graph
+    dead = [
+        node
+        for node in graph.nodes
+        if node.target in _READS
+        and not node.users
+        and not isinstance(node.meta.get("val"), torch.SymInt | torch.SymFloat | torch.SymBool)
+    ]
+    for node in dead:
+        _erase_with_unused_inputs(graph, node)
+    if dead:
+        exported.graph_module.recompile()
+
+
+def _erase_with_unused_inputs(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Erase ``node``, then each pure computation only it used (not the
+    whole graph's dead code: an unused read of a run-time number binds its
+    symbol and stays)."""
+    inputs = [arg for arg in node.all_input_nodes if arg.op == "call_function"]
+    graph.erase_node(node)
+    for arg in inputs:
+        if not arg.users and not arg.is_impure():
+            _erase_with_unused_inputs(graph, arg)
 
 
 def _number_tensor(

@@ -672,13 +672,17 @@ def _remark(conv: ir.Operation, plan: _Conv | str) -> Remark:
     """The rewrite planned for ``conv``, or why it keeps the direct kernels."""
     if isinstance(plan, str):
         return about(conv, WinogradConv.flag, f"not rewritten as Winograd: {plan}", REFUSAL)
-    flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * plan.tiles
+    rows, inner = plan.product_rows, plan.transformed_rows
+    flops = 2 * PLANES * rows * inner * plan.tiles
+    padded = ""
+    if (rows, inner) != (plan.filters, plan.channels):
+        padded = f", planes padded from {plan.filters}x{plan.channels} (off 4 KiB multiples)"
     fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
     return about(
         conv,
         WinogradConv.flag,
-        f"rewritten as Winograd F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
-        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}",
+        f"rewritten as Winograd F(4x4, 3x3): 36 x {rows}x{inner} "
+        f"by {inner}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){padded}{fused}",
     )
 
 

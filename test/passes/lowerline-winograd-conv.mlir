@@ -47,6 +47,7 @@ func.func @rewritten(%x: tensor<1x16x10x10xf32>) -> tensor<1x16x8x8xf32> {
 // V's and M's 36 planes would be 2 KiB apart (16 rows of 32 floats): a 17th,
 // zero row puts them on 32 different L1 sets (U gets a zero filter and a
 // zero channel to match); the transforms still loop over the 16 real rows.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 17x17 by 17x32 matmuls (0.7 MFLOP), planes padded from 16x16 (off 4 KiB multiples) [lowerline-winograd-conv]
 // CHECK-LABEL: func.func @long_rows(
 // CHECK:         scf.forall {{.+}} -> (tensor<36x17x32xf32>)
 // CHECK:         vector.transfer_read {{.+}} vector<66xf32>

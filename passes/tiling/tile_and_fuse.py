@@ -139,7 +139,7 @@ from lowerline.pipeline.pass_api import (
     ops_matching,
     resolve_target,
 )
-from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
+from lowerline.pipeline.protocol import AMX_TILES, CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, cpu_target
 
@@ -884,7 +884,12 @@ def unshare_root_fills(func: ir.Operation) -> None:
 
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
     unshare_root_fills(func)
-    ops = [op.operation for op in func.regions[0].blocks[0].operations if is_linalg(op.operation)]
+    # AMX contractions become tiles on buffers (lowerline-amx-tiles).
+    ops = [
+        op.operation
+        for op in func.regions[0].blocks[0].operations
+        if is_linalg(op.operation) and not AMX_TILES.has(op.operation)
+    ]
     taken: list[ir.Operation] = []
     for op in ops:
         if op.name not in _ROOTS:

@@ -34,6 +34,18 @@ they read zeros past the input's edge (an out-of-bounds read past the
 right, a select below the bottom) and store only the rows and columns that
 exist (a guarded row, a masked write).
 
+V and M may get a few extra rows per plane (zero channels of V, zero
+filters of U, at most an eighth more): their 36 planes are read (M, by the
+output transform) and written (V, by the input transform) one line per plane
+at a time, and planes a multiple of 4 KiB apart all fall into one L1 set
+(8 ways for 36 lines: every access a miss). The CNN of ``bench/dynamic.py``
+at batch 8, 1 thread: 36 planes of 32 x 128 floats, 16 KiB apart; padded to
+33 and 17 rows, 275-300 us per call became about 210 us (CPU time, the same
+in every process). The zero channels of V are zero-filled at each call: U's
+columns there are zeros, but a NaN left in the arena would still poison
+the products. A dynamic batch keeps unpadded planes: their distance is
+known only at run time.
+
 The two transforms are vector code that works along NCHW rows, vectorized
 across the tiles of a tile row: a row of the input is read whole and
 combined with the rows below it (B^T), then split into its six phases (every
@@ -120,6 +132,16 @@ AT = np.array(
 )
 TILE = 4  # output tile side (m)
 ALPHA = 6  # input tile side (m + r - 1)
+PLANES = ALPHA * ALPHA  # the planes of V and M: one matmul each
+F32_BYTES = 4
+# L1 data caches choose a line's set from the address bits below 4 KiB (64 sets
+# of 64-byte lines: the 32 KiB 8-way and 48 KiB 12-way x86 L1Ds alike). Loads
+# whose addresses differ by a multiple of 4 KiB compete for one set's ways.
+SET_PERIOD = 4096
+LINE = 64
+# Planes per L1 set the output transform may keep live: half of 8 ways, the
+# rest for its output rows and the epilogue's operands.
+PLANES_PER_SET = 4
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
@@ -198,6 +220,24 @@ class _Conv:
         return self.filter.shape[0]
 
     @property
+    def product_rows(self) -> int:
+        """Rows of each plane of M: the filters, plus zero filters that keep
+        the planes off 4 KiB multiples (``spread_rows``); not for a dynamic
+        batch, whose planes' distance is known only at run time."""
+        if self.dynamic:
+            return self.filters
+        return spread_rows(self.filters, self.tiles * F32_BYTES)
+
+    @property
+    def transformed_rows(self) -> int:
+        """Rows of each plane of V: the channels, plus zero channels that keep
+        the planes off 4 KiB multiples (``spread_rows``); not for a dynamic
+        batch (``product_rows``)."""
+        if self.dynamic:
+            return self.channels
+        return spread_rows(self.channels, self.tiles * F32_BYTES)
+
+    @property
     def row_stride(self) -> int:
         """Columns of T per tile row: the tiles of a row, rounded up to whole
         vectors (a matmul N of 14 x 14 = 196 has no tile of whole vectors; with
@@ -254,6 +294,31 @@ def _whole_vectors(columns: int, lanes: int) -> int:
     if columns < lanes:
         return 1 << (columns - 1).bit_length()
     return -(-columns // lanes) * lanes
+
+
+def crowding(stride: int, planes: int = PLANES) -> int:
+    """The most of ``planes`` lines ``stride`` bytes apart that share an L1 set."""
+    sets = [(plane * stride // LINE) % (SET_PERIOD // LINE) for plane in range(planes)]
+    return max(sets.count(s) for s in sets)
+
+
+def spread_rows(rows: int, row_bytes: int, planes: int = PLANES) -> int:
+    """Rows per plane for a ``planes x rows x row_bytes`` buffer read one
+    line per plane at a time (M in the output transform: 36 loads per tile
+    row, one from each plane; V is written so in the input transform):
+    ``rows`` plus the fewest extra rows (at most an eighth more, at least
+    one) that leave at most ``PLANES_PER_SET`` planes in one L1 set, else
+    the least crowded. With the planes a multiple of 4 KiB apart (32
+    filters x 128 tiles x 4 bytes = 16 KiB: the CNN of ``bench/dynamic.py``
+    at batch 8) all 36 compete for one set's 8 ways, and each access misses
+    L1 though the next tile row reads the same lines again."""
+    extras = range(max(1, rows // 8) + 1)
+    for extra in extras:
+        if crowding((rows + extra) * row_bytes, planes) <= PLANES_PER_SET:
+            return rows + extra
+    return rows + min(
+        extras, key=lambda extra: (crowding((rows + extra) * row_bytes, planes), extra)
+    )
 
 
 def _zero_init(init: ir.Value) -> bool:
@@ -457,7 +522,7 @@ def _columns(conv: _Conv, images: ir.Value | int) -> ir.Value | int:
 def _input_transform(conv: _Conv, padded: ir.Value, images: ir.Value | int) -> ir.Value:
     """V[6 xi + nu, c, t] = (B^T d_t B)[xi, nu] for every tile t and channel c."""
     columns = _columns(conv, images)
-    empty = tensor.empty([ALPHA * ALPHA, conv.channels, columns], ir.F32Type.get())
+    empty = tensor.empty([PLANES, conv.transformed_rows, columns], ir.F32Type.get())
 
     def slice_at(n, top, t0):
         return [0, 0, t0], [ALPHA * ALPHA, conv.channels, conv.row_stride]
@@ -479,23 +544,27 @@ def _input_transform(conv: _Conv, padded: ir.Value, images: ir.Value | int) -> i
     transformed = _forall(conv, empty, images, conv.channels, slice_at, body)
     if conv.dynamic:
         return _zero_image_tails(conv, transformed, images)
-    return _zero_tail(conv, transformed)
+    return _zero_padding(conv, transformed)
 
 
-def _zero_tail(conv: _Conv, transformed: ir.Value) -> ir.Value:
-    """Zeros in the columns of V past the last tile row (``_Conv.tiles``):
-    what is left there is whatever the buffer held, possibly denormals,
-    which slow the FMAs that read them."""
-    extra = conv.tiles - conv.used_tiles
-    if not extra:
-        return transformed
+def _zero_padding(conv: _Conv, transformed: ir.Value) -> ir.Value:
+    """Zeros in V where nothing was transformed: the columns past the last
+    tile row (``_Conv.tiles``) and the padding channels
+    (``_Conv.transformed_rows``). What is left there is whatever the buffer
+    held: denormals slow the FMAs that read them, and a NaN times U's zero
+    columns is still NaN."""
     zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
-    sizes = [ALPHA * ALPHA, conv.channels, extra]
-    return fill_slice(transformed, zero, [0, 0, conv.used_tiles], sizes)
+    rows, extra = conv.transformed_rows, conv.tiles - conv.used_tiles
+    if extra:
+        transformed = fill_slice(transformed, zero, [0, 0, conv.used_tiles], [PLANES, rows, extra])
+    if rows > conv.channels:
+        sizes = [PLANES, rows - conv.channels, conv.tiles]
+        transformed = fill_slice(transformed, zero, [0, conv.channels, 0], sizes)
+    return transformed
 
 
 def _zero_image_tails(conv: _Conv, transformed: ir.Value, images: ir.Value | int) -> ir.Value:
-    """``_zero_tail`` for a dynamic batch: zeros in the columns past each
+    """``_zero_padding`` for a dynamic batch: zeros in the columns past each
     image's last tile row (``image_columns``), in a loop over the images."""
     extra = conv.image_columns - conv.image_tiles
     if not extra:
@@ -655,6 +724,12 @@ def _filter_transform(conv: _Conv) -> ir.Value:
     """U[6 xi + nu, f, c] = (G w[f, c] G^T)[xi, nu], as a constant."""
     u = np.einsum("xi,fcij,yj->xyfc", G, conv.filter.astype(np.float64), G)
     u = u.reshape(ALPHA * ALPHA, conv.filters, conv.channels).astype(np.float32)
+    # Zero filters and channels past the real ones: the planes of M and V
+    # padded (_Conv.product_rows, _Conv.transformed_rows).
+    u = np.pad(
+        u,
+        [(0, 0), (0, conv.product_rows - conv.filters), (0, conv.transformed_rows - conv.channels)],
+    )
     utype = ir.RankedTensorType.get(list(u.shape), ir.F32Type.get())
     name = weights.derived_name(constant_attr(conv.op.operands[1]), "winograd")
     return arith.ConstantOp(utype, weights.constant_attr(u, utype, name)).result
@@ -666,7 +741,7 @@ def _rewrite(conv: _Conv) -> None:
     with ir.InsertionPoint(op), op.location:
         images = tensor.dim(op.operands[0], _index(0)) if conv.dynamic else conv.batch
         transformed = _input_transform(conv, op.operands[0], images)
-        shape = [ALPHA * ALPHA, conv.filters, _columns(conv, images)]
+        shape = [ALPHA * ALPHA, conv.product_rows, _columns(conv, images)]
         zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
         acc = linalg.fill(zero, outs=[tensor.empty(shape, ir.F32Type.get())])
         products = linalg.batch_matmul(_filter_transform(conv), transformed, outs=[acc])
@@ -687,16 +762,20 @@ def _remark(conv: ir.Operation, plan: _Conv | str) -> Remark:
     """The rewrite planned for ``conv``, or why it keeps the direct kernels."""
     if isinstance(plan, str):
         return about(conv, WinogradConv.flag, f"not rewritten as Winograd: {plan}", REFUSAL)
+    rows, inner = plan.product_rows, plan.transformed_rows
+    padded = ""
+    if (rows, inner) != (plan.filters, plan.channels):
+        padded = f", planes padded from {plan.filters}x{plan.channels} (off 4 KiB multiples)"
     fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
     # A dynamic batch: the columns (and the work) of one image.
     columns = plan.image_columns if plan.dynamic else plan.tiles
-    flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * columns
+    flops = 2 * PLANES * rows * inner * columns
     shown, per = (f"{columns} x batch", " per image") if plan.dynamic else (str(columns), "")
     return about(
         conv,
         WinogradConv.flag,
-        f"rewritten as Winograd F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
-        f"by {plan.channels}x{shown} matmuls ({flops / 1e6:.1f} MFLOP{per}){fused}",
+        f"rewritten as Winograd F(4x4, 3x3): 36 x {rows}x{inner} "
+        f"by {inner}x{shown} matmuls ({flops / 1e6:.1f} MFLOP{per}){padded}{fused}",
     )
 
 

@@ -1,6 +1,7 @@
 """Winograd convolutions (lowerline-winograd-conv) through lowerline.compile:
 taken for 3x3 stride-1 convolutions by default, off with winograd=False,
-both within float32 tolerance of eager."""
+both within float32 tolerance of eager; the planes of the transformed
+input and of the products are never a multiple of 4 KiB apart."""
 
 import re
 
@@ -9,7 +10,17 @@ import torch
 from torch import nn
 
 import lowerline
+from lowerline.examples.classifier import Classifier
+from lowerline.passes.tiling.winograd_conv import PLANES, PLANES_PER_SET, spread_rows
 from lowerline.targets import cpu_target
+
+LINE, SETS, WAYS = 64, 64, 8  # an x86 L1D: 64 sets of 8 64-byte lines
+
+
+def planes_per_set(rows: int, row_bytes: int) -> int:
+    """The most of the 36 planes' first lines that share an L1 set, counted."""
+    sets = [(plane * rows * row_bytes // LINE) % SETS for plane in range(PLANES)]
+    return max(sets.count(s) for s in sets)
 
 
 def block() -> nn.Module:
@@ -74,5 +85,49 @@ def test_batch_matmul_register_tiles_are_whole_vectors(tmp_path, batch, channels
     assert tiles
     for columns in tiles:
         assert columns % lanes == 0 or (columns < lanes and columns & (columns - 1) == 0)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [16, 17, 24, 32, 48, 64, 128, 256])
+@pytest.mark.parametrize("tiles", [4, 8, 16, 24, 48, 128, 320, 1024])
+def test_padded_planes_spread_over_l1_sets(rows, tiles) -> None:
+    """V and M (36 x rows x tiles floats) get the fewest extra rows, at most
+    an eighth more, that bring the planes' crowding of one L1 set down to
+    PLANES_PER_SET where that is reachable, and never make it worse."""
+    padded = spread_rows(rows, tiles * 4)
+    assert rows <= padded <= rows + max(1, rows // 8)
+    before, after = planes_per_set(rows, tiles * 4), planes_per_set(padded, tiles * 4)
+    assert after <= before
+    if before <= PLANES_PER_SET:
+        assert padded == rows  # nothing to spread: no extra FLOPs
+    reachable = [planes_per_set(rows + k, tiles * 4) for k in range(max(1, rows // 8) + 1)]
+    enough = [k for k, crowding in enumerate(reachable) if crowding <= PLANES_PER_SET]
+    if enough:
+        assert padded - rows == enough[0]
+    else:
+        assert after == min(reachable)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_classifier_planes_are_off_4k_and_padding_is_zeroed(tmp_path, batch) -> None:
+    """The CNN of bench/dynamic.py: at batch 8 its products were 36 planes
+    of 32 x 128 floats, 16 KiB apart, all in one L1 set. Every 36-plane
+    buffer now spreads its planes so that no set holds more than its ways
+    (the batch-8 products: 33 rows, 5 planes per set), and the result is right even with the
+    arena poisoned with NaN before the call: the padding rows that the
+    matmuls read are zeroed, not left as whatever the arena held."""
+    torch.manual_seed(0)
+    model, x = Classifier().eval(), torch.randn(batch, 3, 32, 32)
+    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path), num_threads=1)
+    planes = re.findall(r"memref<36x(\d+)x(\d+)xf32>", compiled.ir("bufferized"))
+    assert planes
+    for rows, tiles in {(int(r), int(t)) for r, t in planes}:
+        assert planes_per_set(rows, tiles * 4) <= WAYS, (rows, tiles)
+    compiled(x)  # the arena exists now: poison it
+    arenas = compiled.specializations[0].function.arenas
+    arena = arenas.take()
+    arena.view(torch.float32).fill_(float("nan"))
+    arenas.give(arena)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)

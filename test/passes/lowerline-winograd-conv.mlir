@@ -8,7 +8,8 @@
 // filter is transformed now (a 36 x F x C constant), the input by B^T d B
 // along rows (whole rows combined, then split into the 4-column phases of the
 // tiles), the 36 products are one batch_matmul, and A^T M A interleaves the
-// four columns of each tile back into output rows.
+// four columns of each tile back into output rows. The planes of V and M
+// (16 rows of 4 floats) are 256 bytes apart, 16 L1 sets: no extra rows.
 // EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+24]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 16x16 by 16x4 matmuls
 // CHECK-LABEL: func.func @rewritten(
 // CHECK-SAME:      %[[X:.+]]: tensor<1x16x10x10xf32>
@@ -43,23 +44,27 @@ func.func @rewritten(%x: tensor<1x16x10x10xf32>) -> tensor<1x16x8x8xf32> {
 // Wider rows are split into vectors of 16 tiles: 72 columns are 18 tiles, a
 // vector of 16 (a row of 66 floats) and one of 2 (10 floats) padded to 16
 // lanes with copies of its first tile; a tile row takes 32 columns of T.
+// V's and M's 36 planes would be 2 KiB apart (16 rows of 32 floats): a 17th,
+// zero row puts them on 32 different L1 sets (U gets a zero filter and a
+// zero channel to match); the transforms still loop over the 16 real rows.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 17x17 by 17x32 matmuls (0.7 MFLOP), planes padded from 16x16 (off 4 KiB multiples) [lowerline-winograd-conv]
 // CHECK-LABEL: func.func @long_rows(
-// CHECK:         scf.forall {{.+}} -> (tensor<36x16x32xf32>)
+// CHECK:         scf.forall {{.+}} -> (tensor<36x17x32xf32>)
 // CHECK:         vector.transfer_read {{.+}} vector<66xf32>
 // CHECK:         vector.transfer_write {{.+}} : vector<16xf32>, tensor<36x16x32xf32>
 // CHECK:         vector.transfer_read {{.+}} vector<10xf32>
 // CHECK:         vector.shuffle %{{.+}}, %{{.+}} [0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : vector<10xf32>, vector<10xf32>
-// CHECK:         linalg.batch_matmul ins({{.+}} : tensor<36x16x16xf32>, tensor<36x16x32xf32>)
-// CHECK:         vector.transfer_read {{.+}} : tensor<36x16x32xf32>, vector<16xf32>
+// CHECK:         linalg.batch_matmul ins({{.+}} : tensor<36x17x17xf32>, tensor<36x17x32xf32>)
+// CHECK:         vector.transfer_read {{.+}} : tensor<36x17x32xf32>, vector<16xf32>
 // CHECK:         vector.transfer_write {{.+}} : vector<64xf32>, tensor<1x16x4x72xf32>
 // CHECK:         vector.transfer_write {{.+}} : vector<8xf32>, tensor<1x16x4x72xf32>
 // With 256-bit vectors (8 lanes): vectors of 8 tiles, 24 columns per tile row.
 // AVX2-LABEL: func.func @long_rows(
-// AVX2:         scf.forall {{.+}} -> (tensor<36x16x24xf32>)
+// AVX2:         scf.forall {{.+}} -> (tensor<36x17x24xf32>)
 // AVX2:         vector.transfer_read {{.+}} vector<34xf32>
 // AVX2:         vector.transfer_read {{.+}} vector<34xf32>
 // AVX2:         vector.transfer_read {{.+}} vector<10xf32>
-// AVX2:         linalg.batch_matmul ins({{.+}} : tensor<36x16x16xf32>, tensor<36x16x24xf32>)
+// AVX2:         linalg.batch_matmul ins({{.+}} : tensor<36x17x17xf32>, tensor<36x17x24xf32>)
 // AVX2:         vector.transfer_write {{.+}} : vector<32xf32>, tensor<1x16x4x72xf32>
 func.func @long_rows(%x: tensor<1x16x6x74xf32>) -> tensor<1x16x4x72xf32> {
   %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
@@ -235,21 +240,28 @@ func.func @ragged_edges(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x6x6xf32> {
 // One 20 x 20 output: 5 tile rows of 8 columns (5 tiles rounded up to a
 // power of two) are 40 columns of T, rounded up to whole vectors: 48, the
 // last 8 zero-filled. 40 has no register tile of whole vectors; 48 has 16.
+// (The planes get a 17th row, zero-filled too, as in @long_rows.)
 // CHECK-LABEL: func.func @whole_vector_tiles(
-// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 5) {{.+}} -> (tensor<36x16x48xf32>)
-// CHECK:         %[[TAIL:.+]] = tensor.extract_slice %[[V]][0, 0, 40] [36, 16, 8] [1, 1, 1]
-// CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[TAIL]] : tensor<36x16x8xf32>)
-// CHECK:         %[[PADDED:.+]] = tensor.insert_slice %[[ZEROS]] into %[[V]][0, 0, 40] [36, 16, 8] [1, 1, 1]
-// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[PADDED]] : tensor<36x16x16xf32>, tensor<36x16x48xf32>)
+// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 5) {{.+}} -> (tensor<36x17x48xf32>)
+// CHECK:         %[[TAIL:.+]] = tensor.extract_slice %[[V]][0, 0, 40] [36, 17, 8] [1, 1, 1]
+// CHECK:         %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[TAIL]] : tensor<36x17x8xf32>)
+// CHECK:         %[[PADDED:.+]] = tensor.insert_slice %[[ZEROS]] into %[[V]][0, 0, 40] [36, 17, 8] [1, 1, 1]
+// CHECK:         %[[ROW:.+]] = tensor.extract_slice %[[PADDED]][0, 16, 0] [36, 1, 48] [1, 1, 1]
+// CHECK:         %[[ZROW:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ROW]] : tensor<36x1x48xf32>)
+// CHECK:         %[[PLANES:.+]] = tensor.insert_slice %[[ZROW]] into %[[PADDED]][0, 16, 0] [36, 1, 48] [1, 1, 1]
+// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[PLANES]] : tensor<36x17x17xf32>, tensor<36x17x48xf32>)
 // Three images: 120 columns, 128 of T.
 // CHECK-LABEL: func.func @whole_vector_tiles_batch(
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (3, 5) {{.+}} -> (tensor<36x16x128xf32>)
-// CHECK:         tensor.extract_slice %{{.+}}[0, 0, 120] [36, 16, 8] [1, 1, 1]
-// Eight images: 320 columns, whole vectors already: no tail to fill.
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (3, 5) {{.+}} -> (tensor<36x17x128xf32>)
+// CHECK:         tensor.extract_slice %{{.+}}[0, 0, 120] [36, 17, 8] [1, 1, 1]
+// Eight images: 320 columns, whole vectors already: no tail to fill (only
+// the zero row).
 // CHECK-LABEL: func.func @whole_vector_tiles_no_tail(
-// CHECK:         %[[V8:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (8, 5) {{.+}} -> (tensor<36x16x320xf32>)
+// CHECK:         %[[V8:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (8, 5) {{.+}} -> (tensor<36x17x320xf32>)
+// CHECK-NOT:     tensor.insert_slice {{.+}}[0, 0,
+// CHECK:         %[[Z8:.+]] = tensor.insert_slice %{{.+}} into %[[V8]][0, 16, 0] [36, 1, 320] [1, 1, 1]
 // CHECK-NOT:     tensor.insert_slice
-// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[V8]] : tensor<36x16x16xf32>, tensor<36x16x320xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[Z8]] : tensor<36x17x17xf32>, tensor<36x17x320xf32>)
 func.func @whole_vector_tiles(%x: tensor<1x16x22x22xf32>) -> tensor<1x16x20x20xf32> {
   %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
   %zero = arith.constant 0.0 : f32

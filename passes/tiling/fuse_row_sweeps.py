@@ -141,12 +141,54 @@ def _uses_nothing_from(later: ir.Operation, earlier: ir.Operation) -> bool:
     return True
 
 
+# Ops a later loop may need from between the two loops that can move
+# before the earlier one: they only name a value (no memory is touched).
+_MOVABLE = ("tensor.extract_slice", "tensor.empty", "arith.constant")
+
+
+def _movable_operands(later: ir.Operation, earlier: ir.Operation) -> list[ir.Operation] | None:
+    """The ops between ``earlier`` and ``later`` that ``later`` reads, when
+    all are ``_MOVABLE`` and read only values defined before ``earlier``
+    (a slice of the row loop's output, taken after the earlier loop, that a
+    loop writing the output in place starts from); None otherwise."""
+    found: list[ir.Operation] = []
+    for op in [later, *_nested(later)]:
+        for value in op.operands:
+            if _inside(value, later) or isinstance(value, ir.BlockArgument):
+                continue
+            holder = _ancestor_in(value.owner, earlier.block)
+            if holder is None or holder.is_before_in_block(earlier):
+                continue
+            if holder.name not in _MOVABLE or holder.operation == earlier.operation:
+                return None
+            if not _defined_before(holder, earlier):
+                return None
+            if not any(holder == f for f in found):
+                found.append(holder)
+    return found
+
+
+def _defined_before(op: ir.Operation, earlier: ir.Operation) -> bool:
+    for value in op.operands:
+        if isinstance(value, ir.BlockArgument):
+            continue
+        holder = _ancestor_in(value.owner, earlier.block)
+        if holder is not None and not holder.is_before_in_block(earlier):
+            return False
+    return True
+
+
 def _pair(loops: list[ir.Operation]) -> tuple[ir.Operation, ir.Operation] | None:
     for index, earlier in enumerate(loops):
         for later in loops[index + 1 :]:
             if not _same_range(earlier, later) or not _share_a_read(earlier, later):
                 continue
             if _uses_nothing_from(later, earlier):
+                return earlier, later
+            movable = _movable_operands(later, earlier)
+            if movable:
+                for op in movable:
+                    op.move_before(earlier)
                 return earlier, later
     return None
 

@@ -156,3 +156,78 @@ def test_bf16_softmax(shape, cache_dir):
     torch.manual_seed(7)
     x = (torch.randn(*shape) * 4).to(torch.bfloat16)
     _check(compiled(x), torch.softmax(x, -1), "bf16", BF16)
+
+
+class Moments(torch.nn.Module):
+    """Variance, layer norm and group norm of a ``(batch, channels, length)``
+    input, each on its own graph (the layer norm reads ``-x`` and the group
+    norm ``2 * x``, both exact in float32, so that CSE cannot share their
+    means and no op is left outside its row kernel)."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x):
+        return (
+            torch.var(x, -1),
+            F.layer_norm(-x, x.shape[-1:]),
+            F.group_norm(2 * x, self.groups),
+        )
+
+
+# (batch, channels, length, groups): rows of length 1, 7, 1000, 50257 and
+# 393216, batch 1 and 8, groups 1, 3 and 32. The long rows are split into
+# L1 blocks merged by Chan's formula (row_moments); a single row (fewer
+# rows than cores) is split across the threads op by op instead.
+MOMENT_SHAPES = [
+    (1, 2, 1, 1),
+    (8, 3, 7, 3),
+    (1, 3, 1000, 3),
+    (8, 32, 1000, 32),
+    (1, 3, 50257, 1),
+    (8, 3, 50257, 3),
+    (1, 1, 393216, 1),
+]
+
+
+def _offset(shape):
+    """A large offset and a small spread: a one-pass sum of squares keeps
+    none of the variance's digits, a mean rounded to float32 (5e-4 at 1e4)
+    is a visible part of it."""
+    return 1e4 + torch.randn(*shape)
+
+
+def _periodic(shape):
+    """Rows periodic with period 7 (a sampled pilot mean aliases with
+    them): 1e4 + (i mod 7)."""
+    return (1e4 + torch.arange(shape[-1]).remainder(7).float()).expand(*shape).contiguous()
+
+
+def _error(got, want):
+    """Worst absolute error relative to the largest magnitude of ``want``."""
+    return ((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+
+
+@pytest.mark.parametrize("shape", MOMENT_SHAPES, ids=_shape_id)
+def test_moments_against_float64(shape, cache_dir):
+    """Every output is within twice eager torch's error against float64
+    (or 2e-7 of its magnitude, a few float32 roundings): torch's two-pass
+    moments are the bar, on rows made to break one-pass formulas."""
+    batch, channels, length, groups = shape
+    module = Moments(groups).eval()
+    compiled = lowerline.compile(module, torch.randn(batch, channels, length), cache_dir=cache_dir)
+    assert not compiled.fallbacks, [str(f) for f in compiled.fallbacks]
+    torch.manual_seed(8)
+    for make in (torch.randn, _offset, _periodic, _unlike_start):
+        x = make((batch, channels, length))
+        with torch.no_grad():
+            want = module(x.double())
+            eager = module(x)
+        got = compiled(x)
+        for index, (g, e, w) in enumerate(zip(got, eager, want, strict=True)):
+            if length == 1 and index == 0:  # the unbiased variance of one element
+                assert g.isnan().all() and e.isnan().all()
+                continue
+            bound = max(2 * _error(e, w), 2e-7)
+            assert _error(g, w) <= bound, f"{make.__name__} output {index}: {_error(g, w):.2e}"

@@ -32,6 +32,13 @@ that picks the loops worth fusing: same bounds, a shared read, and the
 later loop using nothing the earlier one or the ops between them compute.
 Only loops on tensors (no memref operand anywhere inside): their bodies
 have no side effects, so the order of their iterations does not matter.
+
+Reads compare by their indices' structure: an ``affine.apply`` each loop
+computes (a block's offset plus the induction variable, in the block
+moments of ``row_moments``) is the same index when its map and operands
+are. A slice the later loop starts from, taken between the two loops of a
+value defined before both (softmax's output row, which the exp is written
+into in place), is moved before the earlier loop.
 """
 
 from __future__ import annotations
@@ -83,9 +90,24 @@ def _reads(loop: ir.Operation) -> list[tuple[ir.Value, list, ir.Type]]:
     for op in _nested(loop):
         if op.name != "vector.transfer_read" or _inside(op.operands[0], loop):
             continue
-        indices = [depth.get(v, v) for v in op.operands[1:] if isinstance(v.type, ir.IndexType)]
+        indices = [
+            _index_key(v, depth, loop) for v in op.operands[1:] if isinstance(v.type, ir.IndexType)
+        ]
         reads.append((op.operands[0], indices, op.results[0].type))
     return reads
+
+
+def _index_key(value: ir.Value, depth: dict, loop: ir.Operation) -> object:
+    """``value`` as it compares between loops: an induction variable by its
+    depth, an ``affine.apply`` inside ``loop`` (a block's offset plus the
+    induction variable) by its map and operands' keys, else itself."""
+    if value in depth:
+        return depth[value]
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is not None and owner.name == "affine.apply" and _inside(value, loop):
+        operands = tuple(_index_key(v, depth, loop) for v in owner.operands)
+        return ("affine.apply", str(owner.attributes["map"]), operands)
+    return value
 
 
 def _induction(loop: ir.Operation) -> ir.Value:

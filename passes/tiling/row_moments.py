@@ -1,13 +1,17 @@
 """A long row's mean and variance in blocks, merged with Chan's formula.
 
 torch gives a variance (``var``, layer, group and instance norm) as two
-reductions over the row: the sum, then the sum of squared differences from
-the mean the sum gives. In a row kernel (``row_kernels``) each is a sweep,
-and on a row longer than the caches the second reads it from memory again.
-Here both are computed block by block, each block small enough to stay in
-L1 between its two passes: the block's sum, its mean ``m_b``, then
-``q_b = sum((x - m_b)^2)`` over the block again from L1, and the blocks are
-merged one after the other with Chan's parallel formula::
+reductions over the row: the sum (of ``x - p``, ``p`` a pilot: the row's
+first element), then the sum of squared differences from the mean the sum
+gives. In a row kernel (``row_kernels``) each is a sweep, and on a row
+longer than the caches the second reads it from memory again. Here both are
+computed block by block, each block small enough to stay in L1 between its
+two passes: the block's sum and mean ``m_b``, then, over the block again
+from L1 in one sweep, ``q_b = sum(d^2)`` and ``e_b = sum(d)`` with
+``d = x - p - m_b`` (``e_b`` corrects ``m_b`` and ``q_b`` for the rounding
+of the float32 sum: the corrected two-pass algorithm of Chan, Golub and
+LeVeque). The blocks are merged one after the other, in f64 (a few scalar
+operations per block), with Chan's parallel formula::
 
     n = n_a + n_b
     delta = m_b - mean_a
@@ -15,19 +19,23 @@ merged one after the other with Chan's parallel formula::
     M2 = M2_a + q_b + delta^2 * n_a * n_b / n
 
 so the row is read once from memory for both statistics. Each block is two
-passes, so the precision is that of the two-pass scheme (a one-pass
-``sum(x^2) - sum(x)^2 / n`` or a sampled pilot mean loses digits on a row
-with a large offset). The graph's second reduction is a sum of squares
-about the per-row value ``c`` it reads. Where ``c`` is the graph's mean
-(the sum divided by ``n``), the reduction is given as ``M2``: the squares
-about the row's mean, not about its float32 rounding (at a mean of 1e4 an
-ulp is 1e-3, and ``n * (c - mean)^2`` would be 30x the error of eager's
-variance). Else it is given exactly as ``M2 + n * (mean - c)^2``.
+passes, so the precision is at least that of the two-pass scheme (a
+one-pass ``sum(x^2) - sum(x)^2 / n`` or a sampled pilot mean loses digits
+on a row with a large offset; both were measured at 6e-4). Everything is
+kept relative to the pilot, so that the block means and their differences
+keep their digits on a row far from 0.
+
+The graph's second reduction is a sum of squares about the per-row value
+``c`` it reads. Where ``c`` is the graph's mean (``p + sum / n``), the
+reduction is given as ``M2``: the squares about the row's mean, not about
+its float32 rounding (at a mean of 1e4 an ulp is 1e-3, and
+``n * (c - mean)^2`` was 20x the error of eager's variance). Else it is
+given exactly as ``M2 + n * (mean - c)^2``.
 
 Upstream's reduction tiling splits a reduction only with its own combiner
 (an ``arith`` op applied per element); Chan's merge of (count, mean, M2)
 triples is not one, so the block loop is made here, an ``scf.for`` over the
-row's blocks on tensors whose two block reductions are ordinary linalg
+row's blocks on tensors whose block reductions are ordinary linalg
 reductions, chunked and vectorized like every row reduction.
 """
 
@@ -328,13 +336,26 @@ def _block(
         d = arith.subf(arith.subf(a, p), m)
         return arith.mulf(d, d)
 
-    q = _extract(_reduction([*inputs, _stat(mean)], element, square, f"{tag}.m2"))
+    def deviation(a: ir.Value, p: ir.Value, m: ir.Value) -> ir.Value:
+        return arith.subf(arith.subf(a, p), m)
+
+    # The second pass also sums the deviations (one sweep with the squares,
+    # lowerline-fuse-row-sweeps): they correct the block's mean and M2 for
+    # the rounding of its float32 sum (the corrected two-pass algorithm of
+    # Chan, Golub and LeVeque). Without it, rows whose blocks have unlike
+    # means merged with a 5e-4 error in each block's mean at 1e4.
+    stats = [*inputs, _stat(mean)]
+    q = _extract(_reduction(stats, element, square, f"{tag}.m2"))
+    dev = _extract(_reduction(stats, element, deviation, f"{tag}.dev"))
     # The merge in f64: once per block, and the running M2 of a long row
     # would otherwise lose an f32 rounding per block.
     f64 = ir.F64Type.get()
-    n_b, total, q = _scalar(f64, float(size)), _wide(total), _wide(q)
+    n_b, dev = _scalar(f64, float(size)), _wide(dev)
+    block_mean = arith.addf(_wide(mean), arith.divf(dev, n_b))
+    q = arith.subf(_wide(q), arith.divf(arith.mulf(dev, dev), n_b))
+    total = arith.mulf(block_mean, n_b)
     n = arith.addf(before, n_b)
-    delta = arith.subf(arith.divf(total, n_b), state.mean)
+    delta = arith.subf(block_mean, state.mean)
     merged_mean = arith.addf(state.mean, arith.mulf(delta, arith.divf(n_b, n)))
     weight = arith.divf(arith.mulf(before, n_b), n)
     merged_m2 = arith.addf(arith.addf(state.m2, q), arith.mulf(arith.mulf(delta, delta), weight))

@@ -296,9 +296,10 @@ func.func @returned_statistics_are_not_fused(%x: tensor<4x37xf32>) -> (tensor<4x
 // groups: 4 groups of 3 x 2500 = 7500 elements, more than two L1 blocks of
 // 3072 (48 KiB / 16). The two reductions become one loop of blocks over
 // the group, collapsed to one row: each block summed and then its squared
-// differences from its own mean summed while it is in L1, the blocks merged
-// in f64 by Chan's formula; the partial last block (7500 - 6144 = 1356)
-// after the loop.
+// differences from its own mean and the differences themselves (which
+// correct the block's mean) summed while it is in L1, the blocks merged in
+// f64 by Chan's formula; the partial last block (7500 - 6144 = 1356) after
+// the loop.
 // EXPLAIN: remark: linalg.generic: g0: row kernel of 7 ops over [1, 4] rows of [3, 2500] (one thread); variance in blocks of 3072 merged by Chan's formula [lowerline-tile-and-fuse]
 // CHECK-LABEL: func.func @long_group_norm_rows(
 // CHECK:         %[[ROW:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2, 3]] : tensor<1x1x3x2500xf32> into tensor<1x7500xf32>
@@ -314,6 +315,12 @@ func.func @returned_statistics_are_not_fused(%x: tensor<4x37xf32>) -> (tensor<4x
 // CHECK:             arith.subf
 // CHECK:             arith.subf
 // CHECK:             arith.mulf
+// CHECK:           linalg.reduce
+// CHECK:           scf.for {{.+}} to %c3072{{.*}} step %c64
+// CHECK:             tensor.extract_slice %[[BLOCK]]
+// CHECK:             arith.subf
+// CHECK:             arith.subf
+// CHECK-NOT:         arith.mulf
 // CHECK:           linalg.reduce
 // CHECK:           arith.extf {{.+}} : f32 to f64
 // CHECK:           scf.yield {{.+}} : f64, f64, f64

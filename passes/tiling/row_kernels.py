@@ -30,7 +30,14 @@ An elementwise member read by a row reduction and by the last op
 (softmax's ``exp(x - max)``) is also computed inside the reduction and
 tiled in the reduction's chunks (``compute_shared_producers_in_reductions``):
 the two chunk loops are then independent, and ``lowerline-fuse-row-sweeps``
-makes them one sweep that writes the exps while it sums them.
+makes them one sweep that writes the exps while it sums them. Split across
+threads, the member writes them straight into the output row and the last
+op rescales that row in place (``rescale_in_place``): no row buffer per
+thread, and the scale sweep reads and writes one row.
+
+A variance over a row longer than two L1 blocks (its sum and its sum of
+squared differences) is computed in blocks merged by Chan's formula
+(``row_moments``): one sweep from memory for both statistics.
 
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
 the linalg ops before it whose results only the kernel reads, as long as
@@ -530,6 +537,9 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
     multiply_by_reciprocals(kernel.last, kernel.rows)
     compute_shared_producers_in_reductions(kernel, target)
     if kernel.parallel:
+        # Upstream fuses a producer through the loop's destination only into
+        # an scf.forall; in an scf.for over the rows the member would be
+        # computed whole before the loop.
         rescale_in_place(kernel)
     for op in kernel.members:
         if _row_reduction(op) and not unit_loops_for_constant_outputs(op):

@@ -35,7 +35,7 @@ threads, the member writes them straight into the output row and the last
 op rescales that row in place (``rescale_in_place``): no row buffer per
 thread, and the scale sweep reads and writes one row.
 
-A variance over a row longer than two L1 blocks (its sum and its sum of
+A variance over a row longer than half of L2 (its sum and its sum of
 squared differences) is computed in blocks merged by Chan's formula
 (``row_moments``): one sweep from memory for both statistics.
 
@@ -62,7 +62,12 @@ from lowerline.passes.graph.fuse_elementwise import fusable_producer, fuse
 from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
-from lowerline.passes.tiling.row_moments import block_elements, find_moments, merge_moments
+from lowerline.passes.tiling.row_moments import (
+    block_elements,
+    find_moments,
+    merge_moments,
+    min_row_elements,
+)
 from lowerline.passes.tiling.thread_reductions import PARALLEL_MIN_ELEMENTS
 from lowerline.passes.tiling.window_tiles import plane_chunks
 from lowerline.pipeline.pass_api import ops_matching
@@ -567,8 +572,8 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
 def _merge_long_row_moments(
     module: ir.Operation, kernel: RowKernel, target: CpuTarget
 ) -> str | None:
-    """A variance over a row longer than two L1 blocks: its sum and its sum
-    of squares in one sweep of blocks merged by Chan's formula
+    """A variance over a row longer than half of L2: its sum and its sum of
+    squares in one sweep of blocks merged by Chan's formula
     (``row_moments``); the block reductions are then chunked like the
     members. None on success or when there is none."""
     members = [
@@ -578,7 +583,7 @@ def _merge_long_row_moments(
         return None
     eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(members[-1].results[0].type).element_type), 4)
     block = block_elements(target, eb, reduction_chunk(target, eb))
-    moments = find_moments(members, 2 * block)
+    moments = find_moments(members, min_row_elements(target, eb, block))
     if moments is None:
         return None
     prefix = f"{kernel.name}.moments"

@@ -32,6 +32,13 @@ that picks the loops worth fusing: same bounds, a shared read, and the
 later loop using nothing the earlier one or the ops between them compute.
 Only loops on tensors (no memref operand anywhere inside): their bodies
 have no side effects, so the order of their iterations does not matter.
+
+Reads compare by their indices' structure: an ``affine.apply`` each loop
+computes (a block's offset plus the induction variable, in the block
+moments of ``row_moments``) is the same index when its map and operands
+are. A slice the later loop starts from, taken between the two loops of a
+value defined before both (softmax's output row, which the exp is written
+into in place), is moved before the earlier loop.
 """
 
 from __future__ import annotations
@@ -83,9 +90,24 @@ def _reads(loop: ir.Operation) -> list[tuple[ir.Value, list, ir.Type]]:
     for op in _nested(loop):
         if op.name != "vector.transfer_read" or _inside(op.operands[0], loop):
             continue
-        indices = [depth.get(v, v) for v in op.operands[1:] if isinstance(v.type, ir.IndexType)]
+        indices = [
+            _index_key(v, depth, loop) for v in op.operands[1:] if isinstance(v.type, ir.IndexType)
+        ]
         reads.append((op.operands[0], indices, op.results[0].type))
     return reads
+
+
+def _index_key(value: ir.Value, depth: dict, loop: ir.Operation) -> object:
+    """``value`` as it compares between loops: an induction variable by its
+    depth, an ``affine.apply`` inside ``loop`` (a block's offset plus the
+    induction variable) by its map and operands' keys, else itself."""
+    if value in depth:
+        return depth[value]
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is not None and owner.name == "affine.apply" and _inside(value, loop):
+        operands = tuple(_index_key(v, depth, loop) for v in owner.operands)
+        return ("affine.apply", str(owner.attributes["map"]), operands)
+    return value
 
 
 def _induction(loop: ir.Operation) -> ir.Value:
@@ -141,12 +163,54 @@ def _uses_nothing_from(later: ir.Operation, earlier: ir.Operation) -> bool:
     return True
 
 
+# Ops a later loop may need from between the two loops that can move
+# before the earlier one: they only name a value (no memory is touched).
+_MOVABLE = ("tensor.extract_slice", "tensor.empty", "arith.constant")
+
+
+def _movable_operands(later: ir.Operation, earlier: ir.Operation) -> list[ir.Operation] | None:
+    """The ops between ``earlier`` and ``later`` that ``later`` reads, when
+    all are ``_MOVABLE`` and read only values defined before ``earlier``
+    (a slice of the row loop's output, taken after the earlier loop, that a
+    loop writing the output in place starts from); None otherwise."""
+    found: list[ir.Operation] = []
+    for op in [later, *_nested(later)]:
+        for value in op.operands:
+            if _inside(value, later) or isinstance(value, ir.BlockArgument):
+                continue
+            holder = _ancestor_in(value.owner, earlier.block)
+            if holder is None or holder.is_before_in_block(earlier):
+                continue
+            if holder.name not in _MOVABLE or holder.operation == earlier.operation:
+                return None
+            if not _defined_before(holder, earlier):
+                return None
+            if not any(holder == f for f in found):
+                found.append(holder)
+    return found
+
+
+def _defined_before(op: ir.Operation, earlier: ir.Operation) -> bool:
+    for value in op.operands:
+        if isinstance(value, ir.BlockArgument):
+            continue
+        holder = _ancestor_in(value.owner, earlier.block)
+        if holder is not None and not holder.is_before_in_block(earlier):
+            return False
+    return True
+
+
 def _pair(loops: list[ir.Operation]) -> tuple[ir.Operation, ir.Operation] | None:
     for index, earlier in enumerate(loops):
         for later in loops[index + 1 :]:
             if not _same_range(earlier, later) or not _share_a_read(earlier, later):
                 continue
             if _uses_nothing_from(later, earlier):
+                return earlier, later
+            movable = _movable_operands(later, earlier)
+            if movable:
+                for op in movable:
+                    op.move_before(earlier)
                 return earlier, later
     return None
 

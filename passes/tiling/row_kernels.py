@@ -30,7 +30,14 @@ An elementwise member read by a row reduction and by the last op
 (softmax's ``exp(x - max)``) is also computed inside the reduction and
 tiled in the reduction's chunks (``compute_shared_producers_in_reductions``):
 the two chunk loops are then independent, and ``lowerline-fuse-row-sweeps``
-makes them one sweep that writes the exps while it sums them.
+makes them one sweep that writes the exps while it sums them. Split across
+threads, the member writes them straight into the output row and the last
+op rescales that row in place (``rescale_in_place``): no row buffer per
+thread, and the scale sweep reads and writes one row.
+
+A variance over a row longer than half of L2 (its sum and its sum of
+squared differences) is computed in blocks merged by Chan's formula
+(``row_moments``): one sweep from memory for both statistics.
 
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
 the linalg ops before it whose results only the kernel reads, as long as
@@ -48,13 +55,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg
 
 from lowerline.cpu.tile_plan import elementwise_tile, lanes, reduction_chunk
 from lowerline.passes.graph.fuse_elementwise import fusable_producer, fuse
 from lowerline.passes.support.linalg_info import indexing_maps, iterator_kinds, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script, peel
 from lowerline.passes.tiling.reduction_chunks import reduction_chunks, split_rows
+from lowerline.passes.tiling.row_moments import (
+    block_elements,
+    find_moments,
+    merge_moments,
+    min_row_elements,
+)
 from lowerline.passes.tiling.thread_reductions import PARALLEL_MIN_ELEMENTS
 from lowerline.passes.tiling.window_tiles import plane_chunks
 from lowerline.pipeline.pass_api import ops_matching
@@ -435,11 +448,104 @@ def compute_shared_producers_in_reductions(kernel: RowKernel, target: CpuTarget)
     return count
 
 
+def _identity_read(op: ir.Operation, index: int) -> bool:
+    """Whether ``op`` reads operand ``index`` through its output's map."""
+    maps = indexing_maps(op)
+    return maps[index] == maps[-1]
+
+
+def _in_place_operand(kernel: RowKernel) -> int | None:
+    """The input of the last op that it can update in place: written by a
+    chunked member (softmax's ``exp``, computed in the sum's sweep) read
+    by nothing else, of the last op's type, read at the output's index;
+    the last op's own init is a ``tensor.empty`` it never reads."""
+    last = kernel.last
+    inputs = len(last.operands) - 1
+    init = last.operands[inputs]
+    if not isinstance(init, ir.OpResult) or init.owner.name != "tensor.empty":
+        return None
+    if list(last.regions[0].blocks[0].arguments[inputs].uses):
+        return None
+    chunked = [kernel.members[i] for i in kernel.chunked]
+    for index in range(inputs):
+        value = last.operands[index]
+        if not isinstance(value, ir.OpResult) or not any(value.owner == m for m in chunked):
+            continue
+        member = value.owner
+        if len(member.results) != 1 or value.type != last.results[0].type:
+            continue
+        users = [use.owner for use in value.uses]
+        if len(users) == 1 and _identity_read(last, index):
+            return index
+    return None
+
+
+def rescale_in_place(kernel: RowKernel) -> bool:
+    """Write a chunked member (softmax's ``exp``) into the last op's output
+    and let the last op rescale it there::
+
+        %e = generic ins(%x, %max) outs(%row_buffer)      %e = generic ins(%x, %max) outs(%out)
+        %y = generic ins(%e, %sum) outs(%out)         ->  %y = generic ins(%sum) outs(%e)
+               { %a * (1 / %s) }                                 { %o * (1 / %s) }
+
+    Bufferized, the member writes the output rows and the last op scales
+    them in place: no row buffer per thread, and the scale sweep reads and
+    writes one row instead of reading one and writing another (ATen's
+    softmax does the same). False when no member qualifies."""
+    index = _in_place_operand(kernel)
+    if index is None:
+        return False
+    last = kernel.last
+    member = last.operands[index].owner
+    inputs = len(last.operands) - 1
+    member.operands[len(member.operands) - 1] = last.operands[inputs]
+    maps = indexing_maps(last)
+    kept = [i for i in range(inputs) if i != index]
+    operands = [last.operands[i] for i in kept] + [member.results[0]]
+    with ir.InsertionPoint(last), last.location:
+        rebuilt = _rebuild_without_input(last, index, operands, [maps[i] for i in kept] + maps[-1:])
+    last.results[0].replace_all_uses_with(rebuilt.results[0])
+    last.erase()
+    kernel.members[-1] = rebuilt
+    return True
+
+
+def _rebuild_without_input(
+    op: ir.Operation, index: int, operands: list[ir.Value], maps: list[ir.AffineMap]
+) -> ir.Operation:
+    """``op`` on ``operands`` (its inputs but ``index``, then the new init),
+    its body moved over, where input ``index`` is now the init's argument."""
+    rebuilt = linalg.GenericOp(
+        [op.results[0].type],
+        operands[:-1],
+        operands[-1:],
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+        op.attributes["iterator_types"],
+    )
+    for named in list(op.attributes):
+        key = named if isinstance(named, str) else named.name
+        if key not in ("indexing_maps", "iterator_types", "operandSegmentSizes"):
+            rebuilt.attributes[key] = op.attributes[key]
+    old = op.regions[0].blocks[0]
+    args = [a for i, a in enumerate(old.arguments) if i != index][:-1]
+    block = rebuilt.regions[0].blocks.append(*[a.type for a in [*args, old.arguments[index]]])
+    for arg, new_arg in zip([*args, old.arguments[index]], block.arguments, strict=True):
+        arg.replace_all_uses_with(new_arg)
+    for body_op in list(old.operations):
+        block.append(body_op.operation)
+    return rebuilt.operation
+
+
 def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget) -> str | None:
     """Fuse ``kernel`` into one loop over its rows, then tile and chunk each
     member for the vectorizer; None on success, else why not."""
     multiply_by_reciprocals(kernel.last, kernel.rows)
     compute_shared_producers_in_reductions(kernel, target)
+    if kernel.parallel:
+        # Upstream fuses a producer through the loop's destination only into
+        # an scf.forall; in an scf.for over the rows the member would be
+        # computed whole before the loop.
+        rescale_in_place(kernel)
     for op in kernel.members:
         if _row_reduction(op) and not unit_loops_for_constant_outputs(op):
             return f"{op.name} writes a constant index that is not a unit dim"
@@ -448,6 +554,9 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
     if failure:
         return failure
     _erase_dead_copies(module, f"{kernel.name}.m")
+    failure = _merge_long_row_moments(module, kernel, target)
+    if failure:
+        return failure
     for index in range(len(kernel.members)):
         member = f"{kernel.name}.m{index}"
         # A producer fused into one of two users keeps its original for the
@@ -457,6 +566,35 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
             failure = _tile_member(module, op, f"{member}.{copy}", target, chunked)
             if failure:
                 return f"{op.name} of the row kernel: {failure}"
+    return None
+
+
+def _merge_long_row_moments(
+    module: ir.Operation, kernel: RowKernel, target: CpuTarget
+) -> str | None:
+    """A variance over a row longer than half of L2: its sum and its sum of
+    squares in one sweep of blocks merged by Chan's formula
+    (``row_moments``); the block reductions are then chunked like the
+    members. None on success or when there is none."""
+    members = [
+        op for i in range(len(kernel.members)) for op in _tagged(module, f"{kernel.name}.m{i}")
+    ]
+    if not members:
+        return None
+    eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(members[-1].results[0].type).element_type), 4)
+    block = block_elements(target, eb, reduction_chunk(target, eb))
+    moments = find_moments(members, min_row_elements(target, eb, block))
+    if moments is None:
+        return None
+    prefix = f"{kernel.name}.moments"
+    merge_moments(moments, block, prefix)
+    kernel.text += f"; variance in blocks of {block} merged by Chan's formula"
+    for number, op in enumerate(
+        ops_matching(module, lambda o: (OP_TAG.get(o) or "").startswith(prefix))
+    ):
+        failure = _tile_member(module, op, f"{prefix}.{number}", target, False)
+        if failure:
+            return f"{op.name} of the row moments: {failure}"
     return None
 
 

@@ -93,3 +93,68 @@ func.func @unrelated_loops_kept(%x: tensor<128xf32>, %y: tensor<128xf32>) -> (ve
   }
   return %a, %b, %c : vector<16xf32>, vector<16xf32>, vector<16xf32>
 }
+
+// -----
+
+// Two sums over one block of a row at %off (the block moments of a long
+// row): each loop computes its index %off + %j itself; the same map of the
+// same operands is the same read, and the loops become one sweep.
+// CHECK-LABEL: func.func @block_offset_reads_fused(
+// CHECK:         %{{.+}}:2 = scf.for %[[J:.+]] = %c0 to %c128 step %c16 iter_args(
+// CHECK-NEXT:      %[[I:.+]] = affine.apply #{{.+}}()[%{{.+}}, %[[J]]]
+// CHECK-NEXT:      vector.transfer_read %{{.+}}[%[[I]]]
+// CHECK-NOT:       vector.transfer_read
+// CHECK:           scf.yield
+// CHECK-NOT:     scf.for
+#offset = affine_map<()[s0, s1] -> (s0 + s1)>
+func.func @block_offset_reads_fused(%x: tensor<1024xf32>, %off: index) -> (vector<16xf32>, vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  %s = scf.for %j = %c0 to %c128 step %c16 iter_args(%acc = %zero) -> (vector<16xf32>) {
+    %i = affine.apply #offset()[%off, %j]
+    %v = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<1024xf32>, vector<16xf32>
+    %a = arith.addf %v, %acc : vector<16xf32>
+    scf.yield %a : vector<16xf32>
+  }
+  %q = scf.for %j = %c0 to %c128 step %c16 iter_args(%acc = %zero) -> (vector<16xf32>) {
+    %i = affine.apply #offset()[%off, %j]
+    %v = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<1024xf32>, vector<16xf32>
+    %p = arith.mulf %v, %v : vector<16xf32>
+    %a = arith.addf %p, %acc : vector<16xf32>
+    scf.yield %a : vector<16xf32>
+  }
+  return %s, %q : vector<16xf32>, vector<16xf32>
+}
+
+// -----
+
+// The same loops reading 16 elements apart (another map): no shared read.
+// CHECK-LABEL: func.func @other_offset_reads_kept(
+// CHECK:         scf.for
+// CHECK:         scf.for
+#offset = affine_map<()[s0, s1] -> (s0 + s1)>
+#other = affine_map<()[s0, s1] -> (s0 + s1 + 16)>
+func.func @other_offset_reads_kept(%x: tensor<1024xf32>, %off: index) -> (vector<16xf32>, vector<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<16xf32>
+  %s = scf.for %j = %c0 to %c128 step %c16 iter_args(%acc = %zero) -> (vector<16xf32>) {
+    %i = affine.apply #offset()[%off, %j]
+    %v = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<1024xf32>, vector<16xf32>
+    %a = arith.addf %v, %acc : vector<16xf32>
+    scf.yield %a : vector<16xf32>
+  }
+  %q = scf.for %j = %c0 to %c128 step %c16 iter_args(%acc = %zero) -> (vector<16xf32>) {
+    %i = affine.apply #other()[%off, %j]
+    %v = vector.transfer_read %x[%i], %pad {in_bounds = [true]} : tensor<1024xf32>, vector<16xf32>
+    %p = arith.mulf %v, %v : vector<16xf32>
+    %a = arith.addf %p, %acc : vector<16xf32>
+    scf.yield %a : vector<16xf32>
+  }
+  return %s, %q : vector<16xf32>, vector<16xf32>
+}

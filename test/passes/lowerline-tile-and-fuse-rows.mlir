@@ -9,7 +9,9 @@
 // variance, normalization. The mean is written through (d0, 0) (keepdim):
 // the reductions are given a unit loop for it and fused by rows. 64 rows
 // of 1000: a forall over the rows (two cores), each row reduced in chunks of
-// 64 (peeled: 1000 = 15 x 64 + 40) and normalized in vectors.
+// 64 (peeled: 1000 = 15 x 64 + 40) and normalized in vectors. A row of
+// 1000 stays in L2 between two sweeps: its moments stay two sweeps of
+// chunks (the remark says nothing of Chan's formula).
 // EXPLAIN: remark: linalg.generic: g0: row kernel of 6 ops over [64] rows of [1000] (rows split across threads) [lowerline-tile-and-fuse]
 // CHECK-LABEL: func.func @layer_norm_rows(
 // CHECK:         scf.forall (%[[ROW:.+]]) in (64)
@@ -285,4 +287,104 @@ func.func @returned_statistics_are_not_fused(%x: tensor<4x37xf32>) -> (tensor<4x
     linalg.yield %v : f32
   } -> tensor<4x37xf32>
   return %y, %sum : tensor<4x37xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// Group norm as torch-mlir gives it (a pilot, the first element of each
+// group, is subtracted in the sum; the mean is pilot + sum / n), with long
+// groups: 4 groups of 3 x 100000 = 300000 elements (1.2 MB, more than half
+// of the 2 MiB L2), in L1 blocks of 3072 (48 KiB / 16). The two reductions become one loop of blocks over
+// the group, collapsed to one row: each block summed and then its squared
+// differences from its own mean and the differences themselves (which
+// correct the block's mean) summed while it is in L1, the blocks merged in
+// f64 by Chan's formula; the partial last block (300000 - 297984 = 2016) after
+// the loop.
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 7 ops over [1, 4] rows of [3, 100000] (rows split across threads); variance in blocks of 3072 merged by Chan's formula [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @long_group_norm_rows(
+// CHECK:         %[[ROW:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1], [2, 3]] : tensor<1x1x3x100000xf32> into tensor<1x300000xf32>
+// CHECK:         scf.for %[[B:.+]] = %{{.+}} to %c297984 step %c3072 iter_args({{.+}}) -> (f64, f64, f64)
+// CHECK:           %[[BLOCK:.+]] = tensor.extract_slice %[[ROW]][0, %[[B]]] [1, 3072]
+// CHECK:           scf.for {{.+}} to %c3072{{.*}} step %c64
+// CHECK:             tensor.extract_slice %[[BLOCK]]
+// CHECK:             arith.subf
+// CHECK:             arith.addf
+// CHECK:           linalg.reduce
+// CHECK:           scf.for {{.+}} to %c3072{{.*}} step %c64
+// CHECK:             tensor.extract_slice %[[BLOCK]]
+// CHECK:             arith.subf
+// CHECK:             arith.subf
+// CHECK:             arith.mulf
+// CHECK:           linalg.reduce
+// CHECK:           scf.for {{.+}} to %c3072{{.*}} step %c64
+// CHECK:             tensor.extract_slice %[[BLOCK]]
+// CHECK:             arith.subf
+// CHECK:             arith.subf
+// CHECK-NOT:         arith.mulf
+// CHECK:           linalg.reduce
+// CHECK:           arith.extf {{.+}} : f32 to f64
+// CHECK:           scf.yield {{.+}} : f64, f64, f64
+// CHECK:         tensor.extract_slice %[[ROW]][0, %{{.+}}] [1, 2016]
+// CHECK:         arith.truncf {{.+}} : f64 to f32
+// CHECK-NOT:     scf.for
+// CHECK:         math.rsqrt
+// CHECK:         return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#grp = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+func.func @long_group_norm_rows(%x: tensor<1x4x3x100000xf32>) -> tensor<1x4x3x100000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %zeros = arith.constant dense<0.0> : tensor<1x4x1x1xf32>
+  %inf = arith.constant 0x7F800000 : f32
+  %n = arith.constant 300000.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %first = tensor.extract_slice %x[0, 0, 0, 0] [1, 4, 1, 1] [1, 1, 1, 1] : tensor<1x4x3x100000xf32> to tensor<1x4x1x1xf32>
+  %e1 = tensor.empty() : tensor<1x4x1x1xf32>
+  %pilot = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%first, %zeros : tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>) outs(%e1 : tensor<1x4x1x1xf32>) {
+  ^bb0(%a: f32, %z: f32, %o: f32):
+    %abs = math.absf %a : f32
+    %finite = arith.cmpf olt, %abs, %inf : f32
+    %p = arith.select %finite, %a, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<1x4x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %pilot : tensor<1x4x3x100000xf32>, tensor<1x4x1x1xf32>) outs(%f : tensor<1x4x1x1xf32>) {
+  ^bb0(%a: f32, %p: f32, %acc: f32):
+    %d = arith.subf %a, %p : f32
+    %s = arith.addf %d, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x1x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pilot, %sum : tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>) outs(%e1 : tensor<1x4x1x1xf32>) {
+  ^bb0(%p: f32, %s: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    %m = arith.addf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x1x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %mean : tensor<1x4x3x100000xf32>, tensor<1x4x1x1xf32>) outs(%f : tensor<1x4x1x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x1x1xf32>
+  %rstd = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sq : tensor<1x4x1x1xf32>) outs(%e1 : tensor<1x4x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.divf %a, %n : f32
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x1x1xf32>
+  %e2 = tensor.empty() : tensor<1x4x3x100000xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #grp, #grp, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %rstd : tensor<1x4x3x100000xf32>, tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>) outs(%e2 : tensor<1x4x3x100000xf32>) {
+  ^bb0(%a: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x3x100000xf32>
+  return %y : tensor<1x4x3x100000xf32>
 }

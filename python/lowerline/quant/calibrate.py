@@ -169,7 +169,6 @@ def quantize_model(
         )
     skipped = _skipped(found, config)
     layers = [layer for layer in found if layer.name not in skipped]
-    _contiguous_inputs(graph, layers)
     observers, aliases = _observers(layers, config)
     if compile_model is not None and config.calibrate_on == "compiled":
         _calibrate_compiled(graph, observers, config.calibration, compile_model)
@@ -240,36 +239,6 @@ def _layers(graph: fx.GraphModule) -> list[Layer]:
         name, _ = _module_of(node)
         found.append(Layer(name=name, kind=kind, op=node, sources=(node.args[0],), result=node))
     return found
-
-
-def _contiguous_inputs(graph: fx.GraphModule, layers: list[Layer]) -> None:
-    """A linear layer reading a transposed activation (``nn.MultiheadAttention``
-    transposes a batch-first input) reads a contiguous copy instead.
-
-    torch lowers a linear of a contiguous 3-D input to a matmul of its rows
-    (what lowerline-fold-qdq-matmul folds) but a strided one to a batch
-    matmul by the broadcast weight, which no fold takes; the quantize and
-    dequantize between keep the strides. The copy is made before the
-    quantize, which it fuses into."""
-    for layer in layers:
-        value = layer.source.meta.get("val")
-        if layer.kind != "linear" or not isinstance(value, torch.Tensor) or value.dim() < 3:
-            continue
-        if _contiguous(value):
-            continue
-        with graph.graph.inserting_after(layer.source):
-            copy = graph.graph.call_function(aten.contiguous.default, (layer.source,))
-        copy.meta.update(layer.source.meta)
-        layer.op.replace_input_with(layer.source, copy)
-        layer.sources = (copy,)
-    graph.recompile()
-
-
-def _contiguous(value: torch.Tensor) -> bool:
-    try:
-        return bool(value.is_contiguous())
-    except Exception:  # a symbolic size the check cannot decide: leave it
-        return True
 
 
 def _is_batch_matmul(node: fx.Node) -> bool:

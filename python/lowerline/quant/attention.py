@@ -46,12 +46,20 @@ def decompose_attention(graph: fx.GraphModule) -> int:
     return count
 
 
+_POSITIONAL = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+_DEFAULTS = {
+    "attn_mask": None,
+    "dropout_p": 0.0,
+    "is_causal": False,
+    "scale": None,
+    "enable_gqa": False,
+}
+
+
 def _arguments(node: fx.Node) -> dict[str, Any]:
-    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
-    found = dict(zip(names, node.args, strict=False))
-    defaults = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None}
-    defaults["enable_gqa"] = False
-    return {**defaults, **found, **node.kwargs}
+    """The SDPA call's arguments by name, defaults filled in."""
+    given = dict(zip(_POSITIONAL, node.args, strict=False))
+    return {**_DEFAULTS, **given, **node.kwargs}
 
 
 def _head_size(query: Any) -> int | None:
@@ -79,7 +87,9 @@ def _decompose(graph: fx.Graph, node: fx.Node) -> None:
         scores = steps.call(aten.matmul.default, args["query"], keys)
         scores = steps.call(aten.mul.Tensor, scores, float(scale))
         if isinstance(mask, fx.Node) and _is_bool(mask):
-            scores = steps.call(aten.masked_fill.Scalar, scores, _negated(steps, mask), -math.inf)
+            # SDPA's boolean mask keeps the True entries; masked_fill fills them.
+            dropped = steps.call(aten.logical_not.default, mask)
+            scores = steps.call(aten.masked_fill.Scalar, scores, dropped, -math.inf)
         elif isinstance(mask, fx.Node):
             scores = steps.call(aten.add.Tensor, scores, mask)
         weights = steps.call(aten._softmax.default, scores, -1, False)
@@ -91,11 +101,6 @@ def _decompose(graph: fx.Graph, node: fx.Node) -> None:
 def _is_bool(node: fx.Node) -> bool:
     value = node.meta.get("val")
     return isinstance(value, torch.Tensor) and value.dtype == torch.bool
-
-
-def _negated(steps: _Steps, mask: fx.Node) -> fx.Node:
-    """SDPA's boolean mask keeps the True entries; masked_fill fills them."""
-    return steps.call(aten.logical_not.default, mask)
 
 
 class _Steps:

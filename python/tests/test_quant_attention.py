@@ -93,7 +93,7 @@ def test_decomposed_attention_computes_what_sdpa_does(mask, scale):
     torch.testing.assert_close(graph(q, k, v), Attention(mask, scale)(q, k, v))
 
 
-def test_dropout_and_causal_attention_stay_whole():
+def test_causal_attention_stays_whole():
     class Causal(torch.nn.Module):
         def forward(self, q, k, v):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)

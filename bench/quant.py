@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/quant.py [--models mlp_b64] [--threads 2] [--rounds 5]
 
+Models: speed.MODELS and ``mobilenet_b1``/``mobilenet_b8``, a MobileNetV2
+inverted residual block (1x1 expand 32 -> 192, depthwise 3x3, 1x1 project
+192 -> 32, each with batch norm, ReLU6 after the first two, the residual
+added) on 28 x 28 at batch 1 and 8.
+
 Quantizes each model with torchao's ``X86InductorQuantizer`` (calibrated on
 8 random batches), compiles the float model and the converted one for the
 host, and the converted one for ``cpu:haswell`` too (no VNNI: i32 outer
@@ -28,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speed
 import torch
 from timing import model_rounds_args, save_result, settle, time_calls
+from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
 from torchao.testing.pt2e import _xnnpack_quantizer as xnnpack
@@ -35,6 +41,32 @@ from torchao.testing.pt2e import _xnnpack_quantizer as xnnpack
 import lowerline
 
 INT8_BUILDS = ("int8", "int8 lowerline", "int8 xnnpack")
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block with stride 1 (so the residual is added)."""
+
+    def __init__(self, channels: int = 32, expansion: int = 6):
+        super().__init__()
+        hidden = channels * expansion
+        self.expand = nn.Conv2d(channels, hidden, 1, bias=False)
+        self.expand_norm = nn.BatchNorm2d(hidden)
+        self.depthwise = nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden, bias=False)
+        self.depthwise_norm = nn.BatchNorm2d(hidden)
+        self.project = nn.Conv2d(hidden, channels, 1, bias=False)
+        self.project_norm = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.relu6(self.expand_norm(self.expand(x)))
+        y = nn.functional.relu6(self.depthwise_norm(self.depthwise(y)))
+        return x + self.project_norm(self.project(y))
+
+
+MODELS = {
+    **speed.MODELS,
+    "mobilenet_b1": lambda: (InvertedResidual(), (torch.randn(1, 32, 28, 28),)),
+    "mobilenet_b8": lambda: (InvertedResidual(), (torch.randn(8, 32, 28, 28),)),
+}
 
 
 def calibration(inputs: tuple) -> list[tuple]:
@@ -66,7 +98,7 @@ def quantized(model: torch.nn.Module, inputs: tuple, quantizer) -> torch.fx.Grap
 def builds(name: str, cache: str, threads: int) -> dict:
     """Build name -> a callable running that build of model ``name`` on its inputs."""
     torch.manual_seed(0)
-    model, inputs = speed.MODELS[name]()
+    model, inputs = MODELS[name]()
     model = model.eval()
     converted = quantized(model, inputs, x86_quantizer())
     options = {"cache_dir": cache, "num_threads": threads}

@@ -43,6 +43,8 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
+    "lowerline-amx-matmul": "tiling.amx_matmul",
+    "lowerline-amx-tiles": "lowering.amx_tiles",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
     "lowerline-plan-arena": "bufferization.plan_arena",
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",

@@ -325,7 +325,7 @@ def upper_bound(
     if isinstance(owner, ir.Block):
         return None
     operands = list(owner.operands)
-    if owner.name == "memref.dim":
+    if owner.name in ("memref.dim", "tensor.dim"):
         source, dim = operands[0], _constant_index(operands[1])
         if isinstance(source.owner, ir.Block) and source.owner.owner == func:
             argument = ir.BlockArgument(source).arg_number

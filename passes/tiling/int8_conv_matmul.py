@@ -43,13 +43,25 @@ Upstream has ``transform.structured.convert_conv2d_to_img2col``, but for an
 NCHW convolution it keeps the filter as the left operand (the layout this
 pass exists to change), and its matmul is a ``linalg.generic`` that
 lowerline-tile-and-fuse does not plan as a matmul; its im2col reads the
-input through a gather. Left alone: dynamic shapes, filters whose bytes are
-unknown, other element types and kernels (depthwise and grouped
-convolutions are window nests).
+input through a gather.
+
+A depthwise convolution (``linalg.depthwise_conv_2d_nchw_chw``, i8, constant
+filter, a filled accumulator) has no channel reduction for the dot product:
+it becomes one channels-last generic over its taps with its elementwise
+chain fused in (lowerline.passes.tiling.int8_depthwise), reading its input
+and read by the next convolution channels-last like the matmuls, so a
+MobileNet block's expand, depthwise and project transpose only at its ends.
+The channels-last form is also read through the plane reshapes
+(``expand_shape(collapse_shape(x))`` of H x W) of 1x1 convolutions
+(lowerline-pointwise-conv-rows).
+
+Left alone: dynamic shapes, filters whose bytes are unknown, other element
+types and kernels (grouped convolutions are window nests).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +70,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from lowerline import weights
 from lowerline.cpu.tile_plan import int8_dot_lanes
+from lowerline.passes.graph.fuse_elementwise import fusable_producer, fuse
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
 from lowerline.passes.support.pass_options import cpu_target_option
@@ -68,6 +81,13 @@ from lowerline.passes.support.rebuild_generic import (
     single_user_chain,
 )
 from lowerline.passes.tiling.decompose_pad import padding_value, static_padding
+from lowerline.passes.tiling.int8_depthwise import (
+    DEPTHWISE,
+    Depthwise,
+    int8_filter,
+    plan_depthwise,
+    taps_generic,
+)
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
@@ -108,16 +128,9 @@ def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
 
 def _plan(op: ir.Operation) -> _Conv | str:
     """The convolution to rewrite, or why it is left alone."""
-    types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
-    if not all(t.has_static_shape for t in types):
-        return "dynamic shapes"
-    elements = [str(t.element_type) for t in types]
-    if elements != ["i8", "i8", "i32", "i32"]:
-        return f"element types {', '.join(elements[:3])} (needs i8 x i8 -> i32)"
-    attr = constant_attr(op.operands[1])
-    array = None if attr is None else weights.value_of(attr, types[1])
-    if array is None:
-        return "the filter is not a constant with known bytes"
+    array = int8_filter(op)
+    if isinstance(array, str):
+        return array
     return _Conv(op, array, _pair(op, "strides"), _pair(op, "dilations"))
 
 
@@ -157,6 +170,14 @@ def _rows_of(value: ir.Value, layouts: _Layouts) -> ir.Value:
     return _collapse(_channels_last(value, layouts), [[0, 1, 2], [3]])
 
 
+def _nhwc_of(value: ir.Value, layouts: _Layouts) -> ir.Value:
+    """An NCHW tensor as N x H x W x C (an empty one made anew)."""
+    vtype = ir.RankedTensorType(value.type)
+    if isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty":
+        return tensor.empty(_permuted(list(vtype.shape), _TO_NHWC), vtype.element_type)
+    return _channels_last(value, layouts)
+
+
 def _permuted(values: list[int], permutation: list[int]) -> list[int]:
     return [values[d] for d in permutation]
 
@@ -181,6 +202,28 @@ def _bits(element: ir.Type) -> int:
     return ir.FloatType(element).width if isinstance(element, ir.FloatType) else 64
 
 
+_PLANE_GROUPS = [[0], [1], [2, 3]]  # N, C and the plane of an NCHW tensor
+
+
+def _plane_reshape(op: ir.Operation) -> ir.Value | None:
+    """The 4-D source of an ``expand_shape(collapse_shape(x))`` that only
+    reshapes the plane of NCHW ``x`` (a 1x1 convolution's 28 x 28 plane as
+    1 x 784, lowerline-pointwise-conv-rows), else None."""
+    if op.name != "tensor.expand_shape" or not _groups_are(op, _PLANE_GROUPS):
+        return None
+    source = op.operands[0]
+    inner = source.owner if isinstance(source, ir.OpResult) else None
+    if inner is None or inner.name != "tensor.collapse_shape":
+        return None
+    return inner.operands[0] if _groups_are(inner, _PLANE_GROUPS) else None
+
+
+def _groups_are(op: ir.Operation, groups: list[list[int]]) -> bool:
+    found = [[int(ir.IntegerAttr(d).value) for d in ir.ArrayAttr(g)]
+             for g in ir.ArrayAttr(op.attributes["reassociation"])]  # fmt: skip
+    return found == groups
+
+
 def _looked_through(value: ir.Value) -> ir.Operation | None:
     """The op ``value``'s channels-last form can be read through: a
     transpose from channels-last (the previous rewritten convolution's
@@ -189,7 +232,7 @@ def _looked_through(value: ir.Value) -> ir.Operation | None:
     owner = value.owner if isinstance(value, ir.OpResult) else None
     if owner is None:
         return None
-    if _elementwise_narrowing(owner):
+    if _elementwise_narrowing(owner) or _plane_reshape(owner) is not None:
         return owner
     if owner.name == "linalg.transpose":
         permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
@@ -221,6 +264,15 @@ def _made_channels_last(value: ir.Value, layouts: _Layouts) -> ir.Value:
         return _transpose(value, _TO_NHWC)
     if owner.name == "linalg.transpose":
         return owner.operands[0]
+    source_4d = _plane_reshape(owner)
+    if source_4d is not None:
+        # The plane's (h, w) merge in the same order channels-last.
+        n, _, h, w = ir.RankedTensorType(value.type).shape
+        merged = _collapse(_channels_last(source_4d, layouts), [[0], [1, 2], [3]])
+        vtype = ir.RankedTensorType(merged.type)
+        shape = [n, h, w, vtype.shape[2]]
+        result = ir.RankedTensorType.get(shape, vtype.element_type)
+        return tensor.expand_shape(result, merged, _groups([0], [1, 2], [3]), [], shape)
     if owner.name == "linalg.generic":
         source = _channels_last(owner.operands[0], layouts)
         shape = ir.RankedTensorType(source.type).shape
@@ -248,9 +300,15 @@ def _erase_unused(value: ir.Value, layouts: _Layouts) -> None:
     owner = _looked_through(value)
     if owner is None or list(owner.results[0].uses):
         return
+    source_4d = _plane_reshape(owner)
     source = owner.operands[0]
     layouts.pop((owner, 0), None)
     owner.erase()
+    if source_4d is not None:  # then the plane reshape's collapse_shape
+        if list(source.uses):
+            return
+        source.owner.erase()
+        source = source_4d
     _erase_unused(source, layouts)
 
 
@@ -305,21 +363,23 @@ def _init(conv: _Conv, layouts: _Layouts) -> ir.Value:
 # -- the elementwise chain --------------------------------------------------------
 
 
-def _row_map(amap: ir.AffineMap) -> ir.AffineMap | None:
-    """An operand's map over (p, f) of the matmul's rows: the identity for
-    one of the convolution's shape, ``(f)`` for a per-channel one, constants
-    kept; None when it reads a batch or plane dim without the others."""
+def _row_map(amap: ir.AffineMap, dims: int = 2) -> ir.AffineMap | None:
+    """An operand's map over the ``dims`` loops of the rewritten result, the
+    channel last: (p, f) of the matmul's rows, (n, oh, ow, c) channels-last.
+    The identity for one of the convolution's shape, ``(f)`` for a
+    per-channel one, constants kept; None when it reads a batch or plane dim
+    without the others."""
     if amap == ir.AffineMap.get_identity(4):
-        return ir.AffineMap.get_identity(2)
+        return ir.AffineMap.get_identity(dims)
     results = []
     for expr in amap.results:
         if isinstance(expr, ir.AffineConstantExpr):
             results.append(expr)
         elif isinstance(expr, ir.AffineDimExpr) and expr.position == _CHANNEL:
-            results.append(ir.AffineDimExpr.get(1))
+            results.append(ir.AffineDimExpr.get(dims - 1))
         else:
             return None
-    return ir.AffineMap.get(2, 0, results)
+    return ir.AffineMap.get(dims, 0, results)
 
 
 def _joins(op: ir.Operation, shape: list[int]) -> bool:
@@ -334,20 +394,22 @@ def _joins(op: ir.Operation, shape: list[int]) -> bool:
 
 
 def _generic_as_rows(
-    op: ir.Operation, replaced: ir.Value, by: ir.Value, layouts: _Layouts
+    op: ir.Operation, replaced: ir.Value, by: ir.Value, layouts: _Layouts, dims: int = 2
 ) -> ir.Value:
+    """Chain op ``op`` over the matmul's rows (``dims`` 2) or channels-last
+    (``dims`` 4), reading ``by`` in place of ``replaced``."""
     operands, maps = [], []
     for value, amap in zip(op.operands, indexing_maps(op), strict=True):
-        row_map = _row_map(amap)
+        row_map = _row_map(amap, dims)
         assert row_map is not None  # _joins checked every map
         if value == replaced:
             operands.append(by)
-        elif row_map == ir.AffineMap.get_identity(2):
-            operands.append(_rows_of(value, layouts))
+        elif row_map == ir.AffineMap.get_identity(dims):
+            operands.append(_rows_of(value, layouts) if dims == 2 else _nhwc_of(value, layouts))
         else:
             operands.append(value)
         maps.append(row_map)
-    return rebuild_generic(op, operands, maps, ["parallel"] * 2)
+    return rebuild_generic(op, operands, maps, ["parallel"] * dims)
 
 
 def _restore(rows: ir.Value, output: list[int]) -> ir.Value:
@@ -365,8 +427,9 @@ def _restore(rows: ir.Value, output: list[int]) -> ir.Value:
     return _transpose(expanded, _TO_NCHW)
 
 
-def _chain(conv: _Conv) -> list[ir.Operation]:
-    """The elementwise ops that move onto the matmul's rows with it."""
+def _chain(conv: _Conv | Depthwise) -> list[ir.Operation]:
+    """The elementwise ops that move onto the matmul's rows (or the
+    depthwise generic's channels-last result) with it."""
     shape = conv.output
     return single_user_chain(conv.op, lambda user: _joins(user, shape))
 
@@ -387,6 +450,38 @@ def _rewrite(conv: _Conv, chain: list[ir.Operation], layouts: _Layouts) -> None:
     _erase_unused(source, layouts)
 
 
+def _rewrite_depthwise(conv: Depthwise, chain: list[ir.Operation], layouts: _Layouts) -> int:
+    """The depthwise convolution as a channels-last generic over its taps
+    with its chain fused into it, transposed back to NCHW (which the next
+    rewritten convolution reads through); how many chain ops were fused."""
+    op, source = conv.op, conv.op.operands[0]
+    with ir.InsertionPoint(op), op.location:
+        product = taps_generic(conv, _channels_last(source, layouts))
+    rebuilt: list[ir.Operation] = []
+
+    def as_nhwc(user: ir.Operation, old: ir.Value, new: ir.Value) -> ir.Value:
+        value = _generic_as_rows(user, old, new, layouts, dims=4)
+        rebuilt.append(value.owner)
+        return value
+
+    replace_chain(op, chain, product.results[0], as_nhwc, lambda v: _transpose(v, _TO_NCHW))
+    _erase_unused(source, layouts)
+    return _fuse_into(product, rebuilt)
+
+
+def _fuse_into(producer: ir.Operation, consumers: list[ir.Operation]) -> int:
+    """Fuse the chain one op after the other into ``producer`` (the i32 sums
+    then stay in registers); how many were fused."""
+    fused = 0
+    for consumer in consumers:
+        index = next(i for i, v in enumerate(consumer.operands) if v == producer.results[0])
+        if fusable_producer(consumer, index) is None:
+            break
+        producer = fuse(producer, consumer, index)
+        fused += 1
+    return fused
+
+
 def _remark(op: ir.Operation, plan: _Conv | str, fused: int = 0) -> Remark:
     if isinstance(plan, str):
         return about(op, Int8ConvMatmul.flag, f"not rewritten as a matmul: {plan}", REFUSAL)
@@ -399,10 +494,28 @@ def _remark(op: ir.Operation, plan: _Conv | str, fused: int = 0) -> Remark:
     )
 
 
+def _depthwise(op: ir.Operation, layouts: _Layouts) -> Remark:
+    plan = plan_depthwise(op, _pair(op, "strides"), _pair(op, "dilations"))
+    if isinstance(plan, str):
+        return about(op, Int8ConvMatmul.flag, f"not rewritten channels-last: {plan}", REFUSAL)
+    chain = _chain(plan)
+    remark = about(op, Int8ConvMatmul.flag, "")  # read now: the rewrite erases the op
+    fused = _rewrite_depthwise(plan, chain, layouts)
+    taps = plan.filter.shape[1] * plan.filter.shape[2]
+    message = (
+        f"rewritten as a channels-last generic over its {taps} taps, "
+        f"{fused} of {len(chain)} elementwise ops fused into it"
+    )
+    return dataclasses.replace(remark, message=message)
+
+
 @dataclass(frozen=True)
 class Int8ConvMatmul(Pass):
     flag = "lowerline-int8-conv-matmul"
-    summary = "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B"
+    summary = (
+        "i8 NCHW convolutions with a constant filter as an im2col matmul with the filter as B, "
+        "depthwise ones as a channels-last generic over their taps"
+    )
     anchor = "func.func"
 
     target: str = cpu_target_option()
@@ -414,10 +527,13 @@ class Int8ConvMatmul(Pass):
         target = resolve_target(cpu_target, self.target, op)
         if not int8_dot_lanes(target):
             return
-        convs = ops_matching(op, lambda o: o.name == "linalg.conv_2d_nchw_fchw")
+        convs = ops_matching(op, lambda o: o.name in ("linalg.conv_2d_nchw_fchw", DEPTHWISE))
         remarks = []
         layouts: _Layouts = {}
         for conv in convs:
+            if conv.name == DEPTHWISE:
+                remarks.append(_depthwise(conv, layouts))
+                continue
             plan = _plan(conv)
             if isinstance(plan, str):
                 remarks.append(_remark(conv, plan))

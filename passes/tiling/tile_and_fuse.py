@@ -52,14 +52,17 @@ What it decides (the mechanisms are upstream's transform dialect):
   pieces of halving powers of two, widened along N (``dynamic_rows_script``);
   a dynamic batch is tiled by 1. A (batch) matmul with a dynamic N or K
   (attention's ``QK^T`` and ``softmax(QK^T) V`` over a dynamic sequence) is
-  planned for ``DYNAMIC_PLANNED`` along each dynamic dim: its full register
+  planned for ``DYNAMIC_PLANNED`` along each dynamic dim (a dynamic N known
+  to be a multiple of whole vectors, ``dim_divisor``, for that multiple:
+  lowerline-winograd-conv's T over a dynamic batch): its full register
   tiles are static and the partial last row and column tiles peeled
   (masked); k and the batch step by 1 anyway; its epilogue is not fused
   (upstream's fusion into a forall over those dims fails). Convolutions and
   window nests with a dynamic batch, and elementwise ops and row reductions
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
   static; a vector group's forall over ``ceildiv(rows, tile)`` row tiles
-  spreads many rows over the cores. A dynamic innermost dim is tiled in
+  spreads many rows over the cores, unless the declared range's maximum
+  (``loop_maximum``) leaves too few rows for threads. A dynamic innermost dim is tiled in
   vectors, the partial last tile peeled and run in masked steps of one
   register, or, reduced (softmax over a dynamic sequence), in chunks of one
   register (``reduction_chunks``) on one thread: a short row (17 keys) is
@@ -110,6 +113,7 @@ from lowerline.cpu.tile_plan import (
     vector_tile,
     window_tiles,
 )
+from lowerline.passes.support.dim_bounds import dim_divisor, loop_maximum
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.passes.support.linalg_info import iterator_kinds as _iterators
 from lowerline.passes.support.linalg_info import loop_sizes, static_loop_sizes
@@ -139,7 +143,7 @@ from lowerline.pipeline.pass_api import (
     ops_matching,
     resolve_target,
 )
-from lowerline.pipeline.protocol import CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
+from lowerline.pipeline.protocol import AMX_TILES, CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, cpu_target
 
@@ -455,7 +459,7 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
         # but the partial last ones, which are peeled (rows, columns) or are
         # steps of 1 (k, batch); the estimates below are for the planned sizes.
         b = int(np.prod([_planned(d) for d in batch]))
-        m, n, k = _planned(m), _planned(n), _planned(k)
+        m, n, k = _planned(m), _column_step(op, n, target, eb) or _planned(n), _planned(k)
         group.dynamic_rows = out.shape[-2] == _DYNAMIC
         group.dynamic_columns = out.shape[-1] == _DYNAMIC
         t = matmul_tiles(target, m, n, k, eb, batch=b)
@@ -484,6 +488,19 @@ def _contraction_group(op: ir.Operation, name: str, target: CpuTarget) -> Group 
     group.flops = 2 * b * m * n * k
     group.bytes_moved = eb * b * (m * k + k * n + m * n)
     return group
+
+
+def _column_step(op: ir.Operation, n: int, target: CpuTarget, eb: int) -> int | None:
+    """A dynamic N planned as the whole vectors it is always a multiple of
+    (``dim_divisor``: the Winograd tiles of one image of a dynamic batch),
+    so that its column tiles divide it: every tile is a full one, none of
+    them masked (planned at ``DYNAMIC_PLANNED``, a batch of one image of 16
+    columns ran as one masked 32-column tile). None where N is static or no
+    such multiple is known."""
+    if n != _DYNAMIC:
+        return None
+    step = dim_divisor(op.results[0], ir.RankedTensorType(op.results[0].type).rank - 1)
+    return step if step > 1 and step % lanes(target, eb) == 0 else None
 
 
 def _planned(size: int) -> int:
@@ -811,13 +828,20 @@ def _dynamic_parallel_rows(op: ir.Operation, shape: list[int], target: CpuTarget
     op over dynamic rows: ``ceildiv(rows, tile)`` tiles, each with enough
     rows to hold a core's share of the work static ops are split at
     (``PARALLEL_MIN_ELEMENTS``), so that few rows stay one tile on one
-    thread and many are spread over the cores. [] for one core."""
+    thread and many are spread over the cores. [] for one core, and where
+    the declared range's maximum (``loop_maximum``) leaves the rows too few
+    to be worth threads or never more than one tile."""
     sizes = loop_sizes(op)
     if target.cores < 2 or sizes is None or _DYNAMIC not in sizes:
         return []
+    dim = sizes.index(_DYNAMIC)
     per_row = int(np.prod(shape))  # the dynamic loops counted as 1
+    tile = max(1, -(-PARALLEL_MIN_ELEMENTS // (target.cores * per_row)))
+    most = loop_maximum(op, dim)
+    if most is not None and (most <= tile or not worth_threads([most, per_row], target)):
+        return []
     found = [0] * len(shape)
-    found[sizes.index(_DYNAMIC)] = max(1, -(-PARALLEL_MIN_ELEMENTS // (target.cores * per_row)))
+    found[dim] = tile
     return found
 
 
@@ -885,7 +909,12 @@ def unshare_root_fills(func: ir.Operation) -> None:
 
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
     unshare_root_fills(func)
-    ops = [op.operation for op in func.regions[0].blocks[0].operations if is_linalg(op.operation)]
+    # AMX contractions become tiles on buffers (lowerline-amx-tiles).
+    ops = [
+        op.operation
+        for op in func.regions[0].blocks[0].operations
+        if is_linalg(op.operation) and not AMX_TILES.has(op.operation)
+    ]
     taken: list[ir.Operation] = []
     for op in ops:
         if op.name not in _ROOTS:

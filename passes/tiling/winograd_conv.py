@@ -22,10 +22,17 @@ For ``out = conv_2d_nchw_fchw(in, w)`` this pass emits::
 with T = N x ceil(H/4) x S tiles, S = ceil(W/4) rounded up to whole vectors,
 and T itself rounded up to whole vectors, the extra columns zeros (the extra
 columns are never read back; an N of whole vectors keeps the matmul's
-register tiles whole vectors and unmasked). Where 4 does not divide an output side,
-the last tiles hang over the edge: they read zeros past the input's edge
-(an out-of-bounds read past the right, a select below the bottom) and store
-only the rows and columns that exist (a guarded row, a masked write).
+register tiles whole vectors and unmasked). A dynamic batch N
+(``lowerline.compile(..., dynamic=...)``; H, W and the channels static)
+rounds each image's columns instead, so T is N times a static number of
+columns (whole vectors; a power of two below one): the transforms loop
+over the N images the input has, and lowerline-tile-and-fuse tiles the
+matmul's dynamic T in steps that divide it (``dim_divisor``), the tiles of
+one image those of the static build.
+Where 4 does not divide an output side, the last tiles hang over the edge:
+they read zeros past the input's edge (an out-of-bounds read past the
+right, a select below the bottom) and store only the rows and columns that
+exist (a guarded row, a masked write).
 
 The two transforms are vector code that works along NCHW rows, vectorized
 across the tiles of a tile row: a row of the input is read whole and
@@ -51,8 +58,8 @@ Rounding differs from the direct convolution (the transforms scale by up to
 model tolerances; ``CpuOptions.winograd=False`` keeps the direct kernels.
 
 Candidates are refused (and keep the direct kernels) when the convolution is
-not f32, strided, dilated, not 3x3, has dynamic shapes, weights whose bytes
-are unknown, or fewer than
+not f32, strided, dilated, not 3x3, has dynamic shapes other than the
+batch, weights whose bytes are unknown, or fewer than
 ``min-channels`` input or output channels: with few channels the transforms
 cost more than the multiplies they save (one 3x3 convolution, 56x56, 2
 threads, measured: 8 channels 59 us with Winograd against 40 us direct, 16
@@ -165,7 +172,7 @@ def _epilogue(conv: ir.Operation) -> _Epilogue | None:
 class _Conv:
     op: ir.Operation
     filter: np.ndarray  # F x C x 3 x 3
-    batch: int
+    batch: int  # _DYNAMIC for a dynamic batch (lowerline.compile(..., dynamic=...))
     height: int  # of the output
     width: int
     lanes: int  # f32 lanes of the target's vectors: tiles of a tile row per vector
@@ -202,22 +209,51 @@ class _Conv:
         return 1 << (cols - 1).bit_length()
 
     @property
+    def dynamic(self) -> bool:
+        """The batch is dynamic: T is a whole number of ``image_columns`` per image."""
+        return self.batch == _DYNAMIC
+
+    @property
+    def image_tiles(self) -> int:
+        """Columns of T the input transform writes per image: every tile row, padded."""
+        return self.tile_rows * self.row_stride
+
+    @property
     def used_tiles(self) -> int:
-        """Columns of T the input transform writes: every tile row, padded."""
-        return self.batch * self.tile_rows * self.row_stride
+        """Columns of T the input transform writes (a static batch)."""
+        return self.batch * self.image_tiles
 
     @property
     def tiles(self) -> int:
-        """The N dimension of the matmuls: ``used_tiles`` rounded up to whole
-        vectors (below one vector, to a power of two), so that the matmul's
-        register tiles are whole vectors that divide N (one 20 x 20 image: 5
-        tile rows of 8 give 40, whose only register tile of 17 to 32 columns
-        is 20 lanes wide, split lane by lane by LLVM). The extra columns are
-        zeros, never read back."""
-        used = self.used_tiles
-        if used < self.lanes:
-            return 1 << (used - 1).bit_length()
-        return -(-used // self.lanes) * self.lanes
+        """The N dimension of the matmuls (a static batch): ``used_tiles``
+        rounded up by ``_whole_vectors``. The extra columns are zeros, never
+        read back."""
+        return _whole_vectors(self.used_tiles, self.lanes)
+
+    @property
+    def image_columns(self) -> int:
+        """Columns of T per image: ``image_tiles`` rounded up by
+        ``_whole_vectors``, where every image starts (``image_step``). A
+        dynamic batch rounds each image, not the batch (a batch of N images
+        then has N times the columns of one, with no dynamic rounding), so
+        its T is a multiple of whole vectors where one image's is, and the
+        matmul's tiles over a batch of 1 are those of the static build."""
+        return _whole_vectors(self.image_tiles, self.lanes)
+
+    @property
+    def image_step(self) -> int:
+        """Columns of T from one image's first tile to the next's."""
+        return self.image_columns if self.dynamic else self.image_tiles
+
+
+def _whole_vectors(columns: int, lanes: int) -> int:
+    """``columns`` rounded up to whole vectors (below one vector, to a power of
+    two), so that the matmul's register tiles are whole vectors that divide N
+    (one 20 x 20 image: 5 tile rows of 8 give 40, whose only register tile of
+    17 to 32 columns is 20 lanes wide, split lane by lane by LLVM)."""
+    if columns < lanes:
+        return 1 << (columns - 1).bit_length()
+    return -(-columns // lanes) * lanes
 
 
 def _zero_init(init: ir.Value) -> bool:
@@ -239,13 +275,17 @@ def _filter(op: ir.Operation) -> np.ndarray | None:
 def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str:
     """The convolution to rewrite, or why it keeps the direct kernels."""
     types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
-    if not all(t.has_static_shape for t in types):
-        return "dynamic shapes"
+    inp, flt, init, _ = types
+    # Only the batch may be dynamic: the transforms' loops over it are the
+    # only ones whose trip count is not a constant.
+    if not (flt.has_static_shape and all(_DYNAMIC not in t.shape[1:] for t in types)):
+        return "dynamic shapes other than the batch"
+    if (inp.shape[0] == _DYNAMIC) != (init.shape[0] == _DYNAMIC):
+        return "a batch dynamic in the input or the output only"
     if any(str(t.element_type) != "f32" for t in types):
         return "not f32"
     if not (all_ones(op, "strides") and all_ones(op, "dilations")):
         return "strided or dilated"
-    _, flt, init, _ = types
     n, f, oh, ow = init.shape
     if list(flt.shape[2:]) != [3, 3]:
         return f"a {flt.shape[2]}x{flt.shape[3]} window (F(4x4, 3x3) needs 3x3)"
@@ -341,9 +381,9 @@ def _chunks(conv: _Conv) -> list[tuple[int, int, int]]:
 
 
 def _first_tile(conv: _Conv, n: ir.Value, ty: ir.Value) -> ir.Value:
-    """Index of tile (n, ty, 0) in the T dimension: (n * rows + ty) * stride."""
-    row = arith.addi(arith.muli(n, _index(conv.tile_rows)), ty)
-    return arith.muli(row, _index(conv.row_stride))
+    """Index of tile (n, ty, 0) in the T dimension: n * image step + ty * stride."""
+    image = arith.muli(n, _index(conv.image_step))
+    return arith.addi(image, arith.muli(ty, _index(conv.row_stride)))
 
 
 def _mixed(values: list[int | ir.Value]) -> tuple[list[int], list[ir.Value]]:
@@ -352,13 +392,16 @@ def _mixed(values: list[int | ir.Value]) -> tuple[list[int], list[ir.Value]]:
     return static, [v for v in values if isinstance(v, ir.Value)]
 
 
-def _forall(conv: _Conv, dest: ir.Value, count: int, slice_at, body) -> ir.Value:
+def _forall(
+    conv: _Conv, dest: ir.Value, images: ir.Value | int, count: int, slice_at, body
+) -> ir.Value:
     """``scf.forall (n, ty)`` over the tile rows of ``conv``. Each iteration
     takes the slice ``slice_at(n, top, t0)`` = (offsets, sizes) of ``dest``
     (``top`` = 4 ty, the first output row; ``t0`` the first tile), updates it
     in an ``scf.for`` over ``count`` channels with
-    ``body(n, top, t0, channel, slice) -> slice`` and writes it back."""
-    loop = scf.ForallOp([0, 0], [conv.batch, conv.tile_rows], [1, 1], shared_outs=[dest])
+    ``body(n, top, t0, channel, slice) -> slice`` and writes it back.
+    ``images``: the batch (a value where it is dynamic)."""
+    loop = scf.ForallOp([0, 0], [images, conv.tile_rows], [1, 1], shared_outs=[dest])
     with ir.InsertionPoint(loop.body):
         n, ty = loop.induction_variables
         shared = loop.inner_iter_args[0]
@@ -402,9 +445,19 @@ def _input_row(
     return arith.select(below, _splat(0.0, ir.VectorType(value.type)), value)
 
 
-def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
+def _columns(conv: _Conv, images: ir.Value | int) -> ir.Value | int:
+    """The N dimension of the matmuls: ``tiles``, or for a dynamic batch of
+    ``images``, that many times ``image_columns``."""
+    if not conv.dynamic:
+        return conv.tiles
+    assert isinstance(images, ir.Value)
+    return arith.muli(images, _index(conv.image_columns))
+
+
+def _input_transform(conv: _Conv, padded: ir.Value, images: ir.Value | int) -> ir.Value:
     """V[6 xi + nu, c, t] = (B^T d_t B)[xi, nu] for every tile t and channel c."""
-    empty = tensor.empty([ALPHA * ALPHA, conv.channels, conv.tiles], ir.F32Type.get())
+    columns = _columns(conv, images)
+    empty = tensor.empty([ALPHA * ALPHA, conv.channels, columns], ir.F32Type.get())
 
     def slice_at(n, top, t0):
         return [0, 0, t0], [ALPHA * ALPHA, conv.channels, conv.row_stride]
@@ -423,7 +476,10 @@ def _input_transform(conv: _Conv, padded: ir.Value) -> ir.Value:
                     part = _write(value, part, [_index(xi * ALPHA + nu), c, _index(x0)])
         return part
 
-    return _zero_tail(conv, _forall(conv, empty, conv.channels, slice_at, body))
+    transformed = _forall(conv, empty, images, conv.channels, slice_at, body)
+    if conv.dynamic:
+        return _zero_image_tails(conv, transformed, images)
+    return _zero_tail(conv, transformed)
 
 
 def _zero_tail(conv: _Conv, transformed: ir.Value) -> ir.Value:
@@ -438,7 +494,33 @@ def _zero_tail(conv: _Conv, transformed: ir.Value) -> ir.Value:
     return fill_slice(transformed, zero, [0, 0, conv.used_tiles], sizes)
 
 
-def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Value:
+def _zero_image_tails(conv: _Conv, transformed: ir.Value, images: ir.Value | int) -> ir.Value:
+    """``_zero_tail`` for a dynamic batch: zeros in the columns past each
+    image's last tile row (``image_columns``), in a loop over the images."""
+    extra = conv.image_columns - conv.image_tiles
+    if not extra:
+        return transformed
+    sizes = [ALPHA * ALPHA, conv.channels, extra]
+    zeros = _splat_tensor(0.0, ir.RankedTensorType.get(sizes, ir.F32Type.get()))
+    loop = scf.ForallOp([0], [images], [1], shared_outs=[transformed])
+    with ir.InsertionPoint(loop.body):
+        (n,) = loop.induction_variables
+        start = arith.addi(arith.muli(n, _index(conv.image_columns)), _index(conv.image_tiles))
+        with ir.InsertionPoint(loop.terminator().block):
+            tensor.parallel_insert_slice(
+                zeros, loop.inner_iter_args[0], [start], [], [], [0, 0, _DYNAMIC], sizes, [1, 1, 1]
+            )
+    return loop.results[0]
+
+
+def _splat_tensor(value: float, ttype: ir.RankedTensorType) -> ir.Value:
+    attr = ir.DenseElementsAttr.get_splat(ttype, ir.FloatAttr.get(ttype.element_type, value))
+    return arith.ConstantOp(ttype, attr).result
+
+
+def _output_transform(
+    conv: _Conv, products: ir.Value, init: ir.Value, images: ir.Value | int
+) -> ir.Value:
     """out[n, f, 4 ty + a, 4 tx + b] = (A^T M_t A)[a, b] for tile t = (n, ty, tx),
     added to ``init`` where it is not a zero fill (a bias broadcast), then the
     fused epilogue, if any, applied to each row; written into the epilogue's
@@ -449,7 +531,7 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
     elif conv.accumulate:
         dest = init
     else:
-        shape = [conv.batch, conv.filters, conv.height, conv.width]
+        shape = [images, conv.filters, conv.height, conv.width]
         dest = tensor.empty(shape, ir.F32Type.get())
     # Output rows of the last tile row (all 4 unless it hangs over the bottom).
     last_rows = conv.height - TILE * (conv.tile_rows - 1)
@@ -484,7 +566,7 @@ def _output_transform(conv: _Conv, products: ir.Value, init: ir.Value) -> ir.Val
                     part = _if(below, part, store)
         return part
 
-    return _forall(conv, dest, conv.filters, slice_at, body)
+    return _forall(conv, dest, images, conv.filters, slice_at, body)
 
 
 def _store(
@@ -582,8 +664,9 @@ def _rewrite(conv: _Conv) -> None:
     op = conv.op
     init = op.operands[2].owner  # a zero fill: erased below when no longer used
     with ir.InsertionPoint(op), op.location:
-        transformed = _input_transform(conv, op.operands[0])
-        shape = [ALPHA * ALPHA, conv.filters, conv.tiles]
+        images = tensor.dim(op.operands[0], _index(0)) if conv.dynamic else conv.batch
+        transformed = _input_transform(conv, op.operands[0], images)
+        shape = [ALPHA * ALPHA, conv.filters, _columns(conv, images)]
         zero = arith.ConstantOp(ir.F32Type.get(), 0.0).result
         acc = linalg.fill(zero, outs=[tensor.empty(shape, ir.F32Type.get())])
         products = linalg.batch_matmul(_filter_transform(conv), transformed, outs=[acc])
@@ -591,7 +674,7 @@ def _rewrite(conv: _Conv) -> None:
     # convolution) are all defined before the epilogue: build the output there.
     last = conv.epilogue.op if conv.epilogue is not None else op
     with ir.InsertionPoint(last), op.location:
-        result = _output_transform(conv, products, op.operands[2])
+        result = _output_transform(conv, products, op.operands[2], images)
     last.results[0].replace_all_uses_with(result)
     if conv.epilogue is not None:
         last.erase()
@@ -604,13 +687,16 @@ def _remark(conv: ir.Operation, plan: _Conv | str) -> Remark:
     """The rewrite planned for ``conv``, or why it keeps the direct kernels."""
     if isinstance(plan, str):
         return about(conv, WinogradConv.flag, f"not rewritten as Winograd: {plan}", REFUSAL)
-    flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * plan.tiles
     fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
+    # A dynamic batch: the columns (and the work) of one image.
+    columns = plan.image_columns if plan.dynamic else plan.tiles
+    flops = 2 * ALPHA * ALPHA * plan.filters * plan.channels * columns
+    shown, per = (f"{columns} x batch", " per image") if plan.dynamic else (str(columns), "")
     return about(
         conv,
         WinogradConv.flag,
         f"rewritten as Winograd F(4x4, 3x3): 36 x {plan.filters}x{plan.channels} "
-        f"by {plan.channels}x{plan.tiles} matmuls ({flops / 1e6:.1f} MFLOP){fused}",
+        f"by {plan.channels}x{shown} matmuls ({flops / 1e6:.1f} MFLOP{per}){fused}",
     )
 
 

@@ -89,6 +89,11 @@ CPU_FLAGS: dict[str, frozenset[str]] = {
         "avx512_vbmi2", "avx512_bitalg", "avx512_vpopcntdq", "avx_vnni", "gfni",
         "vaes", "vpclmulqdq", "amx_tile", "amx_bf16", "amx_int8",
     },
+    # AMD Zen 4: AVX-512 with VNNI and BF16, no AMX.
+    "znver4": _X86_V4 | {
+        "avx512_vnni", "avx512_bf16", "avx512ifma", "avx512vbmi", "avx512_vbmi2",
+        "avx512_bitalg", "avx512_vpopcntdq", "gfni", "vaes", "vpclmulqdq",
+    },
     "generic": frozenset({"fp", "asimd"}),
     "cortex-a72": frozenset({"fp", "asimd"}),
     "cortex-a76": _ARMV8_2 | {"asimddp"},
@@ -108,6 +113,12 @@ CPU_TARGETS: dict[str, CpuTarget] = {
         "sapphirerapids", "x86_64-unknown-linux-gnu", "sapphirerapids", 512,
         fma=True, vnni=True, amx=True, bf16=True, cores=2,
         l1d_bytes=48 << 10, l2_bytes=2 << 20, l3_bytes=105 << 20, vector_registers=32,
+    ),
+    # AVX-512 VNNI and BF16 without AMX: int8 on vpdpbusd, bf16 on vdpbf16ps.
+    "znver4": CpuTarget(
+        "znver4", "x86_64-unknown-linux-gnu", "znver4", 512,
+        fma=True, vnni=True, amx=False, bf16=True, cores=2,
+        l1d_bytes=32 << 10, l2_bytes=1 << 20, l3_bytes=32 << 20, vector_registers=32,
     ),
     "haswell": CpuTarget(
         "haswell", "x86_64-unknown-linux-gnu", "haswell", 256,

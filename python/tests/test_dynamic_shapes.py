@@ -95,6 +95,38 @@ def test_cnn_dynamic_batch(cache_dir):
     assert compiled.fallbacks == []
 
 
+def _winograd_block() -> nn.Module:
+    """Two 3x3 stride-1 convolutions with 16 and more channels (Winograd's),
+    a batch norm and ReLUs between them: their epilogues fused."""
+    torch.manual_seed(4)
+    return nn.Sequential(
+        nn.Conv2d(16, 24, 3, padding=1),
+        nn.BatchNorm2d(24),
+        nn.ReLU(),
+        nn.Conv2d(24, 16, 3, padding=1),
+        nn.ReLU(),
+    ).eval()
+
+
+# Image sides whose tiles fill a whole number of vectors per image (13 x 11:
+# 4 tile rows of 4) and not (9 x 7: 3 rows of 2, each image padded to 8
+# columns of zeros).
+@pytest.mark.parametrize("side", [(13, 11), (9, 7)])
+def test_winograd_convs_dynamic_batch(cache_dir, side):
+    model = _winograd_block()
+    compiled = lowerline.compile(
+        model, torch.randn(1, 16, *side), dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir
+    )
+    # The filters transformed at compile time (36 x F x C): Winograd, dynamic batch and all.
+    assert "tensor<36x24x16xf32>" in compiled.ir("tiled")
+    assert "tensor<36x16x24xf32>" in compiled.ir("tiled")
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 16, *side), [1, 3, 8, 2])
+    assert compiled.fallbacks == []
+    for size in (9, 16):
+        with pytest.raises(ValueError, match=rf"input has size {size} in dim 0, .*\[1, 8\]"):
+            compiled(torch.randn(size, 16, *side))
+
+
 def _separable_block() -> nn.Module:
     """Depthwise (biased, stride 1 and 2) and pointwise convolutions with
     batch norms and ReLU6: window nests with a fused bias and epilogue."""

@@ -9,9 +9,11 @@ precision reports: under 1%) and well below what a wrong kernel gives.
 
 The matmul kernels use ``vdpbf16ps`` on a target with AVX512-BF16
 (lowerline.passes.tiling.bf16_dot), checked in the disassembly of the
-library's kernel functions: on the host where it has the feature (Zen 4,
-Sapphire Rapids), cross-compiled for ``cpu:sapphirerapids``, and absent on
-``cpu:haswell``, which widens bf16 to f32 and runs here.
+library's kernel functions: on the host where it has the feature (Zen 4),
+cross-compiled for ``cpu:znver4``, and absent on ``cpu:haswell``, which
+widens bf16 to f32 and runs here. A target with AMX (``cpu:sapphirerapids``,
+such a host) runs the matmuls with a constant B on AMX bf16 tiles
+(``tdpbf16ps``, lowerline.passes.tiling.amx_matmul) instead.
 """
 
 import os
@@ -130,15 +132,28 @@ def test_host_kernels_use_vdpbf16ps_where_it_has_avx512_bf16():
     model, x = built("mlp", 8)
     compiled = lowerline.compile(model, x, precision="bf16")
     code = kernel_code(compiled)
-    assert ("vdpbf16ps" in code) == cpu_target("host").bf16
+    if cpu_target("host").amx:  # the matmuls on AMX tiles instead
+        assert "tdpbf16ps" in code
+    else:
+        assert ("vdpbf16ps" in code) == cpu_target("host").bf16
 
 
-def test_sapphirerapids_kernels_use_vdpbf16ps():
-    """Cross-compiled (not run here: the host may lack its other extensions)."""
+def test_avx512_bf16_target_kernels_use_vdpbf16ps():
+    """Cross-compiled for znver4 (AVX512-BF16 without AMX)."""
+    for batch in (1, 13):
+        model, x = built("mlp", batch)
+        compiled = lowerline.compile(model, x, target="cpu:znver4", precision="bf16")
+        assert "vdpbf16ps" in kernel_code(compiled)
+
+
+def test_sapphirerapids_kernels_use_amx_bf16_tiles():
+    """Cross-compiled (not run here: the host may lack its other extensions):
+    the matmuls on AMX tiles (lowerline-amx-matmul), ``tdpbf16ps``."""
     for batch in (1, 13):
         model, x = built("mlp", batch)
         compiled = lowerline.compile(model, x, target="cpu:sapphirerapids", precision="bf16")
-        assert "vdpbf16ps" in kernel_code(compiled)
+        code = kernel_code(compiled)
+        assert "tdpbf16ps" in code and "ldtilecfg" in code
     if not runs_here(CPU_TARGETS["sapphirerapids"]):  # no report made by running foreign code
         with pytest.raises(RuntimeError, match="whose code runs on this machine"):
             compiled.precision_report()

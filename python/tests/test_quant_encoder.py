@@ -49,13 +49,13 @@ def test_int8_encoder_layer_matches_converted_model(batch, sequence):
 
 @pytest.mark.skipif(not cpu_target("host").triple.startswith("x86_64"), reason="x86 code")
 def test_int8_encoder_layer_vnni_kernels():
-    """Cross-compiled for sapphirerapids: both linears are vpdpbusd kernels
+    """Cross-compiled for znver4 (VNNI without AMX): both linears are vpdpbusd kernels
     that load no per-step sums of their weights: each has one constant of
     its whole k loop's sums instead (the float parts of the layer have
     vpsubd of their own, so the disassembly's count says nothing here)."""
     example = torch.randn(2, 11, 36)
     converted = quantize(encoder_layer(), example)
-    compiled = lowerline.compile(converted, example, target="cpu:sapphirerapids")
+    compiled = lowerline.compile(converted, example, target="cpu:znver4")
     assert "vpdpbusd" in kernel_code(compiled)
     tiled = compiled.ir("tiled")
     totals = re.findall(r"= arith.constant dense_resource<[^>]*\.vnni_totals[0-9_]+>", tiled)

@@ -24,7 +24,7 @@
 // the pipeline text, not at the input file.
 // ENUM:        {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'parallel' of 'lowerline-to-loops': 'cuda' is not one of openmp, async{{$}}
 // ENUM-NOT:    {{.}}
-// TARGET:      {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'target' of 'lowerline-to-loops': unknown CPU target 'zzz'; targets: cpu, cpu:sapphirerapids, cpu:haswell, cpu:cortex-a72, cpu:cortex-a76, cpu:neoverse-n1{{$}}
+// TARGET:      {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'target' of 'lowerline-to-loops': unknown CPU target 'zzz'; targets: cpu, cpu:sapphirerapids, cpu:znver4, cpu:haswell, cpu:cortex-a72, cpu:cortex-a76, cpu:neoverse-n1{{$}}
 // TARGET-NOT:  {{.}}
 // PASS-TARGET: {{^}}lowerline-opt: <pass-pipeline>:1:20: error: option 'target' of 'lowerline-tile-and-fuse': unknown CPU target 'x}y'
 // GPU-TARGET:  {{^}}lowerline-opt: <pass-pipeline>:1:16: error: option 'target' of 'lowerline-gpu-to-tiled': unknown GPU target 'sm_12'

@@ -174,3 +174,73 @@ func.func @keeps_static_row_whole(%x: tensor<?x100xf32>, %s: index) -> tensor<?x
   } -> tensor<?x100xf32>
   return %y : tensor<?x100xf32>
 }
+
+// -----
+
+// The same rows, the argument's dim 0 declared to range over [1, 64]
+// (lowerline.dynamic_ranges): at most 6400 elements, too few to be worth
+// threads, so no forall over the rows (one tile of 164 rows would always
+// hold them all anyway).
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+11]]:8: remark: linalg.generic: g0: vector tile [1, 50] [lowerline-tile-and-fuse]
+
+// CHECK-LABEL: func.func @rows_capped_by_range(
+// CHECK-NOT:     scf.forall
+// CHECK:         scf.for {{.+}} to %{{.+}} step %c1
+// CHECK:           scf.for {{.+}} to %c100 step %c50
+func.func @rows_capped_by_range(%x: tensor<?x100xf32>) -> tensor<?x100xf32>
+    attributes {lowerline.dynamic_ranges = array<i64: 0, 0, 1, 64>} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x100xf32>
+  %e = tensor.empty(%n) : tensor<?x100xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x100xf32>) outs(%e : tensor<?x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %ex = math.exp %in : f32
+    linalg.yield %ex : f32
+  } -> tensor<?x100xf32>
+  return %y : tensor<?x100xf32>
+}
+
+// -----
+
+// A range whose maximum (4096 rows) is worth threads keeps the forall.
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+9]]:8: remark: linalg.generic: g0: vector tile [1, 50], parallel tile [164, 0]
+
+// CHECK-LABEL: func.func @rows_within_large_range(
+// CHECK:         scf.forall
+func.func @rows_within_large_range(%x: tensor<?x100xf32>) -> tensor<?x100xf32>
+    attributes {lowerline.dynamic_ranges = array<i64: 0, 0, 1, 4096>} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x100xf32>
+  %e = tensor.empty(%n) : tensor<?x100xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x100xf32>) outs(%e : tensor<?x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %ex = math.exp %in : f32
+    linalg.yield %ex : f32
+  } -> tensor<?x100xf32>
+  return %y : tensor<?x100xf32>
+}
+
+// -----
+
+// A dynamic N known to be 16 x %images (lowerline-winograd-conv's T over a
+// dynamic batch, dim_divisor): planned for 16 columns, so the register
+// tiles are 8x16 and divide N at every batch (the unknown N of @qk_dynamic_m_n
+// is planned for 64: 8x32 tiles, a batch of one image one masked tile).
+// EXPLAIN:          remark: builtin.module: target
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+12]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 32x16, registers 8x16, masked, k loop of 1;
+
+// CHECK-LABEL: func.func @columns_in_known_steps(
+// CHECK:         scf.forall
+// CHECK:               scf.for %{{.+}} = %{{.+}} to %c16{{(_[0-9]+)?}} step %c1
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x16xf32>) outs(%{{.+}} : tensor<1x8x16xf32>)
+func.func @columns_in_known_steps(%u: tensor<36x32x16xf32>, %v: tensor<36x16x?xf32>, %images: index) -> tensor<36x32x?xf32> {
+  %z = arith.constant 0.0 : f32
+  %c16 = arith.constant 16 : index
+  %t = arith.muli %images, %c16 : index
+  %e = tensor.empty(%t) : tensor<36x32x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<36x32x?xf32>) -> tensor<36x32x?xf32>
+  %r = linalg.batch_matmul ins(%u, %v : tensor<36x32x16xf32>, tensor<36x16x?xf32>) outs(%f : tensor<36x32x?xf32>) -> tensor<36x32x?xf32>
+  return %r : tensor<36x32x?xf32>
+}

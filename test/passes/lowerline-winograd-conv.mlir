@@ -279,3 +279,70 @@ func.func @whole_vector_tiles_no_tail(%x: tensor<8x16x22x22xf32>) -> tensor<8x16
       ins(%x, %w : tensor<8x16x22x22xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<8x16x20x20xf32>) -> tensor<8x16x20x20xf32>
   return %c : tensor<8x16x20x20xf32>
 }
+
+// -----
+
+// A dynamic batch (lowerline.compile(..., dynamic=...)): the transforms loop
+// over the images the input has, and T holds 16 columns per image (4 tile
+// rows of 4), so the matmul's N is 16 x batch: the tiles of one image are
+// those of the static build.
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+20]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 32x16 by 16x16 x batch matmuls
+// CHECK-LABEL: func.func @dynamic_batch(
+// CHECK-SAME:      %[[X:.+]]: tensor<?x16x18x18xf32>
+// CHECK:         tensor.empty(%{{.+}}) : tensor<?x32x16x16xf32>
+// CHECK:         %[[B:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x16x18x18xf32>
+// CHECK:         %[[T:.+]] = arith.muli %[[B]], %{{.+}} : index
+// CHECK:         tensor.empty(%[[T]]) : tensor<36x16x?xf32>
+// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (%[[B]], 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x16x?xf32>)
+// CHECK-NOT:     scf.forall (
+// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%{{.+}}, %[[V]] : tensor<36x32x16xf32>, tensor<36x16x?xf32>)
+// CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (%[[B]], 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<?x32x16x16xf32>)
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         return %[[Y]]
+func.func @dynamic_batch(%x: tensor<?x16x18x18xf32>) -> tensor<?x32x16x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<32x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16x18x18xf32>
+  %e = tensor.empty(%n) : tensor<?x32x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32x16x16xf32>) -> tensor<?x32x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x16x18x18xf32>, tensor<32x16x3x3xf32>) outs(%f : tensor<?x32x16x16xf32>) -> tensor<?x32x16x16xf32>
+  return %c : tensor<?x32x16x16xf32>
+}
+
+// -----
+
+// A dynamic batch whose image takes 12 columns of T (3 tile rows of 4): each
+// image gets 16, and the 4 past its last tile row are zeroed in a loop over
+// the images (a static batch zeroes only the columns past the last image's).
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+13]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 16x16 by 16x16 x batch matmuls
+// CHECK-LABEL: func.func @dynamic_batch_image_tails(
+// CHECK:         %[[ZEROS:.+]] = arith.constant dense<0.000000e+00> : tensor<36x16x4xf32>
+// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}) in (%{{.+}}) shared_outs(%[[S:.+]] = %{{.+}}) -> (tensor<36x16x?xf32>)
+// CHECK:           tensor.parallel_insert_slice %[[ZEROS]] into %[[S]][0, 0, %{{.+}}] [36, 16, 4] [1, 1, 1] : tensor<36x16x4xf32> into tensor<36x16x?xf32>
+// CHECK:         linalg.batch_matmul ins(%{{.+}}, %[[V]] : tensor<36x16x16xf32>, tensor<36x16x?xf32>)
+func.func @dynamic_batch_image_tails(%x: tensor<?x16x14x14xf32>) -> tensor<?x16x12x12xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16x14x14xf32>
+  %e = tensor.empty(%n) : tensor<?x16x12x12xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x16x12x12xf32>) -> tensor<?x16x12x12xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x16x14x14xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<?x16x12x12xf32>) -> tensor<?x16x12x12xf32>
+  return %c : tensor<?x16x12x12xf32>
+}
+
+// -----
+
+// Only the batch may be dynamic: a dynamic image side keeps the direct kernels.
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+5]]:8: remark: linalg.conv_2d_nchw_fchw: not rewritten as Winograd: dynamic shapes other than the batch
+// CHECK-LABEL: func.func @dynamic_height(
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @dynamic_height(%x: tensor<1x16x?x18xf32>, %init: tensor<1x16x?x16xf32>) -> tensor<1x16x?x16xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x?x18xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x?x16xf32>) -> tensor<1x16x?x16xf32>
+  return %c : tensor<1x16x?x16xf32>
+}

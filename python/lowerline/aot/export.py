@@ -186,11 +186,12 @@ def _build(
     """Header, wrapper, library and README from the compiled objects."""
     api = signature.build(name, program, meta, threads)
     header = _write(os.path.join(out_dir, f"{name}.h"), cgen.header(api, target))
-    wrapper = _write(os.path.join(workspace, f"{name}_wrapper.c"), cgen.wrapper(api))
+    target_cpu = cpu_target(_target_name(target))
+    wrapper_text = cgen.wrapper(api, amx=target_cpu.amx)
+    wrapper = _write(os.path.join(workspace, f"{name}_wrapper.c"), wrapper_text)
     shutil.copyfile(header, os.path.join(workspace, f"{name}.h"))
     library = os.path.join(out_dir, f"lib{name}.a")
     objects = toolchain.export_objects(workspace)
-    target_cpu = cpu_target(_target_name(target))
     combined = toolchain.build_library(
         compiler, target_cpu, workspace, name, wrapper, objects, library
     )

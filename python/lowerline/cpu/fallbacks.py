@@ -21,6 +21,7 @@ from typing import Any
 from mlir import ir
 
 from lowerline.pipeline.pass_api import ops_matching
+from lowerline.pipeline.protocol import AMX_TILES
 from lowerline.pipeline.remarks import FALLBACK, Remark, collecting, frames_of
 
 STAGE = "tiled"
@@ -30,7 +31,10 @@ TILING_OFF = "left as loops: the tiled stage is off (tile=False)"
 
 
 def _left_as_loops(op: ir.Operation) -> bool:
-    # The ops inside a linalg op's body (linalg.yield, linalg.index) go with it.
+    # The ops inside a linalg op's body (linalg.yield, linalg.index) go with
+    # it; an AMX contraction becomes tiles in the loops stage (lowerline-amx-tiles).
+    if AMX_TILES.has(op):
+        return False
     return op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")
 
 

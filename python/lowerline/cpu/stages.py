@@ -163,7 +163,8 @@ def tiled(o: CpuOptions) -> str:
     winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
     return (
         "func.func(lowerline-fold-constant-transposes,"
-        f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd}),"
+        f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd},"
+        f"lowerline-amx-matmul{{target={o.target}}}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
         # After CSE (equal loop bounds are one value); CSE again computes the
@@ -255,7 +256,9 @@ def loops(o: CpuOptions) -> str:
     # Before the parallel loops become OpenMP regions: a region is timed whole.
     timers = "lowerline-time-kernels," if o.time_kernels else ""
     return (
-        f"{timers}{parallel},"
+        # AMX contractions (lowerline-amx-matmul) as tile loops first:
+        # their blocks may be parallel loops too.
+        f"lowerline-amx-tiles,{timers}{parallel},"
         "func.func(convert-linalg-to-loops,convert-vector-to-scf{full-unroll target-rank=1}),"
         "canonicalize,cse"
     )
@@ -319,7 +322,8 @@ def llvm(o: CpuOptions) -> str:
         *(["convert-async-to-llvm"] if o.parallel == "async" else []),
         # Before finalize-memref-to-llvm: transfers become plain or masked loads;
         # x86vector.avx512.dot (lowerline-vectorize's vdpbf16ps) its intrinsic.
-        "convert-vector-to-llvm{enable-x86vector}",
+        # amx.tile_* (lowerline-amx-tiles) their intrinsics likewise.
+        "convert-vector-to-llvm{enable-x86vector enable-amx}",
         # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
         # library's runtime_support.c counts (CompiledModule.memory()).
         "finalize-memref-to-llvm{use-generic-functions=true}",

@@ -43,6 +43,13 @@ _REAL_OF = complex_math.REAL_OF
 _NORMS = (None, "backward", "ortho", "forward")
 
 
+def _check_norm(name: str, norm: Any) -> None:
+    """A clear error for a normalization torch.fft does not define, named by
+    the transform (``fft_irfft``)."""
+    if norm not in _NORMS:
+        raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+
+
 def _dft_matrices(n: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """``cos`` and ``sin`` of ``2 pi j k / n`` (``j`` rows, ``k`` columns)."""
     index = torch.arange(n, dtype=torch.int64)
@@ -69,10 +76,7 @@ def _scale(n: int, norm: str | None, inverse: bool) -> float:
 
 def _transform(inverse: bool) -> Callable[..., Any]:
     def decomposition(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
-        if norm not in _NORMS:
-            raise ValueError(
-                f"aten.fft_{'i' if inverse else ''}fft: norm={norm!r} is not one of {_NORMS[1:]}"
-            )
+        _check_norm(f"fft_{'i' if inverse else ''}fft", norm)
         if not x.is_complex():
             x = x.to(torch.complex128 if x.dtype == torch.float64 else torch.complex64)
         if x.dtype not in _REAL_OF or x.dim() == 0:
@@ -102,8 +106,7 @@ def irfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> An
     1)`` by default) from the ``n // 2 + 1`` first bins, each bin but the
     first (and the middle one of an even ``n``) counted twice for its
     conjugate twin; their imaginary parts drop out, as in ATen's c2r."""
-    if norm not in _NORMS:
-        raise ValueError(f"aten.fft_irfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    _check_norm("fft_irfft", norm)
     if not x.is_complex():
         x = x.to(torch.complex128 if x.dtype == torch.float64 else torch.complex64)
     if x.dtype not in _REAL_OF or x.dim() == 0:
@@ -128,8 +131,7 @@ def rfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any
     """``rfft`` with a length or a normalization: torch-mlir lowers only
     ``n=None`` with the default normalization; the input is trimmed or
     zero-padded here and the result scaled."""
-    if norm not in _NORMS:
-        raise ValueError(f"aten.fft_rfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    _check_norm("fft_rfft", norm)
     if (n is None and norm in (None, "backward")) or x.is_complex() or x.dim() == 0:
         return NotImplemented  # as torch-mlir lowers it (complex: eager refuses it)
     dim = dim % x.dim()
@@ -209,8 +211,7 @@ def _irfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
 def hfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
     """The real transform of a Hermitian signal: ``irfft`` of the conjugate,
     normalized the other way round (ATen's c2r with ``forward=True``)."""
-    if norm not in _NORMS:
-        raise ValueError(f"aten.fft_hfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    _check_norm("fft_hfft", norm)
     if x.is_complex():
         x = torch.conj_physical(x)
     return irfft(x, n, dim, _SWAPPED_NORM[norm])
@@ -219,8 +220,7 @@ def hfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any
 def ihfft(x: torch.Tensor, n: Any = None, dim: int = -1, norm: Any = None) -> Any:
     """The inverse of ``hfft``: the conjugate of ``rfft``, normalized the other
     way round."""
-    if norm not in _NORMS:
-        raise ValueError(f"aten.fft_ihfft: norm={norm!r} is not one of {_NORMS[1:]}")
+    _check_norm("fft_ihfft", norm)
     return torch.conj_physical(aten.fft_rfft.default(x, n, dim, _SWAPPED_NORM[norm]))
 
 
@@ -230,8 +230,7 @@ def _hfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
     inverse = _irfft_nd(name, default_dim)
 
     def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
-        if norm not in _NORMS:
-            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        _check_norm(name, norm)
         if x.is_complex():
             x = torch.conj_physical(x)
         return inverse(x, s, dim, _SWAPPED_NORM[norm])
@@ -245,8 +244,7 @@ def _ihfft_nd(name: str, default_dim: Any = None) -> Callable[..., Any]:
     forward = _rfft_nd(name, default_dim)
 
     def decomposition(x: torch.Tensor, s: Any = None, dim: Any = default_dim, norm: Any = None):
-        if norm not in _NORMS:
-            raise ValueError(f"aten.{name}: norm={norm!r} is not one of {_NORMS[1:]}")
+        _check_norm(name, norm)
         return torch.conj_physical(forward(x, s, dim, _SWAPPED_NORM[norm]))
 
     return decomposition

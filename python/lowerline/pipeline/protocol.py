@@ -218,6 +218,16 @@ VECTORIZE_ME = declare(
     (_VECTORIZE,),
     "The op a vectorize script matches (its index); removed by the same pass.",
 )
+AMX_TILES = declare(
+    "lowerline.amx_tiles",
+    UNIT,
+    ("linalg.generic",),
+    ("lowerline-amx-matmul",),
+    (_TILE, "lowerline-amx-tiles"),
+    "An int8 contraction over B packed for AMX: left alone by tile-and-fuse "
+    "(one-shot-bufferize keeps it), lowered to tile loops on buffers and removed "
+    "with its op by lowerline-amx-tiles.",
+)
 
 # -- GPU tiling -> distribution -> launch -> host buffers
 GPU_THREADS = declare(

@@ -64,7 +64,7 @@ from typing import Any, Generic, TypeVar
 import torch
 
 from lowerline.errors import runtime_check_error
-from lowerline.runtime import cuda
+from lowerline.runtime import amx, cuda
 from lowerline.runtime.sizes import SizeFunction
 
 
@@ -305,6 +305,8 @@ class NativeFunction:
         self._arena = arena
         self.arenas = ArenaPool(arena["bytes"]) if arena is not None else None
         self._lib = ctypes.CDLL(library) if lib is None else lib
+        # Tile code: the CPU's AMX state, asked of Linux before the first call.
+        self._tiles = amx.TileState(self._lib, library)
         self._function = getattr(self._lib, f"_mlir_ciface_{entry}")
         self._function.restype = None
         self._outputs = list(outputs)
@@ -362,6 +364,7 @@ class NativeFunction:
         self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
     ) -> None:
         """One call of the entry; raises the failure its arena's word holds."""
+        self._tiles.ensure()
         pool = self.arenas
         # The arena is one more out-parameter, after the outputs.
         trailing = outputs if pool is None else [*outputs, pool.take()]
@@ -406,6 +409,7 @@ class NativeFunction:
         # One arena held for good: the floor has no pool traffic.
         trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
         self._omp.ensure()
+        self._tiles.ensure()
         frame = _CallFrame(inputs, trailing)
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs
@@ -513,6 +517,7 @@ class DynamicNativeFunction(NativeFunction):
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
         trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
         self._omp.ensure()
+        self._tiles.ensure()
         frame = _CallFrame(inputs, trailing)
         frame.point_at(inputs, trailing)
         return self._function, frame.arguments, outputs

@@ -12,6 +12,12 @@ Quantizes each model with torchao's ``X86InductorQuantizer`` (calibrated on
 host, and the converted one for ``cpu:haswell`` too (no VNNI: i32 outer
 products, which the host also runs), then times them and eager float in
 interleaved rounds in this one process (a shared machine: compare ratios).
+Two more int8 builds, secondary rows of the same table: lowerline's own
+``quantize=lowerline.quant.Int8(...)`` on the same 8 batches (attention's
+projections and batch matmuls quantized too), and PT2E with torchao's
+``XNNPACKQuantizer`` (symmetric, per channel: it quantizes attention's
+projections, which X86InductorQuantizer leaves float). Each int8 build's
+largest error against the float model is printed under the table.
 Writes bench/quant.md.
 """
 
@@ -30,8 +36,11 @@ from timing import model_rounds_args, save_result, settle, time_calls
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
+from torchao.testing.pt2e import _xnnpack_quantizer as xnnpack
 
 import lowerline
+
+INT8_BUILDS = ("int8", "int8 lowerline", "int8 xnnpack")
 
 
 class InvertedResidual(nn.Module):
@@ -60,12 +69,29 @@ MODELS = {
 }
 
 
-def quantized(model: torch.nn.Module, inputs: tuple) -> torch.fx.GraphModule:
+def calibration(inputs: tuple) -> list[tuple]:
+    """8 random batches like ``inputs`` (seeded: every build sees the same)."""
+    generator = torch.Generator().manual_seed(1)
+    return [
+        tuple(torch.randn(x.shape, generator=generator, dtype=x.dtype) for x in inputs)
+        for _ in range(8)
+    ]
+
+
+def x86_quantizer() -> xiq.X86InductorQuantizer:
     quantizer = xiq.X86InductorQuantizer()
-    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    return quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+
+
+def xnnpack_quantizer() -> xnnpack.XNNPACKQuantizer:
+    config = xnnpack.get_symmetric_quantization_config(is_per_channel=True)
+    return xnnpack.XNNPACKQuantizer().set_global(config)
+
+
+def quantized(model: torch.nn.Module, inputs: tuple, quantizer) -> torch.fx.GraphModule:
     prepared = prepare_pt2e(torch.export.export(model, inputs).module(), quantizer)
-    for _ in range(8):
-        prepared(*(torch.randn_like(x) for x in inputs))
+    for batch in calibration(inputs):
+        prepared(*batch)
     return convert_pt2e(prepared)
 
 
@@ -74,16 +100,27 @@ def builds(name: str, cache: str, threads: int) -> dict:
     torch.manual_seed(0)
     model, inputs = MODELS[name]()
     model = model.eval()
-    converted = quantized(model, inputs)
+    converted = quantized(model, inputs, x86_quantizer())
     options = {"cache_dir": cache, "num_threads": threads}
+    own = lowerline.quant.Int8(calibration=calibration(inputs))
     compiled = {
         "f32": lowerline.compile(model, *inputs, **options),
         "int8": lowerline.compile(converted, *inputs, **options),
         "int8 haswell": lowerline.compile(converted, *inputs, target="cpu:haswell", **options),
+        "int8 lowerline": lowerline.compile(model, *inputs, quantize=own, **options),
+        "int8 xnnpack": lowerline.compile(
+            quantized(model, inputs, xnnpack_quantizer()), *inputs, **options
+        ),
     }
     runs = {"eager": lambda: model(*inputs)}
     runs.update({build: lambda c=c: c(*inputs) for build, c in compiled.items()})
     return runs
+
+
+def errors(runs: dict) -> dict[str, float]:
+    """Each int8 build's largest |output - float output| on the model's inputs."""
+    expected = runs["eager"]()
+    return {build: float((runs[build]() - expected).abs().max()) for build in INT8_BUILDS}
 
 
 def medians(runs: dict, rounds: int) -> dict[str, float]:
@@ -100,13 +137,15 @@ def main() -> None:
     args = model_rounds_args(__doc__, "mlp_b64")
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
-        rows = [
-            (name, medians(builds(name, cache, args.threads), args.rounds))
-            for name in args.models.split(",")
-        ]
+        rows, error_rows = [], []
+        for name in args.models.split(","):
+            runs = builds(name, cache, args.threads)
+            rows.append((name, medians(runs, args.rounds)))
+            error_rows.append((name, errors(runs)))
     for name, row in rows:
         print(name, {key: f"{value * 1e3:.3f} ms" for key, value in row.items()})
     keys = list(rows[0][1])
+    ratios = " | ".join(f"f32 / {build}" for build in INT8_BUILDS)
     lines = [
         "# int8 (PT2E) against lowerline f32",
         "",
@@ -116,12 +155,22 @@ def main() -> None:
         f"{lowerline.targets.cpu_target('host').vnni}). Indicative: measured on a "
         "shared 2-core machine under load; compare ratios within a row.",
         "",
-        "| model | " + " | ".join(keys) + " | f32 / int8 |",
-        "| --- | " + " | ".join("---" for _ in keys) + " | --- |",
+        "| model | " + " | ".join(keys) + f" | {ratios} |",
+        "| --- | " + " | ".join("---" for _ in [*keys, *INT8_BUILDS]) + " |",
     ]
     for name, row in rows:
         cells = " | ".join(f"{row[k] * 1e3:.3f} ms" for k in keys)
-        lines.append(f"| {name} | {cells} | {row['f32'] / row['int8']:.2f}x |")
+        speedups = " | ".join(f"{row['f32'] / row[build]:.2f}x" for build in INT8_BUILDS)
+        lines.append(f"| {name} | {cells} | {speedups} |")
+    lines += [
+        "",
+        "Largest |int8 output - float output| on the timed inputs:",
+        "",
+        "| model | " + " | ".join(INT8_BUILDS) + " |",
+        "| --- | " + " | ".join("---" for _ in INT8_BUILDS) + " |",
+    ]
+    for name, found in error_rows:
+        lines.append(f"| {name} | " + " | ".join(f"{found[b]:.4f}" for b in INT8_BUILDS) + " |")
     save_result(
         os.path.join(os.path.dirname(os.path.abspath(__file__)), "quant.md"),
         "\n".join(lines) + "\n",

@@ -37,6 +37,11 @@ translates to ``llvm.aarch64.neon.sdot``); upstream's contraction patterns
 for NEON (``arm_neon.vector_contract_to_i8mm``) emit ``smmla``, which needs
 ``+i8mm``, and none targets ``sdot``.
 
+A batch matmul's register tile (lowerline-fold-qdq-batch-matmul's
+attention products, tiled with their batch dim of 1) is taken as its one
+matrix (``vector.shape_cast`` in and out); its B is never a constant, so it
+always takes the shuffle and the per-step correction.
+
 A masked contraction (a partial tile in m, n or k) is rewritten only when
 its operands are read with zero padding: a padded k then adds a zero product
 (``(0 ^ 0x80) * 0`` and a zero correction for ``vpdpbusd``), and padded rows
@@ -75,14 +80,42 @@ def _shape_and_type(value: ir.Value) -> tuple[list[int], str]:
     return list(vtype.shape), str(vtype.element_type)
 
 
+_MATMUL_MAPS = [
+    "(d0, d1, d2) -> (d0, d2)",
+    "(d0, d1, d2) -> (d2, d1)",
+    "(d0, d1, d2) -> (d0, d1)",
+]
+# A batch matmul's register tile: its batch dim is 1 (tile-and-fuse steps
+# the batch by one), so it is a matmul tile once that dim is dropped.
+_BATCH_MATMUL_MAPS = [
+    "(d0, d1, d2, d3) -> (d0, d1, d3)",
+    "(d0, d1, d2, d3) -> (d0, d3, d2)",
+    "(d0, d1, d2, d3) -> (d0, d1, d2)",
+]
+
+
+def _maps(op: ir.Operation) -> list[str]:
+    return [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
 def _is_matmul_maps(op: ir.Operation) -> bool:
-    """(m, k) x (k, n) -> (m, n), k reduced."""
-    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    return maps == [
-        "(d0, d1, d2) -> (d0, d2)",
-        "(d0, d1, d2) -> (d2, d1)",
-        "(d0, d1, d2) -> (d0, d1)",
-    ]
+    """(m, k) x (k, n) -> (m, n), k reduced; or a batch of one of those."""
+    maps = _maps(op)
+    if maps == _BATCH_MATMUL_MAPS:
+        return ir.VectorType(op.operands[2].type).shape[0] == 1
+    return maps == _MATMUL_MAPS
+
+
+def _batched(op: ir.Operation) -> bool:
+    return ir.VectorType(op.operands[2].type).rank == 3
+
+
+def _unbatched(value: ir.Value) -> ir.Value:
+    """A batch-of-one tile (1 x a x b) as its one matrix (a x b)."""
+    vtype = ir.VectorType(value.type)
+    if vtype.rank == 2:
+        return value
+    return vector.shape_cast(ir.VectorType.get(vtype.shape[1:], vtype.element_type), value)
 
 
 def _transfer_padding_ok(contract: ir.Operation) -> bool:
@@ -94,8 +127,10 @@ def _candidate(op: ir.Operation) -> ir.Operation | None:
     or the ``vector.mask`` around it), or None."""
     if len(op.operands) != 3 or not _is_matmul_maps(op):
         return None
-    (_, k), lhs_type = _shape_and_type(op.operands[0])
-    (k2, _), rhs_type = _shape_and_type(op.operands[1])
+    *_, k = ir.VectorType(op.operands[0].type).shape
+    k2 = ir.VectorType(op.operands[1].type).shape[-2]
+    lhs_type = str(ir.VectorType(op.operands[0].type).element_type)
+    rhs_type = str(ir.VectorType(op.operands[1].type).element_type)
     _, acc_type = _shape_and_type(op.operands[2])
     if (lhs_type, rhs_type, acc_type) != ("i8", "i8", "i32") or k != INT8_DOT_K or k2 != k:
         return None
@@ -262,9 +297,10 @@ def _start_corrected(
 def _rewrite(
     contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction, packed: VnniWeights
 ) -> None:
-    lhs, rhs, acc = contract.operands
-    (m, n), _ = _shape_and_type(acc)
+    batched = _batched(contract)
     with ir.InsertionPoint(replaced), replaced.location:
+        lhs, rhs, acc = (_unbatched(v) for v in contract.operands)
+        (m, n), _ = _shape_and_type(acc)
         loaded = packed.lanes(rhs, dot.lanes)
         if loaded is None:
             weights = _weight_lanes(rhs, n, dot.lanes)
@@ -284,6 +320,8 @@ def _rewrite(
                 piece = dot.emit(_gather(c_row, order), a, w)
                 pieces.append(piece if corr is None else arith.subi(piece, corr))
             result = vector.insert(_concat(pieces, n, dot.lanes), result, [], [row])
+        if batched:
+            result = vector.shape_cast(contract.operands[2].type, result)
     replaced.results[0].replace_all_uses_with(result)
     replaced.erase()
 

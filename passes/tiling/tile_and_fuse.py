@@ -513,12 +513,13 @@ def _k_step(op: ir.Operation, target: CpuTarget, k: int | None = None) -> int:
     target with an int8 dot product (lowerline-vectorize turns the 4-deep
     contraction into ``vpdpbusd``), else 1 (outer products). A convolution's
     k (its input channels, ``k``) must be a multiple of 4: its tiles become
-    matmuls only with whole steps. A batch matmul's tiles keep their batch
-    dim, which the ``vpdpbusd`` rewrite (2-D matmul maps) does not take.
+    matmuls only with whole steps. An integer batch matmul steps 4 too (its
+    tiles, a batch of one, are matmul tiles to the ``vpdpbusd`` rewrite); a
+    float one steps 1.
     A bf16 x bf16 -> f32 matmul steps 2 on a target with AVX512-BF16
     (``vdpbf16ps``, lowerline.passes.tiling.bf16_dot); a bf16 convolution
     steps 1 (outer products of its operands widened to f32)."""
-    if op.name == "linalg.batch_matmul":
+    if op.name == "linalg.batch_matmul" and not _is_integer_contraction(op):
         return 1
     if op.name == "linalg.matmul" and _is_bf16_contraction(op) and bf16_dot_lanes(target):
         return BF16_DOT_K if k is None or k % BF16_DOT_K == 0 else 1

@@ -2,7 +2,8 @@
 at odd sizes) against the converted model run eagerly.
 
 X86InductorQuantizer quantizes the feed-forward block's two linear layers
-only: the attention's input and output projections (``F.linear`` inside
+only (torchao's XNNPACKQuantizer quantizes the attention's projections too,
+below): the attention's input and output projections (``F.linear`` inside
 ``nn.MultiheadAttention``) and its scaled dot product stay float in the
 converted graph, so they stay float here too. The two linears become
 integer matmuls with constant weights, whose ``vpdpbusd`` correction is
@@ -60,3 +61,32 @@ def test_int8_encoder_layer_vnni_kernels():
     totals = re.findall(r"= arith.constant dense_resource<[^>]*\.vnni_totals[0-9_]+>", tiled)
     assert len(totals) == 2, totals
     assert "vnni_sums" not in tiled
+
+
+def xnnpack_quantize(model: torch.nn.Module, example: torch.Tensor) -> torch.fx.GraphModule:
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e import _xnnpack_quantizer as xnnpack
+
+    config = xnnpack.get_symmetric_quantization_config(is_per_channel=True)
+    quantizer = xnnpack.XNNPACKQuantizer().set_global(config)
+    prepared = prepare_pt2e(torch.export.export(model, (example,)).module(), quantizer)
+    for _ in range(4):
+        prepared(torch.randn_like(example))
+    return convert_pt2e(prepared)
+
+
+def test_xnnpack_quantized_encoder_layer_folds_all_four_linears():
+    """XNNPACKQuantizer's graph: the in-projection reads the transposed
+    (sequence-first) input, which torch lowers as a batch matmul by the
+    broadcast weight; collapsed before the QDQ folds, it folds like the
+    other three (the scaled dot product stays float: no PT2E quantizer
+    annotates it)."""
+    example = torch.randn(3, 7, 36)
+    converted = xnnpack_quantize(encoder_layer(), example)
+    compiled = lowerline.compile(converted, example)
+    assert integer_matmuls(compiled.ir("graph")) == (4, 0)
+    for spread in (0.5, 2.0):
+        x = torch.randn(3, 7, 36) * spread
+        expected = converted(x)
+        torch.testing.assert_close(compiled(x), expected, atol=0.05, rtol=0.0)
+        assert (compiled(x) - expected).abs().mean().item() < 0.005

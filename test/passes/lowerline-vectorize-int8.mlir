@@ -56,6 +56,35 @@ func.func @integer_matmul(%x: tensor<3x8xi8>, %w: tensor<8x20xi8>) -> tensor<3x2
 
 // -----
 
+// An i8 x i8 -> i32 batch matmul (lowerline-fold-qdq-batch-matmul's, neither
+// operand a constant): k in steps of 4 too; each register tile, a batch of
+// one, is taken as its matrix (a shape_cast, lowered away here), B's bytes shuffled into lane
+// order with their per-step 0x80 correction, as for a matmul by a
+// non-constant B. k = 10: the last step is partial, read with zero padding.
+// CHECK-LABEL: func.func @integer_batch_matmul(
+// CHECK:         scf.forall
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}}) -> (vector<1x{{[0-9]+}}x16xi32>)
+// CHECK:             %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%{{.+}}, %{{.+}}, %{{.+}})
+// CHECK:             llvm.call @llvm.x86.avx512.vpdpbusd.512
+// CHECK:             arith.subi %{{.+}}, %[[CORR]] : vector<16xi32>
+// CHECK:             scf.yield %{{.+}} : vector<1x5x16xi32>
+// CHECK-NOT:       vector.outerproduct
+// NEON-LABEL: func.func @integer_batch_matmul(
+// NEON:         arm_neon.intr.sdot
+// NEON-NOT:     arith.xori
+// PORTABLE-LABEL: func.func @integer_batch_matmul(
+// PORTABLE-NOT:     vpdpbusd
+// PORTABLE-NOT:     arm_neon.intr.sdot
+func.func @integer_batch_matmul(%x: tensor<3x5x10xi8>, %y: tensor<3x10x16xi8>) -> tensor<3x5x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<3x5x16xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<3x5x16xi32>) -> tensor<3x5x16xi32>
+  %bm = linalg.batch_matmul ins(%x, %y : tensor<3x5x10xi8>, tensor<3x10x16xi8>) outs(%f : tensor<3x5x16xi32>) -> tensor<3x5x16xi32>
+  return %bm : tensor<3x5x16xi32>
+}
+
+// -----
+
 // A float matmul keeps its FMAs on the same target.
 // CHECK-LABEL: func.func @float_matmul(
 // CHECK-NOT:     vpdpbusd
@@ -67,4 +96,19 @@ func.func @float_matmul(%x: tensor<3x8xf32>, %w: tensor<8x20xf32>) -> tensor<3x2
   %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x20xf32>) -> tensor<3x20xf32>
   %mm = linalg.matmul ins(%x, %w : tensor<3x8xf32>, tensor<8x20xf32>) outs(%f : tensor<3x20xf32>) -> tensor<3x20xf32>
   return %mm : tensor<3x20xf32>
+}
+
+// -----
+
+// A float batch matmul on the same target: no dot product.
+// CHECK-LABEL: func.func @float_batch_matmul(
+// CHECK-NOT:     vpdpbusd
+// CHECK:         vector.fma
+// CHECK-NOT:     vpdpbusd
+func.func @float_batch_matmul(%x: tensor<3x5x10xf32>, %y: tensor<3x10x16xf32>) -> tensor<3x5x16xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x5x16xf32>
+  %f = linalg.fill ins(%c0 : f32) outs(%e : tensor<3x5x16xf32>) -> tensor<3x5x16xf32>
+  %bm = linalg.batch_matmul ins(%x, %y : tensor<3x5x10xf32>, tensor<3x10x16xf32>) outs(%f : tensor<3x5x16xf32>) -> tensor<3x5x16xf32>
+  return %bm : tensor<3x5x16xf32>
 }

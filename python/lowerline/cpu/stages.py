@@ -106,8 +106,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (a stride-1 conv over the input spread out with zeros) becomes one
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
-    over all rows after fusion (``lowerline-collapse-broadcast-batch-matmul``),
-    its fused bias epilogue collapsed with it. With ``vector_rows`` (CPU), a
+    over all rows (``lowerline-collapse-broadcast-batch-matmul``), its bias
+    epilogue collapsed with it: first before the QDQ folds (a quantized
+    linear of a strided 3-D input, nn.MultiheadAttention's in-projection,
+    reaches linalg in that form, which lowerline-fold-qdq-matmul does not
+    take), then again after fusion. With ``vector_rows`` (CPU), a
     gather's row index is read in its body, so its rows vectorize as
     contiguous reads (``lowerline-read-gather-indices``), and a 1x1
     stride-1 convolution with its elementwise epilogue works on each plane
@@ -128,7 +131,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     narrow = "lowerline-fold-extf-into-contractions," if vector_rows else ""
     return (
         f"lowerline-lower-tm-tensor{rows if vector_rows else '{log-step-scans}'},"
-        "func.func(lowerline-sink-qdq-through-layout-ops,"
+        # A quantized linear of a strided input folds only once collapsed.
+        "func.func(lowerline-collapse-broadcast-batch-matmul,"
+        "lowerline-sink-qdq-through-layout-ops,"
         "lowerline-fold-qdq-matmul,lowerline-fold-qdq-conv,lowerline-fold-qdq-batch-matmul,"
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"

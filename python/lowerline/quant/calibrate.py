@@ -1,10 +1,12 @@
 """Calibration and the QDQ graph: a float model in, its PT2E-style int8 graph out.
 
-``quantize_model`` exports the float model with ``torch.export``, finds the
-layers to quantize (``aten.linear`` and ``aten.conv{1,2,3}d`` on a weight
-parameter), runs the exported graph on the calibration batches with an
-observer on every activation such a layer reads or writes, and then inserts
-what torchao's ``convert_pt2e`` would have left:
+``quantize_model`` exports the float model with ``torch.export``, writes
+attention out as its two batch matmuls (lowerline.quant.attention), finds
+the layers to quantize (``aten.linear`` and ``aten.conv{1,2,3}d`` on a weight
+parameter, ``aten.matmul``/``bmm`` of two activations with batch dims), runs
+the exported graph on the calibration batches with an observer on every
+activation such a layer reads or writes, and then inserts what torchao's
+``convert_pt2e`` would have left:
 
     x -> quantize_per_tensor -> dequantize_per_tensor -> linear/conv (+ ReLU)
       -> quantize_per_tensor -> dequantize_per_tensor -> ...
@@ -14,6 +16,15 @@ The graph then takes the PT2E path as it is (lowerline-fold-qdq-matmul and
 the other graph-stage folds). Each layer's output is quantized too (after its
 ReLU when one follows): every integer kernel ends in a requantize, and
 ``quant_report`` has an output scale to count errors in.
+
+A batch matmul's operands are activations on both sides: the first takes
+the configured type, the second (attention's keys and values) symmetric s8,
+and a softmax output the fixed u8 grid of [0, 1] (``SOFTMAX_QPARAMS``). A
+value moved or picked out of an observed one by layout ops alone (q, k and
+v out of the packed in-projection, the heads put back together for the
+out-projection) takes that one's parameters instead of its own: its pair
+then repeats the one before the layout ops, which the graph stage removes,
+where an observer of its own would have made a requantize step.
 
 Calibration runs, by default, the exported float graph
 (``torch.fx.Interpreter``): eager float arithmetic on the same graph gives
@@ -34,8 +45,16 @@ from typing import Any
 import torch
 from torch import fx
 
+from lowerline.quant.attention import decompose_attention
 from lowerline.quant.config import Int8
-from lowerline.quant.observers import Observer, QParams, quantized_ops, weight_qparams
+from lowerline.quant.observers import (
+    Fixed,
+    Observer,
+    QParams,
+    qparams,
+    quantized_ops,
+    weight_qparams,
+)
 
 aten = torch.ops.aten
 # Op -> its kind (Int8.skip's names); every one takes (input, weight, bias, ...)
@@ -50,6 +69,34 @@ LAYER_OPS = {
 # epilogue): ReLU, and the clamps (ReLU6 exports as hardtanh) that the folds
 # put into the requantize range. Observed after it, the output's range is
 # the clamped one.
+# A batch matmul of two activations (attention's q @ k^T and p @ v, once
+# lowerline.quant.attention has written them out).
+BATCH_MATMUL_OPS = (aten.matmul.default, aten.bmm.default)
+# Ops that move or pick elements without changing them: a value reached from
+# a quantized one through these alone is on the same grid, so it takes the
+# same parameters (no observer of its own, no requantize; the graph stage's
+# lowerline-sink-qdq-through-layout-ops removes the pair that then repeats).
+LAYOUT_OPS = (
+    aten.view.default,
+    aten.reshape.default,
+    aten._unsafe_view.default,
+    aten.transpose.int,
+    aten.permute.default,
+    aten.t.default,
+    aten.unflatten.int,
+    aten.flatten.using_ints,
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.select.int,
+    aten.slice.Tensor,
+    aten.contiguous.default,
+    aten.clone.default,
+)
+SOFTMAX_OPS = (aten._softmax.default, aten.softmax.int)
+# A softmax output is in [0, 1]: u8 with 255 steps over that range and zero
+# point 0, fixed (no observer), the usual choice for attention weights.
+SOFTMAX_QPARAMS = qparams(0.0, 1.0, "u8")
 FUSED_ACTIVATIONS = (
     aten.relu.default,
     aten.relu_.default,
@@ -65,14 +112,23 @@ class Layer:
     """One quantized layer of the QDQ graph."""
 
     name: str  # the module's qualified name, else the op node's
-    kind: str  # "linear" or "conv"
+    kind: str  # "linear", "conv" or "matmul"
     op: fx.Node
-    source: fx.Node  # the float value its input quantize reads
+    # The float values its input quantizes read: one, or a batch matmul's two.
+    sources: tuple[fx.Node, ...]
     result: fx.Node  # the dequantize of its output
-    input: QParams | None = None
+    inputs: tuple[QParams, ...] = ()
     output: QParams | None = None
-    # Its nodes from the input quantize to the output dequantize, in graph order.
+    # Its nodes from the input quantizes to the output dequantize, in graph order.
     nodes: list[fx.Node] = field(default_factory=list)
+
+    @property
+    def source(self) -> fx.Node:
+        return self.sources[0]
+
+    @property
+    def input(self) -> QParams | None:
+        return self.inputs[0] if self.inputs else None
 
 
 @dataclass
@@ -103,6 +159,8 @@ def quantize_model(
         raise ValueError("Int8(calibrate_on='compiled') needs lowerline.compile to run it")
     start = time.perf_counter()
     graph = _export(module, config.calibration[0], example_inputs)
+    if not config.skips_kind("matmul", None):
+        decompose_attention(graph)
     found = _layers(graph)
     if not found:
         raise ValueError(
@@ -111,12 +169,14 @@ def quantize_model(
         )
     skipped = _skipped(found, config)
     layers = [layer for layer in found if layer.name not in skipped]
-    observers = _observers(graph, layers, config)
+    observers, aliases = _observers(layers, config)
     if compile_model is not None and config.calibrate_on == "compiled":
         _calibrate_compiled(graph, observers, config.calibration, compile_model)
     else:
         _calibrate(graph, observers, config.calibration)
-    _rewrite(graph, layers, {node: obs.qparams() for node, obs in observers.items()})
+    params = {node: obs.qparams() for node, obs in observers.items()}
+    params.update({alias: params[origin] for alias, origin in aliases.items()})
+    _rewrite(graph, layers, params)
     return QuantizedModel(
         graph=graph,
         float_module=module,
@@ -132,9 +192,11 @@ def _rewrite(graph: fx.GraphModule, layers: list[Layer], params: dict[fx.Node, Q
     layer learns its qparams and nodes."""
     pairs = {node: _insert_pair(graph.graph, node, p) for node, p in params.items()}
     for index, layer in enumerate(layers):
-        _quantize_weight(graph, layer.op, index)
+        if layer.kind != "matmul":
+            _quantize_weight(graph, layer.op, index)
         output = _output_value(layer.op)
-        layer.input, layer.output = params[layer.source], params[output]
+        layer.inputs = tuple(params[source] for source in layer.sources)
+        layer.output = params[output]
         layer.result = pairs[output]
     graph.graph.eliminate_dead_code()
     graph.graph.lint()
@@ -159,17 +221,47 @@ def _export(module: torch.nn.Module, batch: tuple, example_inputs: tuple) -> fx.
 
 
 def _layers(graph: fx.GraphModule) -> list[Layer]:
-    """Every linear and convolution on a weight parameter, in graph order."""
-    found = []
+    """Every linear and convolution on a weight parameter and every batch
+    matmul of two activations, in graph order."""
+    found: list[Layer] = []
     for node in graph.graph.nodes:
-        kind = LAYER_OPS.get(node.target) if node.op == "call_function" else None
-        if kind is None or len(node.args) < 2 or not _is_parameter(node.args[1]):
+        if node.op != "call_function" or len(node.args) < 2:
+            continue
+        if _is_batch_matmul(node):
+            name = _matmul_name(node, found)
+            found.append(Layer(name, "matmul", node, (node.args[0], node.args[1]), node))
+            continue
+        kind = LAYER_OPS.get(node.target)
+        if kind is None or not _is_parameter(node.args[1]):
             continue
         if not isinstance(node.args[0], fx.Node):
             continue
         name, _ = _module_of(node)
-        found.append(Layer(name=name, kind=kind, op=node, source=node.args[0], result=node))
+        found.append(Layer(name=name, kind=kind, op=node, sources=(node.args[0],), result=node))
     return found
+
+
+def _is_batch_matmul(node: fx.Node) -> bool:
+    """A matmul of two activations with batch dimensions on both (what
+    lowerline-fold-qdq-batch-matmul folds; a 2-D one has no such fold)."""
+    if node.target not in BATCH_MATMUL_OPS:
+        return False
+    operands = node.args[:2]
+    if not all(isinstance(a, fx.Node) and not _is_parameter(a) for a in operands):
+        return False
+    values = [a.meta.get("val") for a in operands if isinstance(a, fx.Node)]
+    return all(isinstance(v, torch.Tensor) and v.dim() >= 3 for v in values)
+
+
+def _matmul_name(node: fx.Node, found: list[Layer]) -> str:
+    """``<module>.matmul<i>``, the module's i-th batch matmul: a module's two
+    attention matmuls apart in the report, both left in float by skipping
+    the module's name."""
+    name, module_type = _module_of(node)
+    if module_type is None:
+        return name
+    index = sum(layer.name.startswith(f"{name}.matmul") for layer in found)
+    return f"{name}.matmul{index}"
 
 
 def _is_parameter(node: Any) -> bool:
@@ -215,25 +307,52 @@ def _output_value(op: fx.Node) -> fx.Node:
     return op
 
 
-def _observers(graph: fx.GraphModule, layers: list[Layer], config: Int8) -> dict[fx.Node, Observer]:
-    """One observer per value a quantized layer reads or writes (shared between layers)."""
-    observers: dict[fx.Node, Observer] = {}
+def _observers(
+    layers: list[Layer], config: Int8
+) -> tuple[dict[fx.Node, Observer | Fixed], dict[fx.Node, fx.Node]]:
+    """One observer per value a quantized layer reads or writes (shared
+    between layers), and the values that take another one's parameters:
+    (observers, alias -> the observed value it was moved or picked from)."""
+    values: dict[fx.Node, str] = {}  # value -> its activation type
     for layer in layers:
-        for value in (layer.source, _output_value(layer.op)):
-            if value not in observers:
-                observers[value] = Observer(
-                    config.observer,
-                    config.activations,
-                    config.percentile,
-                    config.averaging_constant,
-                )
-    return observers
+        for position, value in enumerate(layer.sources):
+            # A batch matmul's second operand (keys, values): symmetric s8.
+            symmetric = layer.kind == "matmul" and position == 1
+            values.setdefault(value, "s8" if symmetric else config.activations)
+        values.setdefault(_output_value(layer.op), config.activations)
+    observers: dict[fx.Node, Observer | Fixed] = {}
+    aliases: dict[fx.Node, fx.Node] = {}
+    for value, activations in values.items():
+        origin = _layout_origin(value)
+        if origin is not value and origin in values:
+            aliases[value] = origin
+        elif value.target in SOFTMAX_OPS:
+            observers[value] = Fixed(SOFTMAX_QPARAMS)
+        else:
+            observers[value] = Observer(
+                config.observer, activations, config.percentile, config.averaging_constant
+            )
+    for alias, origin in aliases.items():
+        while origin in aliases:
+            origin = aliases[origin]
+        aliases[alias] = origin
+    return observers, aliases
+
+
+def _layout_origin(value: fx.Node) -> fx.Node:
+    """The value ``value`` was moved or picked from by layout ops alone."""
+    while value.op == "call_function" and value.target in LAYOUT_OPS:
+        source = value.args[0]
+        if not isinstance(source, fx.Node):
+            break
+        value = source
+    return value
 
 
 class _Watcher(fx.Interpreter):
     """Runs the float graph and shows each observed value to its observer."""
 
-    def __init__(self, graph: fx.GraphModule, observers: dict[fx.Node, Observer]):
+    def __init__(self, graph: fx.GraphModule, observers: dict[fx.Node, Observer | Fixed]):
         super().__init__(graph)
         self.observers = observers
 
@@ -246,7 +365,9 @@ class _Watcher(fx.Interpreter):
 
 
 def _calibrate(
-    graph: fx.GraphModule, observers: dict[fx.Node, Observer], batches: tuple[tuple, ...]
+    graph: fx.GraphModule,
+    observers: dict[fx.Node, Observer | Fixed],
+    batches: tuple[tuple, ...],
 ) -> None:
     watcher = _Watcher(graph, observers)
     with torch.no_grad():
@@ -273,7 +394,7 @@ def observer_module(graph: fx.GraphModule, values: list[fx.Node]) -> fx.GraphMod
 
 def _calibrate_compiled(
     graph: fx.GraphModule,
-    observers: dict[fx.Node, Observer],
+    observers: dict[fx.Node, Observer | Fixed],
     batches: tuple[tuple, ...],
     compile_model: Callable[..., Any],
 ) -> None:
@@ -347,7 +468,7 @@ def _layer_nodes(layer: Layer) -> list[fx.Node]:
     nodes: set[fx.Node] = set()
 
     def collect(node: fx.Node) -> None:
-        if node in nodes or node is layer.source:
+        if node in nodes or node in layer.sources:
             return
         nodes.add(node)
         for arg in node.all_input_nodes:

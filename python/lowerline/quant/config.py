@@ -12,7 +12,7 @@ OBSERVERS = ("minmax", "moving_average", "percentile", "mse")
 ACTIVATIONS = ("u8", "s8")
 CALIBRATE_ON = ("graph", "compiled")
 # Op kinds ``skip`` may name, and the layers each one covers.
-OP_KINDS = ("linear", "conv")
+OP_KINDS = ("linear", "conv", "matmul")
 
 
 @dataclass(frozen=True, eq=False)  # the batches are tensors: no value equality
@@ -31,7 +31,8 @@ class Int8:
     (symmetric, zero point 0). Weights are always s8, symmetric, one scale
     per output channel, from their own extremes.
     ``skip``: layers left in float, by the module's qualified name
-    (``"features.3"``), by op kind (``"linear"``, ``"conv"``) or by module
+    (``"features.3"``), by op kind (``"linear"``, ``"conv"``, ``"matmul"``:
+    the batch matmuls of two activations, attention's included) or by module
     class (``torch.nn.Linear``).
     ``calibrate_on``: ``"graph"`` runs the batches through the exported float
     graph in torch (no compile); ``"compiled"`` compiles that graph with

@@ -95,6 +95,20 @@ def weight_qparams(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, to
     return stored, scales, zero_points
 
 
+class Fixed:
+    """Parameters known before calibration (a softmax's output range): an
+    observer that needs to see nothing."""
+
+    def __init__(self, params: QParams):
+        self.params = params
+
+    def observe(self, value: torch.Tensor) -> None:
+        del value  # the range is known
+
+    def qparams(self) -> QParams:
+        return self.params
+
+
 class Observer:
     """What one activation's values were over the calibration batches."""
 

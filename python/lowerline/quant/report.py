@@ -40,7 +40,7 @@ _INTEGER_KERNEL = re.compile(
 @dataclass(frozen=True)
 class LayerReport:
     name: str
-    kind: str  # "linear" or "conv"
+    kind: str  # "linear", "conv" or "matmul"
     kernel: str  # the integer op it became (``linalg.matmul i8``), or "float"
     max_steps: float  # the largest |compiled - reference| / output scale
     output_scale: float
@@ -95,7 +95,7 @@ def quant_report(quantized: QuantizedModel, compiled: Any, compile_layer: Compil
     batches = quantized.config.calibration
     inputs = _layer_inputs(quantized, batches)
     layers = tuple(
-        _check_layer(quantized.graph, layer, inputs[layer.source], compile_layer)
+        _check_layer(quantized.graph, layer, [inputs[s] for s in layer.sources], compile_layer)
         for layer in quantized.layers
     )
     errors = _end_to_end(quantized, compiled, batches)
@@ -108,10 +108,13 @@ def quant_report(quantized: QuantizedModel, compiled: Any, compile_layer: Compil
 
 
 def layer_module(graph: fx.GraphModule, layer: Layer) -> fx.GraphModule:
-    """``layer``'s nodes of the QDQ graph as a module of one input (the float
-    value its input quantize reads) and one output (its output dequantize)."""
+    """``layer``'s nodes of the QDQ graph as a module of one input per float
+    value its input quantizes read (a batch matmul has two) and one output
+    (its output dequantize)."""
     new = fx.Graph()
-    env: dict[fx.Node, fx.Node] = {layer.source: new.placeholder("x")}
+    env: dict[fx.Node, fx.Node] = {
+        source: new.placeholder(f"x{index}") for index, source in enumerate(layer.sources)
+    }
     for node in layer.nodes:
         env[node] = new.node_copy(node, lambda n: env[n])
     new.output(env[layer.result])
@@ -137,7 +140,7 @@ def _layer_inputs(
     quantized: QuantizedModel, batches: tuple[tuple, ...]
 ) -> dict[fx.Node, list[torch.Tensor]]:
     """Each layer's input on each calibration batch, in the QDQ graph."""
-    wanted = {layer.source for layer in quantized.layers}
+    wanted = {source for layer in quantized.layers for source in layer.sources}
     found: dict[fx.Node, list[torch.Tensor]] = {node: [] for node in wanted}
     with torch.no_grad():
         for batch in batches:
@@ -149,15 +152,20 @@ def _layer_inputs(
 
 
 def _check_layer(
-    graph: fx.GraphModule, layer: Layer, inputs: list[torch.Tensor], compile_layer: Compiler
+    graph: fx.GraphModule,
+    layer: Layer,
+    inputs: list[list[torch.Tensor]],
+    compile_layer: Compiler,
 ) -> LayerReport:
+    """``inputs``: per source of the layer, its value on each batch."""
     assert layer.output is not None
     module = layer_module(graph, layer)
-    compiled = compile_layer(module, inputs[0], max_specializations=len(inputs) + 1)
+    batches = list(zip(*inputs, strict=True))
+    compiled = compile_layer(module, *batches[0], max_specializations=len(batches) + 1)
     worst = 0.0
     with torch.no_grad():
-        for x in inputs:
-            expected, got = module(x), compiled(x)
+        for batch in batches:
+            expected, got = module(*batch), compiled(*batch)
             worst = max(worst, float((got.double() - expected.double()).abs().max()))
     return LayerReport(
         name=layer.name,
@@ -165,7 +173,7 @@ def _check_layer(
         kernel=integer_kernel(compiled.ir("graph")),
         max_steps=round(worst / layer.output.scale, 3),  # both are multiples of the scale
         output_scale=layer.output.scale,
-        batches=len(inputs),
+        batches=len(batches),
     )
 
 

@@ -14,34 +14,45 @@
 // A 3x3 stride-2 max pool (torch-mlir pads with -inf and fills the init with
 // it): the fill is fused, each window step reads every second input column
 // of every second input row. Its 7-wide rows are tiles of 8 lanes (the power
-// of two that holds them), not 16; a register tile is 2 channels x all 7
-// rows of the parallel tile.
-// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 2 channels x 7 rows, registers 2 channels x 7 rows x 8 columns, masked, (c, kh, kw) loops of 1
+// of two that holds them), not 16; a register tile is 1 channel x all 7
+// rows of the parallel tile. The kw loop is gone: its 3 taps (offsets 0, 1
+// and 2 of the same rows) are one step, one generic with the pool's body
+// once per tap.
+// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 1 channels x 7 rows, registers 1 channels x 7 rows x 8 columns, masked, (c, kh) loops of 1, 3 kw taps per step from one row read
 // CHECK-LABEL: func.func @max_pool_stride_2(
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 4, 1)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 8, 1)
 // CHECK:           linalg.fill
 // CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 2, 2] : tensor<1x2x13x13xf32> to tensor<2x7x7xf32>
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<2x7x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 2, 7, 8>}
-// CHECK:                 arith.maximumf
+// CHECK-NOT:         scf.for
+// CHECK:             %[[IN0:.+]] = tensor.extract_slice %[[ROWS:[a-z_0-9]+]][0, 0, 0, 0] [1, 1, 7, 7] [1, 1, 2, 2] : tensor<1x1x13x15xf32> to tensor<7x7xf32>
+// CHECK:             %[[IN1:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 1] [1, 1, 7, 7] [1, 1, 2, 2]
+// CHECK:             %[[IN2:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 2] [1, 1, 7, 7] [1, 1, 2, 2]
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[IN0]], %{{.+}}, %[[IN1]], %{{.+}}, %[[IN2]], %{{.+}} : {{.+}} {lowerline.vector_sizes = array<i64: 7, 8>}
+// CHECK:               %[[M0:.+]] = arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK:               %[[M1:.+]] = arith.maximumf %[[M0]], %{{.+}} : f32
+// CHECK:               %[[M2:.+]] = arith.maximumf %[[M1]], %{{.+}} : f32
+// CHECK:               linalg.yield %[[M2]]
 // CHECK-NOT:     linalg.pooling_nchw_max
 // CHECK:         return
 // The accumulators start from the fill's -inf vector itself, not from the
 // tile written and read back (lowerline-vectorize forwards it).
 // VEC-LABEL: func.func @max_pool_stride_2(
-// VEC:         %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<2x7x8xf32>
+// VEC:         %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<7x8xf32>
 // VEC:         scf.forall
-// VEC-NOT:       vector.transfer_read {{.+}} : tensor<2x7x7xf32>, vector<2x7x8xf32>
-// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<2x7x8xf32>)
-// VEC:             scf.for {{.+}} -> (vector<2x7x8xf32>)
-// The stride-2 input rows: one contiguous read of twice the lanes per row
-// (the lanes past the row's 13 columns are padding; the rows keep their
-// stride of 2), every second lane kept.
-// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, true, false]} : tensor<2x7x13xf32>, vector<2x7x16xf32>
-// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0, 0] : vector<16xf32> from vector<2x7x16xf32>
-// VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
-// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<2x7x8xf32>
+// VEC-NOT:       vector.transfer_read {{.+}} : tensor<7x7xf32>, vector<7x8xf32>
+// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<7x8xf32>)
+// VEC-NOT:         scf.for
+// The stride-2 input rows: one contiguous read per row for the 3 taps
+// (lanes 0-16 of it hold the taps' columns; past the row's 15 columns,
+// padding; the rows keep their stride of 2), each tap a shuffle of it.
+// VEC:             %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<7x15xf32>, vector<7x24xf32>
+// VEC-NOT:         vector.transfer_read
+// VEC:             %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<24xf32> from vector<7x24xf32>
+// VEC:             vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
+// VEC:             vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15] :
+// VEC:             vector.shuffle %{{.+}}, %{{.+}} [2, 4, 6, 8, 10, 12, 14, 16] :
+// VEC-NOT:         vector.transfer_read
+// VEC:             arith.maximumf %{{.+}}, %{{.+}} : vector<7x8xf32>
 // VEC-NOT:     linalg.pooling_nchw_max
 func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -125,18 +136,20 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // -----
 
 // A stride-2 dense convolution is a window nest too (the stride-1 one keeps
-// the rank-1 update kernel, lowerline-tile-and-fuse.mlir).
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill
+// the rank-1 update kernel, lowerline-tile-and-fuse.mlir). Its 7 kw taps
+// are one step: 7 input row slices of one 21-column row, 7 weight columns.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 8 columns, (c, kh) loops of 1, 7 kw taps per step from one row read
 // CHECK-LABEL: func.func @conv_stride_2(
-// CHECK:         tensor.extract_slice {{.+}} [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x15xf32> to tensor<8xf32>
-// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
+// CHECK:         tensor.extract_slice {{.+}} [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x21xf32> to tensor<8xf32>
+// CHECK:         tensor.extract_slice {{.+}}[0, 0, 0, 6] [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x21xf32> to tensor<8xf32>
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>, {{.+}}) outs(%{{.+}} : tensor<8x8xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.matmul
 // The input row every output channel of the tile reads: one contiguous read
 // and a shuffle, then broadcast to the channels.
 // VEC-LABEL: func.func @conv_stride_2(
-// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<15xf32>, vector<16xf32>
-// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<21xf32>, vector<24xf32>
+// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<24xf32>, vector<24xf32>
 // VEC:           arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 // VEC:           arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x8x8xf32> {
@@ -178,8 +191,8 @@ func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: 
 // forall tiles the batch by 1, so every register tile is static.
 // EXPLAIN: remark: linalg.pooling_nchw_sum: g0: window
 // CHECK-LABEL: func.func @dynamic_batch_pool_is_tiled(
-// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 4, 1)
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x7x7xf32>, tensor<f32>)
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 8, 1)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7x7xf32>, tensor<f32>, tensor<7x7xf32>
 // CHECK-NOT:     linalg.pooling_nchw_sum
 func.func @dynamic_batch_pool_is_tiled(%x: tensor<?x8x15x15xf32>, %init: tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32> {
   %w = tensor.empty() : tensor<3x3xf32>

@@ -30,6 +30,9 @@ What it decides (the mechanisms are upstream's transform dialect):
   depthwise convolutions, ``lowerline.cpu.tile_plan.window_tiles``),
   the window and input-channel loops of step 1, each step rewritten into an
   elementwise ``linalg.generic`` (``lowerline.passes.tiling.window_tiles``).
+  A strided row's kw loop is not tiled: its taps are one step, which
+  ``lowerline-vectorize`` serves with one read per input row
+  (``row_tap_loop``).
   The fill or the bias broadcast of the init and the elementwise epilogue
   are fused like a matmul's (a stride-1 convolution's bias broadcast too).
 - **Every other linalg op** (elementwise, reductions such as softmax and

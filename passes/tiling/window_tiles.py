@@ -17,6 +17,16 @@ generic vectorizer turns it into whole vectors along the output row
 (masked for a partial tile) with the accumulators loop-invariant in the
 window loops.
 
+A strided row's horizontal window loop (``row_tap_loop``: kw of a
+stride-2 convolution or pooling) is left whole in the tile and unrolled
+here: one generic with every tap's slices as inputs and the body once per
+tap, e.g. for 3 taps::
+
+    out[c, oh, ow] += w0 * in[.., 2 * ow] + w1 * in[.., 2 * ow + 1] + w2 * in[.., 2 * ow + 2]
+
+so that ``deinterleave_strided_reads`` reads each input row once for all
+the taps.
+
 Upstream vectorizes convolutions only in 1-D channel-last form
 (``Conv1DGenerator``): an NCHW tile is transposed to NWC, and with a
 stride the output columns are unrolled one by one, i.e. scalar code for a

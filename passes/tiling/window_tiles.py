@@ -45,7 +45,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor, vector
 
-from lowerline.passes.support.linalg_info import indexing_maps
+from lowerline.passes.support.linalg_info import clone_body, indexing_maps
 from lowerline.passes.tiling.reduction_chunks import drop_constant_output_dims
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -318,16 +318,7 @@ def _unrolled_body(op: ir.Operation, generic: linalg.GenericOp, steps: int) -> N
         for step in range(steps):
             mapping = {body.arguments[i]: block.arguments[step * ins + i] for i in range(ins)}
             mapping[body.arguments[ins]] = acc
-            for inner in body.operations:
-                if inner.name == "linalg.yield":
-                    acc = mapping.get(inner.operands[0], inner.operands[0])
-                    continue
-                clone = inner.clone()
-                for index, operand in enumerate(inner.operands):
-                    if operand in mapping:
-                        clone.operands[index] = mapping[operand]
-                for old, new in zip(inner.results, clone.results, strict=True):
-                    mapping[old] = new
+            (acc,) = clone_body(body, mapping)
         linalg.YieldOp([acc])
     _allow_fma(block)
 

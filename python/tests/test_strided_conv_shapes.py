@@ -12,47 +12,17 @@ import torch
 from test_window_row_tiles import _compile_and_compare
 from torch import nn
 
-# (batch, channels, width, padding, dilation)
-DEPTHWISE_STRIDE_2 = [
-    (1, 1, 7, 1, 1),
-    (8, 3, 15, 0, 1),
-    (1, 17, 113, 1, 1),
-    (8, 32, 15, 1, 1),
-    (1, 32, 7, 0, 1),
-    (8, 17, 31, 1, 2),
-    (1, 3, 113, 0, 2),
-]
 
-
-@pytest.mark.parametrize("case", DEPTHWISE_STRIDE_2, ids=lambda c: "b{}-c{}-w{}-p{}-d{}".format(*c))
-def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
-    batch, channels, width, padding, dilation = case
+def _depthwise_stride_2(
+    tmp_path, batch: int, channels: int, width: int, kernel: int, padding: int, dilation: int = 1
+) -> str:
+    """Compile a stride-2 depthwise convolution + ReLU6 over a plane of
+    ``width + 2`` rows x ``width``, compare with eager; the tiled IR."""
     torch.manual_seed(0)
-    conv = nn.Conv2d(channels, channels, 3, 2, padding, dilation, groups=channels)
+    conv = nn.Conv2d(channels, channels, kernel, 2, padding, dilation, groups=channels)
     model = nn.Sequential(conv, nn.ReLU6()).eval()
-    # Rows and columns differ: a transposed plane would not match.
     x = torch.randn(batch, channels, width + 2, width)
-    tiled = _compile_and_compare(tmp_path, model, x)
-    assert "linalg.depthwise_conv_2d_nchw_chw" not in tiled
-
-
-# (batch, in channels, out channels, size)
-DENSE_3X3_STRIDE_2 = [
-    (1, 5, 13, 17),
-    (8, 7, 31, 9),
-    (1, 16, 53, 21),
-    (8, 3, 8, 15),
-]
-
-
-@pytest.mark.parametrize("case", DENSE_3X3_STRIDE_2, ids=lambda c: "b{}-{}to{}-{}".format(*c))
-def test_dense_3x3_stride_2_matches_eager(tmp_path, case) -> None:
-    batch, cin, cout, size = case
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(cin, cout, 3, 2, 1), nn.ReLU()).eval()
-    x = torch.randn(batch, cin, size, size + 4)
-    tiled = _compile_and_compare(tmp_path, model, x)
-    assert "linalg.conv_2d_nchw_fchw" not in tiled
+    return _compile_and_compare(tmp_path, model, x)
 
 
 def _taps_per_row_read(tiled: str) -> list[int]:
@@ -82,26 +52,32 @@ def _taps_per_row_read(tiled: str) -> list[int]:
     return [count // max(1, extracted[read]) for read, count in shuffles.items()]
 
 
-# (batch, channels, kernel, width, padding): each step of the window's kw
-# taps reads every input row once, whatever the kernel, padding or width.
-SHARED_ROW_READS = [
-    (1, 17, 3, 31, 1),
-    (8, 3, 5, 113, 2),
-    (1, 32, 3, 15, 0),
+# (batch, channels, width, padding, dilation, kernel)
+DEPTHWISE_STRIDE_2 = [
+    (1, 1, 7, 1, 1, 3),
+    (8, 3, 15, 0, 1, 3),
+    (1, 17, 113, 1, 1, 3),
+    (8, 32, 15, 1, 1, 3),
+    (1, 32, 7, 0, 1, 3),
+    (8, 17, 31, 1, 2, 3),
+    (1, 3, 113, 0, 2, 3),
+    (8, 3, 113, 2, 1, 5),
+    (1, 17, 31, 2, 1, 5),
 ]
 
 
-@pytest.mark.parametrize("case", SHARED_ROW_READS, ids=lambda c: "b{}-c{}-k{}-w{}-p{}".format(*c))
-def test_depthwise_stride_2_reads_each_row_once_for_all_taps(tmp_path, case) -> None:
-    batch, channels, kernel, width, padding = case
-    torch.manual_seed(0)
-    conv = nn.Conv2d(channels, channels, kernel, 2, padding, groups=channels)
-    model = nn.Sequential(conv, nn.ReLU6()).eval()
-    x = torch.randn(batch, channels, width + 2, width)
-    tiled = _compile_and_compare(tmp_path, model, x)
-    taps = _taps_per_row_read(tiled)
+@pytest.mark.parametrize(
+    "case", DEPTHWISE_STRIDE_2, ids=lambda c: "b{}-c{}-w{}-p{}-d{}-k{}".format(*c)
+)
+def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
+    batch, channels, width, padding, dilation, kernel = case
+    # Rows and columns differ: a transposed plane would not match.
+    tiled = _depthwise_stride_2(tmp_path, batch, channels, width, kernel, padding, dilation)
+    assert "linalg.depthwise_conv_2d_nchw_chw" not in tiled
     # No per-tap reads: every strided row read serves the kernel's kw taps
-    # (the full and the partial column tile each have theirs).
+    # (the full and the partial column tiles each have theirs), whatever the
+    # kernel, padding, dilation or width.
+    taps = _taps_per_row_read(tiled)
     assert taps and all(t == kernel for t in taps)
 
 

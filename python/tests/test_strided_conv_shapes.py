@@ -40,7 +40,7 @@ def _taps_per_row_read(tiled: str) -> list[int]:
             read = rows.get(source, source)
             if read in reads:
                 shuffles[read] = shuffles.get(read, 0) + 1
-        extract = re.search(r"= vector\.extract (%\d+)\[\d+\] : vector", line)
+        extract = re.search(r"= vector\.extract (%\d+)\[[\d, ]+\] : vector", line)
         if extract and extract.group(1) in latest:
             rows[number] = latest[extract.group(1)]
         defined = re.match(r"\s*(%\d+) = ", line)

@@ -71,7 +71,9 @@ func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
 // into static tiles of their own (their accumulators stay in registers). A
 // register tile is 4 output rows of one channel: the channel's bias and each
 // step's weight are one scalar for the whole tile.
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, masked
+// A stride-1 row reads each tap's columns contiguously: the kw loop stays a
+// loop of steps of 1.
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, masked, (c, kh, kw) loops of 1;
 // EXPLAIN-NOT: left as loops
 // CHECK-LABEL: func.func @depthwise_bias_relu(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 12, 5)
@@ -115,7 +117,8 @@ func.func @depthwise_bias_relu(%x: tensor<1x12x42x42xf32>, %w: tensor<12x3x3xf32
 
 // A grouped, dilated convolution: per group, output channels x columns
 // updated from one input column per (c, kh, kw) step.
-// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 8 columns
+// Dilated but not strided: its kw loop stays a loop too.
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 8 columns, masked, (c, kh, kw) loops of 1;
 // CHECK-LABEL: func.func @grouped_dilated(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1, 1)
 // CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x7xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 4, 8>}
@@ -165,11 +168,13 @@ func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> 
 
 // Register tiles of a dense strided convolution hold twice the accumulators of a
 // depthwise one's: every channel of the tile reads the same input row (a
-// rank-1 update: 8 x 2 accumulators, 2 input vectors), where a depthwise
-// step reads a row per accumulator (1 channel x 4 rows x 2 vectors of
-// accumulators and as many inputs).
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns
+// rank-1 update: 8 x 2 accumulators), where a depthwise step reads a row
+// per output row (1 channel x 4 rows x 2 vectors of accumulators). Both are
+// stride 2: their 3 kw taps are one step, one read of the row's 65 columns
+// (5 vectors of 16) per input row, which the plan counts with the
+// accumulators (8 x 2 + 5; 4 x (2 + 5)).
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, (c, kh) loops of 1, 3 kw taps per step from one row read
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, (c, kh) loops of 1, 3 kw taps per step from one row read
 // CHECK-LABEL: func.func @shared_input_rows_take_more_channels(
 func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf32>, %dw: tensor<64x3x3xf32>)
     -> (tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>) {

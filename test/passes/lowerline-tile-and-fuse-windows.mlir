@@ -42,12 +42,13 @@
 // VEC-NOT:       vector.transfer_read {{.+}} : tensor<7x7xf32>, vector<7x8xf32>
 // VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<7x8xf32>)
 // VEC-NOT:         scf.for
-// The stride-2 input rows: one contiguous read per row for the 3 taps
-// (lanes 0-16 of it hold the taps' columns; past the row's 15 columns,
-// padding; the rows keep their stride of 2), each tap a shuffle of it.
-// VEC:             %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<7x15xf32>, vector<7x24xf32>
+// The stride-2 input rows: one contiguous read per row for the 3 taps, a
+// power-of-two count of 8-lane tiles (lanes 0-16 of it hold the taps'
+// columns; past the row's 15 columns, padding; the rows keep their stride
+// of 2), each tap a shuffle of it.
+// VEC:             %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<7x15xf32>, vector<7x32xf32>
 // VEC-NOT:         vector.transfer_read
-// VEC:             %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<24xf32> from vector<7x24xf32>
+// VEC:             %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<32xf32> from vector<7x32xf32>
 // VEC:             vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
 // VEC:             vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15] :
 // VEC:             vector.shuffle %{{.+}}, %{{.+}} [2, 4, 6, 8, 10, 12, 14, 16] :
@@ -151,8 +152,8 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // The input row every output channel of the tile reads: one contiguous read
 // and a shuffle, then broadcast to the channels.
 // VEC-LABEL: func.func @conv_stride_2(
-// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<21xf32>, vector<24xf32>
-// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<24xf32>, vector<24xf32>
+// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<21xf32>, vector<32xf32>
+// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<32xf32>, vector<32xf32>
 // VEC:           arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 // VEC:           arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x8x8xf32> {

@@ -81,22 +81,42 @@ def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
     assert taps and all(t == kernel for t in taps)
 
 
-# (name, module, input shape): strided poolings and a 7x7 stride-2 stem
-# convolution; kernel 2 (a 2x2 pool: the taps are the even and odd lanes)
-# and stride 3.
+# (batch, in channels, out channels, size)
+DENSE_3X3_STRIDE_2 = [
+    (1, 5, 13, 17),
+    (8, 7, 31, 9),
+    (1, 16, 53, 21),
+    (8, 3, 8, 15),
+]
+
+
+@pytest.mark.parametrize("case", DENSE_3X3_STRIDE_2, ids=lambda c: "b{}-{}to{}-{}".format(*c))
+def test_dense_3x3_stride_2_matches_eager(tmp_path, case) -> None:
+    batch, cin, cout, size = case
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(cin, cout, 3, 2, 1), nn.ReLU()).eval()
+    x = torch.randn(batch, cin, size, size + 4)
+    tiled = _compile_and_compare(tmp_path, model, x)
+    assert "linalg.conv_2d_nchw_fchw" not in tiled
+
+
+# (name, module, input shape, taps per row read): strided poolings, kernel
+# 2 (a 2x2 pool: the taps are the even and odd lanes) and stride 3, share a
+# read per row among the kw taps; a 7x7 stride-2 stem convolution (dense:
+# its row read serves all the tile's channels) keeps a read per tap.
 STRIDED_WINDOWS = {
     "max3s2": (lambda: nn.MaxPool2d(3, 2, 1), (8, 5, 23, 21), 3),
     "avg2s2": (lambda: nn.AvgPool2d(2, 2), (1, 7, 18, 30), 2),
     "max3s3": (lambda: nn.MaxPool2d(3, 3), (1, 4, 20, 29), 3),
-    "stem7s2": (lambda: nn.Conv2d(3, 13, 7, 2, 3), (1, 3, 37, 35), 7),
+    "stem7s2": (lambda: nn.Conv2d(3, 13, 7, 2, 3), (1, 3, 37, 35), 1),
 }
 
 
 @pytest.mark.parametrize("name", sorted(STRIDED_WINDOWS))
-def test_strided_windows_share_row_reads(tmp_path, name) -> None:
-    make, shape, kernel = STRIDED_WINDOWS[name]
+def test_strided_windows_row_reads(tmp_path, name) -> None:
+    make, shape, taps_per_read = STRIDED_WINDOWS[name]
     torch.manual_seed(0)
     model = nn.Sequential(make(), nn.ReLU()).eval()
     tiled = _compile_and_compare(tmp_path, model, torch.randn(*shape))
     taps = _taps_per_row_read(tiled)
-    assert taps and all(t == kernel for t in taps)
+    assert taps and all(t == taps_per_read for t in taps)

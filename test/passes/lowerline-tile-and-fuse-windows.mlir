@@ -140,20 +140,20 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // -----
 
 // A stride-2 dense convolution is a window nest too (the stride-1 one keeps
-// the rank-1 update kernel, lowerline-tile-and-fuse.mlir). Its 7 kw taps
-// are one step: 7 input row slices of one 21-column row, 7 weight columns.
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 8 columns, (c, kh) loops of 1, 7 kw taps per step from one row read
+// the rank-1 update kernel, lowerline-tile-and-fuse.mlir). Its input row
+// serves all 8 channels of the tile: the kw loop stays a loop, each tap
+// reading its own row segment.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 8 columns, (c, kh, kw) loops of 1;
 // CHECK-LABEL: func.func @conv_stride_2(
-// CHECK:         tensor.extract_slice {{.+}} [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x21xf32> to tensor<8xf32>
-// CHECK:         tensor.extract_slice {{.+}}[0, 0, 0, 6] [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x21xf32> to tensor<8xf32>
-// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>, {{.+}}) outs(%{{.+}} : tensor<8x8xf32>)
+// CHECK:         tensor.extract_slice {{.+}} [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x15xf32> to tensor<8xf32>
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.matmul
 // The input row every output channel of the tile reads: one contiguous read
 // and a shuffle, then broadcast to the channels.
 // VEC-LABEL: func.func @conv_stride_2(
-// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<21xf32>, vector<32xf32>
-// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<32xf32>, vector<32xf32>
+// VEC:           %[[ROW:.+]] = vector.transfer_read %{{.+}}[%{{.+}}], %{{.+}} : tensor<15xf32>, vector<16xf32>
+// VEC:           vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
 // VEC:           arith.mulf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 // VEC:           arith.addf %{{[^ ]+}}, %{{[^ ]+}} fastmath<contract> : vector<8x8xf32>
 func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x8x8xf32> {
@@ -170,11 +170,12 @@ func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> 
 // Register tiles of a dense strided convolution hold twice the accumulators of a
 // depthwise one's: every channel of the tile reads the same input row (a
 // rank-1 update: 8 x 2 accumulators), where a depthwise step reads a row
-// per output row (1 channel x 4 rows x 2 vectors of accumulators). Both are
-// stride 2: their 3 kw taps are one step, one read of the row's 65 columns
+// per output row (1 channel x 4 rows x 2 vectors of accumulators). The
+// depthwise one's 3 kw taps are one step, one read of the row's 65 columns
 // (5 vectors of 16) per input row, which the plan counts with the
-// accumulators (8 x 2 + 5; 4 x (2 + 5)).
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, (c, kh) loops of 1, 3 kw taps per step from one row read
+// accumulators (4 x (2 + 5)); the dense one's row read serves 8 channels,
+// its taps stay a loop.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, (c, kh, kw) loops of 1;
 // EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, (c, kh) loops of 1, 3 kw taps per step from one row read
 // CHECK-LABEL: func.func @shared_input_rows_take_more_channels(
 func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf32>, %dw: tensor<64x3x3xf32>)

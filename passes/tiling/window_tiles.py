@@ -161,7 +161,7 @@ def _extent_values(op: ir.Operation, maps: list[ir.AffineMap], static: list[int]
 
 
 # The most window steps one register tile step unrolls (``row_tap_loop``):
-# a 7x7 stride-2 stem convolution's row has 7.
+# a row of a 7-wide window has 7.
 _MOST_TAPS = 8
 
 
@@ -400,8 +400,8 @@ def deinterleave_strided_reads(module: ir.Operation) -> int:
     groups: dict[tuple, list[ir.Operation]] = {}
     for read, stride in reads:
         groups.setdefault(_row_key(read, stride), []).append(read)
-    for group in groups.values():
-        _deinterleave(group, _read_stride(group[0]))
+    for key, group in groups.items():
+        _deinterleave(group, key[-1])
     return len(reads)
 
 
@@ -422,8 +422,7 @@ def _row_key(read: ir.Operation, stride: int) -> tuple:
     slice_op = read.operands[0].owner
     attrs = [str(slice_op.attributes[name]) for name in ("static_sizes", "static_strides")]
     offsets = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"]))
-    anchor = read.parent if read.parent.name == "vector.mask" else read
-    others = [_value_key(v) for v in read.operands[1:]]
+    others = [_value_key(v) for v in read.operands[1:]]  # indices, padding
     return (
         slice_op.operands[0],
         *attrs,
@@ -431,8 +430,8 @@ def _row_key(read: ir.Operation, stride: int) -> tuple:
         tuple(others),
         str(read.results[0].type),
         str(read.attributes["permutation_map"]),
-        anchor.parent.name == "vector.mask" or read.parent.name == "vector.mask",
-        anchor.parent,
+        read.parent.name == "vector.mask",
+        _anchor(read).parent,
         stride,
     )
 
@@ -563,11 +562,10 @@ def _deinterleave(reads: list[ir.Operation], stride: int) -> None:
 
 def _read_width(needed: int, lanes: int) -> int:
     """Lanes of the contiguous read of a span of ``needed`` elements for
-    tiles of ``lanes``: a power-of-two count of tiles (for one tap,
-    ``stride`` times the tile's lanes). Lanes past the span are masked off,
-    never loaded. LLVM builds shuffles out of other widths lane by lane
-    (measured: a 3x3 stride-2 max pool reading 48-lane rows for 16-lane
-    tiles, 27 unpacks, 36 inserts and 45 blends per step)."""
+    tiles of ``lanes``: a power-of-two count of tiles. Lanes past the span
+    are masked off, never loaded. LLVM builds shuffles out of other widths
+    lane by lane (measured: a 3x3 stride-2 max pool reading 48-lane rows
+    for 16-lane tiles, 27 unpacks and 51 inserts per step)."""
     tiles = -(-needed // lanes)
     return lanes * (1 << (tiles - 1).bit_length())
 

@@ -5,6 +5,8 @@ ONNX Runtime in CPU time, for A/B comparisons of the conv kernels.
     .venv/bin/python bench/conv_layers.py --models mobilenetv1_dwsep,resnet_basic
 
 ``--models`` times those suite models (``bench/models``) instead of the layers.
+``--threads 2`` runs every system on 2 threads; the figures are then
+wall-clock medians (CPU time of the calling thread would miss the other's).
 
 Each layer is ``nn.Conv2d(cin, cout, k, stride, k // 2, groups)`` followed
 by a ReLU (BatchNorm folds into the weights in the models). A call is timed
@@ -31,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lowerline
 from bench.models import MODELS
 from bench.peers import onnxruntime
-from bench.timing import cpu_median, format_seconds
+from bench.timing import cpu_median, format_seconds, time_calls
 
 # name -> (cin, cout, kernel, stride, groups, size): shapes of MobileNet
 # V1/V2/V3, UNet and ResNet blocks, and odd ones.
@@ -83,6 +85,11 @@ def _workloads(args: argparse.Namespace):
             yield name, batch, model, (torch.randn(batch, cin, size, size),)
 
 
+def wall_median(run, args: tuple, budget: float) -> float:
+    """Median wall-clock seconds of ``run(*args)`` (``time_calls``)."""
+    return statistics.median(time_calls(lambda: run(*args), budget))
+
+
 def _max_error(ours, eager) -> float:
     """Largest absolute difference over the outputs (a tensor or a tuple)."""
     pairs = zip(tree_leaves(ours), tree_leaves(eager), strict=True)
@@ -97,25 +104,27 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=0.2, help="CPU seconds per call series")
     parser.add_argument("--no-ort", action="store_true")
     parser.add_argument("--models", default="", help="comma-separated suite models instead")
+    parser.add_argument("--threads", type=int, default=1, help="above 1: wall-clock figures")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    timer = cpu_median if args.threads == 1 else wall_median
     workdir = tempfile.mkdtemp()
     cases = []
     for name, batch, model, inputs in _workloads(args):
-        compiled = lowerline.compile(model, *inputs, num_threads=1)
+        compiled = lowerline.compile(model, *inputs, num_threads=args.threads)
         with torch.no_grad():
             error = _max_error(compiled(*inputs), model(*inputs))
         ort = None
         if not args.no_ort:
-            ort, _ = onnxruntime(model, inputs, 1, tempfile.mkdtemp(dir=workdir))
+            ort, _ = onnxruntime(model, inputs, args.threads, tempfile.mkdtemp(dir=workdir))
         cases.append((f"{name}/b{batch}", model, compiled, inputs, ort, error))
     times: dict[str, list[tuple[float, float, float]]] = {c[0]: [] for c in cases}
     with torch.no_grad():
         for _ in range(args.rounds):
             for name, model, compiled, inputs, ort, _ in cases:
-                eager = cpu_median(model, inputs, args.budget)
-                ours = cpu_median(compiled, inputs, args.budget)
-                peer = cpu_median(ort, (), args.budget) if ort else float("nan")
+                eager = timer(model, inputs, args.budget)
+                ours = timer(compiled, inputs, args.budget)
+                peer = timer(ort, (), args.budget) if ort else float("nan")
                 times[name].append((ours, eager, peer))
     print(f"lowerline from {os.path.dirname(lowerline.__file__)}")
     print("| case | lowerline | eager | ORT | lowerline / ORT | max error |")

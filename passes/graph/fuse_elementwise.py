@@ -36,6 +36,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from lowerline.passes.support.linalg_info import all_parallel as _all_parallel
+from lowerline.passes.support.linalg_info import clone_body
 from lowerline.passes.support.linalg_info import indexing_maps as _maps
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
@@ -112,22 +113,6 @@ def _compose(inner: ir.AffineMap, outer: ir.AffineMap) -> ir.AffineMap:
     return ir.AffineMap.get(outer.n_dims, 0, [e.compose(outer) for e in inner.results])
 
 
-def _clone_body(source: ir.Block, mapping: dict) -> list[ir.Value]:
-    """Clone ``source``'s ops at the current insertion point, remapping operands.
-    Returns the (remapped) values yielded by ``source``."""
-    for op in source.operations:
-        op = op.operation
-        if op.name == "linalg.yield":
-            return [mapping.get(v, v) for v in op.operands]
-        clone = op.clone()
-        for i, operand in enumerate(clone.operands):
-            if operand in mapping:
-                clone.operands[i] = mapping[operand]
-        for old, new in zip(op.results, clone.results, strict=True):
-            mapping[old] = new
-    return []
-
-
 def _fused_inputs(producer: ir.Operation, consumer: ir.Operation, index: int) -> list:
     """(value, map, block argument to map from) of the fused op's inputs, in
     upstream's order: the consumer's inputs with the producer's inputs in place
@@ -179,9 +164,9 @@ def fuse(producer: ir.Operation, consumer: ir.Operation, index: int) -> ir.Opera
         for old, new in zip(out_args, list(block.arguments)[len(entries) :], strict=True):
             mapping[old] = new
         with ir.InsertionPoint(block):
-            produced = _clone_body(p_block, mapping)
+            produced = clone_body(p_block, mapping)
             mapping[c_block.arguments[index]] = produced[0]
-            linalg.YieldOp(_clone_body(c_block, mapping))
+            linalg.YieldOp(clone_body(c_block, mapping))
     for old, new in zip(consumer.results, fused.results, strict=True):
         old.replace_all_uses_with(new)
     for name in list(consumer.attributes):

@@ -31,7 +31,9 @@ first in a lane wins, as in ATen's own reductions
 Only a ``maximumf`` / ``minimumf`` with one operand read (through
 ``vector.extract`` / ``broadcast`` / ``shape_cast``) from an ``scf.for``
 iter_arg and its result yielded (through the same) back into that iter_arg
-is rewritten: an elementwise ``torch.maximum`` keeps IEEE semantics.
+is rewritten, or a chain of them between the two (a strided max pool's kw
+taps, unrolled: ``lowerline.passes.tiling.window_tiles``): an elementwise
+``torch.maximum`` keeps IEEE semantics.
 
 Upstream's ``arith-expand`` expands ``maximumf`` for every use with a
 compare on both operands (``cmpf ugt``, then ``cmpf uno`` of the second),
@@ -61,28 +63,40 @@ def _source(value: ir.Value) -> ir.Value:
     return value
 
 
-def _yield_index(value: ir.Value) -> int | None:
-    """The position at which ``value`` (through reshapes with one use each)
-    is yielded by an ``scf.yield``; None otherwise."""
+def _single_user(value: ir.Value) -> ir.OpOperand | None:
+    """The one use of ``value`` past the reshapes (each with one use)."""
     while True:
         uses = list(value.uses)
         if len(uses) != 1:
             return None
-        user = uses[0].owner
-        if user.name == "scf.yield":
-            return uses[0].operand_number
-        if user.name not in _RESHAPES:
-            return None
-        value = user.results[0]
+        if uses[0].owner.name not in _RESHAPES:
+            return uses[0]
+        value = uses[0].owner.results[0]
+
+
+def _yield_index(op: ir.Operation) -> int | None:
+    """The position at which ``op``'s result is yielded by an ``scf.yield``,
+    directly or through a chain of steps of the same kind (an unrolled
+    window: ``max(max(max(acc, x0), x1), x2)``, each result's one use the
+    next step); None otherwise."""
+    use = _single_user(op.results[0])
+    while use is not None and use.owner.name == op.name:
+        use = _single_user(use.owner.results[0])
+    return use.operand_number if use is not None and use.owner.name == "scf.yield" else None
 
 
 def _accumulator_operand(op: ir.Operation) -> int | None:
-    """Which operand of ``op`` is the loop-carried accumulator it updates."""
-    yielded = _yield_index(op.results[0])
+    """Which operand of ``op`` is the loop-carried accumulator it updates:
+    the loop's iter_arg, or the result of the previous step of a chain."""
+    yielded = _yield_index(op)
     if yielded is None:
         return None
     for index in range(2):
         source = _source(op.operands[index])
+        if isinstance(source, ir.OpResult) and source.owner.name == op.name:
+            if _accumulator_operand(source.owner) is not None:
+                return index
+            continue
         if not isinstance(source, ir.BlockArgument):
             continue
         loop = source.owner.owner
@@ -91,10 +105,6 @@ def _accumulator_operand(op: ir.Operation) -> int | None:
         if loop.name == "scf.for" and source.arg_number == yielded + 1 and op.parent == loop:
             return index
     return None
-
-
-def _is_accumulating_minmax(op: ir.Operation) -> bool:
-    return op.name in _ORDER and _accumulator_operand(op) is not None
 
 
 def _step(order: arith.CmpFPredicate, x: ir.Value, acc: ir.Value) -> ir.Value:
@@ -110,9 +120,7 @@ def _step(order: arith.CmpFPredicate, x: ir.Value, acc: ir.Value) -> ir.Value:
     return arith.BitcastOp(x.type, merged).result
 
 
-def _rewrite(op: ir.Operation) -> None:
-    acc = _accumulator_operand(op)
-    assert acc is not None
+def _rewrite(op: ir.Operation, acc: int) -> None:
     order = _ORDER[op.name]
     expand(op, lambda *operands: _step(order, operands[1 - acc], operands[acc]))
 
@@ -127,5 +135,8 @@ class MinmaxAccumulators(Pass):
     anchor = None
 
     def run(self, op: ir.Operation) -> None:
-        for found in ops_matching(op, _is_accumulating_minmax):
-            _rewrite(found)
+        found = [(m, _accumulator_operand(m)) for m in ops_matching(op, lambda o: o.name in _ORDER)]
+        # All found first: a rewritten step is no longer the next one's operand.
+        for minmax, acc in found:
+            if acc is not None:
+                _rewrite(minmax, acc)

@@ -1,4 +1,5 @@
-"""Reading linalg ops from Python: indexing maps, iterator kinds, a short name.
+"""Reading linalg ops from Python: indexing maps, iterator kinds, a short name;
+cloning a body into a new one.
 
 Shared by the passes that inspect linalg ops (tile-and-fuse, fuse-elementwise,
 vectorize), so that each reads the attributes the same way.
@@ -74,3 +75,19 @@ def describe(op: ir.Operation) -> str:
     """``linalg.matmul at "file.mlir":4:8``: for explain output."""
     loc = str(op.location)
     return f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}"
+
+
+def clone_body(source: ir.Block, mapping: dict) -> list[ir.Value]:
+    """Clone ``source``'s ops at the current insertion point, remapping operands.
+    Returns the (remapped) values yielded by ``source``."""
+    for op in source.operations:
+        op = op.operation
+        if op.name == "linalg.yield":
+            return [mapping.get(v, v) for v in op.operands]
+        clone = op.clone()
+        for i, operand in enumerate(clone.operands):
+            if operand in mapping:
+                clone.operands[i] = mapping[operand]
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+    return []

@@ -17,6 +17,16 @@ generic vectorizer turns it into whole vectors along the output row
 (masked for a partial tile) with the accumulators loop-invariant in the
 window loops.
 
+A strided row's horizontal window loop (``row_tap_loop``: kw of a
+stride-2 convolution or pooling) is left whole in the tile and unrolled
+here: one generic with every tap's slices as inputs and the body once per
+tap, e.g. for 3 taps::
+
+    out[c, oh, ow] += w0 * in[.., 2 * ow] + w1 * in[.., 2 * ow + 1] + w2 * in[.., 2 * ow + 2]
+
+so that ``deinterleave_strided_reads`` reads each input row once for all
+the taps.
+
 Upstream vectorizes convolutions only in 1-D channel-last form
 (``Conv1DGenerator``): an NCHW tile is transposed to NWC, and with a
 stride the output columns are unrolled one by one, i.e. scalar code for a
@@ -27,6 +37,7 @@ whose operands are indexed by sums of loop dims times constants.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,7 +45,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor, vector
 
-from lowerline.passes.support.linalg_info import indexing_maps
+from lowerline.passes.support.linalg_info import clone_body, indexing_maps
 from lowerline.passes.tiling.reduction_chunks import drop_constant_output_dims
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -93,9 +104,13 @@ def _loop_extents(op: ir.Operation, maps: list[ir.AffineMap]) -> list[int] | Non
     return found if len(found) == len(extents) else None
 
 
-def _operand_plan(amap: ir.AffineMap, kept_dims: list[int]) -> _Operand | None:
+def _operand_plan(
+    amap: ir.AffineMap, kept_dims: list[int], at: dict[int, int] | None = None
+) -> _Operand | None:
     """Which dims of an operand follow a kept loop, and with which stride;
-    None when one follows two kept loops (not elementwise)."""
+    None when one follows two kept loops (not elementwise). ``at`` gives
+    the unrolled loops' values (the other loops of the tile are at 0)."""
+    at = at or {}
     kept, offsets = [], []
     for result, expr in enumerate(amap.results):
         found = _terms(expr)
@@ -105,7 +120,7 @@ def _operand_plan(amap: ir.AffineMap, kept_dims: list[int]) -> _Operand | None:
         live = [d for d, c in terms.items() if d in kept_dims and c != 0]
         if len(live) > 1:
             return None
-        offsets.append(constant)
+        offsets.append(constant + sum(c * at.get(d, 0) for d, c in terms.items()))
         if live:
             kept.append(_Kept(result, live[0], terms[live[0]]))
     return _Operand(kept, offsets)
@@ -145,9 +160,34 @@ def _extent_values(op: ir.Operation, maps: list[ir.AffineMap], static: list[int]
     return values
 
 
-def _kept_plans(op: ir.Operation) -> tuple[list[int], list[int], list[_Operand]] | None:
-    """The loops with extent other than 1, their extents and each operand's
-    plan; None when the tile is not elementwise along them."""
+# The most window steps one register tile step unrolls (``row_tap_loop``):
+# a row of a 7-wide window has 7.
+_MOST_TAPS = 8
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """A register tile as elementwise steps: the kept loops, every loop's
+    extent and, per unrolled step, each operand's plan."""
+
+    kept: list[int]
+    extents: list[int]
+    plans: list[list[_Operand]]
+
+
+def _unrolled_steps(extents: list[int], unrolled: list[int]) -> list[dict[int, int]]:
+    """Every combination of the unrolled loops' values, in loop order."""
+    return [
+        dict(zip(unrolled, values, strict=True))
+        for values in itertools.product(*(range(extents[d]) for d in unrolled))
+    ]
+
+
+def _kept_plans(op: ir.Operation) -> _Steps | None:
+    """The loops with extent other than 1 that the output follows, their
+    extents and each operand's plan per step of the other loops of extent
+    other than 1 (window loops ``row_tap_loop`` left whole, unrolled);
+    None when the tile is not elementwise along the kept loops."""
     maps = indexing_maps(op)
     extents = _loop_extents(op, maps)
     if extents is None:
@@ -157,16 +197,57 @@ def _kept_plans(op: ir.Operation) -> tuple[list[int], list[int], list[_Operand]]
     # (a depthwise convolution's is n, oh, ow, c).
     outputs = [e.position for e in maps[-1].results if isinstance(e, ir.AffineDimExpr)]
     kept = [d for d in outputs if extents[d] != 1]
-    if not kept or any(e != 1 for d, e in enumerate(extents) if d not in kept):
+    unrolled = [d for d, e in enumerate(extents) if d not in kept and e != 1]
+    if not kept or not _unrollable(maps[-1], extents, unrolled):
         return None  # a window or input-channel loop not tiled to 1
-    plans = [_operand_plan(m, kept) for m in maps]
-    if any(p is None for p in plans):
-        return None
-    out = plans[-1]
-    assert out is not None
+    steps = []
+    for at in _unrolled_steps(extents, unrolled):
+        plans = [_operand_plan(m, kept, at) for m in maps]
+        if any(p is None for p in plans):
+            return None
+        steps.append([p for p in plans if p is not None])
+    out = steps[0][-1]
     if [k.dim for k in out.kept] != kept or any(k.stride != 1 for k in out.kept):
         return None
-    return kept, extents, [p for p in plans if p is not None]
+    return _Steps(kept, extents, steps)
+
+
+def _unrollable(out_map: ir.AffineMap, extents: list[int], unrolled: list[int]) -> bool:
+    """Loops of a static extent that the output does not follow (window
+    loops), few enough steps to unroll."""
+    if any(extents[d] == _DYNAMIC for d in unrolled):
+        return False
+    for expr in out_map.results:
+        found = _terms(expr)
+        if found is None or set(found[0]) & set(unrolled):
+            return False
+    return int(np.prod([extents[d] for d in unrolled])) <= _MOST_TAPS
+
+
+def row_tap_loop(op: ir.Operation) -> tuple[int, int] | None:
+    """The window loop a register tile step of ``op`` should keep whole and
+    unroll, and the input row's stride: the loop indexing the input row
+    beside a strided output column (a stride-2 convolution's or pooling's
+    kw). Its taps then read one contiguous span of each input row, which
+    ``deinterleave_strided_reads`` reads once and shuffles per tap; with a
+    loop of steps of 1 every tap reads the row anew (measured: 2 loads of
+    16 lanes and a shuffle per FMA, load-bound). None for a stride-1 row,
+    channels-last rows (the row is not the input's contiguous axis) or a
+    window wider than ``_MOST_TAPS``."""
+    maps = indexing_maps(op)
+    last = maps[-1].results[-1]
+    found = _terms(maps[0].results[-1])
+    if not isinstance(last, ir.AffineDimExpr) or found is None:
+        return None
+    stride = found[0].get(last.position, 0)
+    if stride <= 1:
+        return None
+    outputs = {e.position for e in maps[-1].results if isinstance(e, ir.AffineDimExpr)}
+    taps = [d for d, c in found[0].items() if c and d not in outputs]
+    extents = _loop_extents(op, maps)
+    if extents is None or len(taps) != 1 or not 1 < extents[taps[0]] <= _MOST_TAPS:
+        return None
+    return taps[0], stride
 
 
 def unit_window_to_generic(
@@ -174,42 +255,72 @@ def unit_window_to_generic(
 ) -> bool:
     """Rewrite one unit-window tile as an elementwise ``linalg.generic``;
     ``mark(generic, kept_loops)`` leaves the caller's vectorization plan on it.
+    Unrolled window steps (``row_tap_loop``) are one generic too: its
+    inputs are every step's operands and its body the named op's, once per
+    step, each step accumulating into the last one's result (the order of
+    the loop it replaces), so the accumulators are read and written once.
 
     Returns False (and changes nothing) when the tile has another shape.
     """
     found = _kept_plans(op)
     if found is None:
         return False
-    kept, static, plans = found
     maps = indexing_maps(op)
+    kept = found.kept
     with ir.InsertionPoint(op), op.location:
-        extents = _extent_values(op, maps, static)
-        slices = [_slice(v, p, extents) for v, p in zip(op.operands, plans, strict=True)]
-        new_maps = [
-            ir.AffineMap.get(
-                len(kept), 0, [ir.AffineExpr.get_dim(kept.index(k.dim)) for k in p.kept]
-            )
-            for p in plans
-        ]
+        extents = _extent_values(op, maps, found.extents)
+        out_plan = found.plans[0][-1]
+        inputs, input_maps = [], []
+        for plans in found.plans:
+            for value, plan in zip(op.operands[:-1], plans, strict=False):
+                inputs.append(_slice(value, plan, extents))
+                input_maps.append(_kept_map(plan, kept))
+        acc = _slice(op.operands[-1], out_plan, extents)
         parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
         generic = linalg.GenericOp(
-            [slices[-1].type],
-            slices[:-1],
-            slices[-1:],
-            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            [acc.type],
+            inputs,
+            [acc],
+            ir.ArrayAttr.get(
+                [ir.AffineMapAttr.get(m) for m in [*input_maps, _kept_map(out_plan, kept)]]
+            ),
             ir.ArrayAttr.get([parallel] * len(kept)),
         )
-        # The named op's body (its block arguments are the operands' elements
-        # in the same order) becomes the generic's; the op is erased below.
-        op.regions[0].blocks[0].append_to(generic.regions[0])
-        _allow_fma(generic.regions[0].blocks[0])
-        out = op.operands[-1]
-        out_plan = plans[-1]
-        merged = _insert(generic.results[0], out, out_plan, extents)
+        _unrolled_body(op, generic, len(found.plans))
+        merged = _insert(generic.results[0], op.operands[-1], out_plan, extents)
     mark(generic.operation, kept)
     op.results[0].replace_all_uses_with(merged)
     op.erase()
     return True
+
+
+def _kept_map(plan: _Operand, kept: list[int]) -> ir.AffineMap:
+    """An operand's map in the generic: its kept dims in kept-loop order."""
+    dims = [ir.AffineExpr.get_dim(kept.index(k.dim)) for k in plan.kept]
+    return ir.AffineMap.get(len(kept), 0, dims)
+
+
+def _unrolled_body(op: ir.Operation, generic: linalg.GenericOp, steps: int) -> None:
+    """``generic``'s body: ``op``'s, once per step (the step's inputs for its
+    input arguments, the previous step's result for its output's)."""
+    body = op.regions[0].blocks[0]
+    if steps == 1:
+        # The named op's body (its block arguments are the operands'
+        # elements in the same order) becomes the generic's.
+        body.append_to(generic.regions[0])
+        _allow_fma(generic.regions[0].blocks[0])
+        return
+    ins = len(body.arguments) - 1
+    types = [a.type for a in body.arguments[:ins]] * steps + [body.arguments[ins].type]
+    block = generic.regions[0].blocks.append(*types)
+    acc = block.arguments[len(types) - 1]
+    with ir.InsertionPoint(block):
+        for step in range(steps):
+            mapping = {body.arguments[i]: block.arguments[step * ins + i] for i in range(ins)}
+            mapping[body.arguments[ins]] = acc
+            (acc,) = clone_body(body, mapping)
+        linalg.YieldOp([acc])
+    _allow_fma(block)
 
 
 # Float ops whose multiply-add pairs LLVM may fuse into one FMA.
@@ -272,6 +383,11 @@ def deinterleave_strided_reads(module: ir.Operation) -> int:
     ``stride`` times the lanes and a shuffle per row keeping every
     ``stride``-th lane; returns how many were rewritten.
 
+    Reads of the same input rows at neighbouring offsets (the unrolled
+    horizontal taps of a step, ``row_tap_loop``) share one contiguous read
+    of the span they cover, each tap its own shuffle of it: a 3-tap
+    stride-2 row of 32 lanes is 5 vector loads for its 3 taps, not 12.
+
     Upstream lowers a transfer of a strided memref lane by lane (a scalar
     load and an insert per lane); a contiguous read is one (masked) vector
     load. Only reads with no mask, or a mask (``vector.mask``) of constant
@@ -281,9 +397,43 @@ def deinterleave_strided_reads(module: ir.Operation) -> int:
     each row is one contiguous read.
     """
     reads = _strided_reads(module)
+    groups: dict[tuple, list[ir.Operation]] = {}
     for read, stride in reads:
-        _deinterleave(read, stride)
+        groups.setdefault(_row_key(read, stride), []).append(read)
+    for key, group in groups.items():
+        _deinterleave(group, key[-1])
     return len(reads)
+
+
+def _value_key(value: ir.Value) -> object:
+    """A key equal for the same value or equal constants (the vectorizer
+    makes a constant index and padding per read)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("arith.constant", "ub.poison"):
+        return value
+    attrs = [str(owner.attributes[i]) for i in range(len(owner.attributes))]
+    return owner.name, *attrs, str(value.type)
+
+
+def _row_key(read: ir.Operation, stride: int) -> tuple:
+    """Reads with equal keys read the same rows of the same tensor at
+    different offsets along them, in the same block: one contiguous read
+    serves them all."""
+    slice_op = read.operands[0].owner
+    attrs = [str(slice_op.attributes[name]) for name in ("static_sizes", "static_strides")]
+    offsets = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"]))
+    others = [_value_key(v) for v in read.operands[1:]]  # indices, padding
+    return (
+        slice_op.operands[0],
+        *attrs,
+        tuple(offsets[:-1]),
+        tuple(others),
+        str(read.results[0].type),
+        str(read.attributes["permutation_map"]),
+        read.parent.name == "vector.mask",
+        _anchor(read).parent,
+        stride,
+    )
 
 
 def _strided_reads(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
@@ -359,25 +509,33 @@ def _mask_sizes(mask: ir.Value) -> list[int] | None:
     return sizes
 
 
-def _deinterleave(read: ir.Operation, stride: int) -> None:
-    slice_op = read.operands[0].owner
-    narrow = ir.RankedTensorType(read.operands[0].type)
+def _deinterleave(reads: list[ir.Operation], stride: int) -> None:
+    """Replace ``reads`` (one key of ``_row_key``, in program order) with
+    one contiguous read of the span of the rows they cover and a shuffle
+    per read keeping its lanes."""
+    first = reads[0]
+    slice_op = first.operands[0].owner
+    narrow = ir.RankedTensorType(first.operands[0].type)
     rank = narrow.rank
+    starts = [_last_offset(r) for r in reads]
+    base = min(starts)
     offsets = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"]))
+    offsets[-1] = base
     sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
-    sizes[-1] = (sizes[-1] - 1) * stride + 1
-    vtype = ir.VectorType(read.results[0].type)
+    sizes[-1] = (sizes[-1] - 1) * stride + 1 + max(starts) - base
+    vtype = ir.VectorType(first.results[0].type)
     lead = _broadcast_dims(narrow, vtype)
     row = ir.VectorType.get(vtype.shape[lead:], vtype.element_type)
     lanes = vtype.shape[-1]
-    wide = ir.VectorType.get([*row.shape[:-1], lanes * stride], vtype.element_type)
-    in_bounds = [bool(ir.BoolAttr(b).value) for b in ir.ArrayAttr(read.attributes["in_bounds"])]
+    width = _read_width(max(starts) - base + (lanes - 1) * stride + 1, lanes)
+    wide = ir.VectorType.get([*row.shape[:-1], width], vtype.element_type)
+    in_bounds = [bool(ir.BoolAttr(b).value) for b in ir.ArrayAttr(first.attributes["in_bounds"])]
     in_bounds = in_bounds[lead:]
     in_bounds[-1] = False  # the lanes past the slice's end read padding
-    indices = list(read.operands[1 : 1 + rank])
-    padding = read.operands[1 + rank]
-    anchor = read.parent if read.parent.name == "vector.mask" else read
-    with ir.InsertionPoint(anchor), read.location:
+    indices = list(first.operands[1 : 1 + rank])
+    padding = first.operands[1 + rank]
+    anchor = _anchor(first)
+    with ir.InsertionPoint(anchor), first.location:
         dense = ir.RankedTensorType.get([*narrow.shape[:-1], sizes[-1]], narrow.element_type)
         # The outer dims keep their strides (a register tile of several
         # output rows reads every ``stride``-th input row): each row is
@@ -396,12 +554,45 @@ def _deinterleave(read: ir.Operation, stride: int) -> None:
             padding,
             ir.ArrayAttr.get([ir.BoolAttr.get(b) for b in in_bounds]),
         ).result
-        picks = [lane * stride for lane in range(lanes)]
+    for read, start in zip(reads, starts, strict=True):
+        _replace_with_lanes(
+            read, whole, row, [start - base + lane * stride for lane in range(lanes)]
+        )
+
+
+def _read_width(needed: int, lanes: int) -> int:
+    """Lanes of the contiguous read of a span of ``needed`` elements for
+    tiles of ``lanes``: a power-of-two count of tiles. Lanes past the span
+    are masked off, never loaded. LLVM builds shuffles out of other widths
+    lane by lane (measured: a 3x3 stride-2 max pool reading 48-lane rows
+    for 16-lane tiles, 27 unpacks and 51 inserts per step)."""
+    tiles = -(-needed // lanes)
+    return lanes * (1 << (tiles - 1).bit_length())
+
+
+def _last_offset(read: ir.Operation) -> int:
+    """Where along its rows the strided slice ``read`` reads starts."""
+    attrs = read.operands[0].owner.attributes
+    return list(ir.DenseI64ArrayAttr(attrs["static_offsets"]))[-1]
+
+
+def _anchor(read: ir.Operation) -> ir.Operation:
+    """The op a read's value comes out of: its ``vector.mask`` if masked."""
+    return read.parent if read.parent.name == "vector.mask" else read
+
+
+def _replace_with_lanes(
+    read: ir.Operation, whole: ir.Value, row: ir.VectorType, picks: list[int]
+) -> None:
+    """Replace ``read`` (with its mask) by the lanes ``picks`` of each row of
+    ``whole``, broadcast like the read."""
+    vtype = ir.VectorType(read.results[0].type)
+    padding = read.operands[1 + ir.RankedTensorType(read.operands[0].type).rank]
+    anchor = _anchor(read)
+    with ir.InsertionPoint(anchor), read.location:
         result = _pick_lanes(whole, row, picks, padding)
-        if lead:
+        if vtype.rank > row.rank:
             result = vector.broadcast(vtype, result)
-    # A masked read is replaced with its vector.mask.
-    anchor = read.parent if read.parent.name == "vector.mask" else read
     anchor.results[0].replace_all_uses_with(result)
     anchor.erase()
 

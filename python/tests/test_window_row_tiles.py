@@ -48,7 +48,10 @@ def test_depthwise_row_tiles_match_eager(tmp_path, case) -> None:
     tiled = _compile_and_compare(tmp_path, model, x)
     assert "linalg.depthwise_conv_2d_nchw_chw" not in tiled
     out = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
-    plan = window_tiles(cpu_target("host"), channels, out, out)
+    # A strided row's kw taps are one step reading the row's span once.
+    taps = (kernel, stride) if stride > 1 else (1, 1)
+    plan = window_tiles(cpu_target("host"), channels, out, out, row_taps=taps)
+    assert plan.row_taps == taps[0]
     # Where the parallel tile has more than one row (its rows: a divisor of
     # the output rows up to 8), a register tile covers several of them...
     if any(out % d == 0 for d in range(2, 9)):

@@ -41,6 +41,61 @@ func.func @max_accumulator(%m: memref<4096xf32>, %init: vector<1x64xf32>) -> f32
 
 // -----
 
+// A chain of steps between the iter_arg and the yield (a strided max pool's
+// kw taps unrolled into one step): each is a compare and select on the
+// previous one's result, none keeps IEEE maximum.
+// CHECK-LABEL: func.func @max_chain(
+// CHECK:         scf.for {{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<16xf32>)
+// CHECK-NOT:       arith.maximumf
+// CHECK:           %[[GT0:.+]] = arith.cmpf ogt, %[[X0:.+]], %[[ACC]] : vector<16xf32>
+// CHECK:           arith.select %[[GT0]], %[[X0]], %[[ACC]]
+// CHECK:           %[[R0:.+]] = arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK:           %[[GT1:.+]] = arith.cmpf ogt, %[[X1:.+]], %[[R0]] : vector<16xf32>
+// CHECK:           arith.select %[[GT1]], %[[X1]], %[[R0]]
+// CHECK:           %[[R1:.+]] = arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK:           scf.yield %[[R1]]
+func.func @max_chain(%m: memref<256xf32>, %init: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c240 = arith.constant 240 : index
+  %pad = ub.poison : f32
+  %r = scf.for %i = %c0 to %c240 step %c16 iter_args(%acc = %init) -> (vector<16xf32>) {
+    %x = vector.transfer_read %m[%i], %pad {in_bounds = [true]} : memref<256xf32>, vector<16xf32>
+    %j = arith.addi %i, %c1 : index
+    %x1 = vector.transfer_read %m[%j], %pad {in_bounds = [true]} : memref<256xf32>, vector<16xf32>
+    %y = arith.maximumf %acc, %x : vector<16xf32>
+    %z = arith.maximumf %y, %x1 : vector<16xf32>
+    scf.yield %z : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// -----
+
+// A max whose result is also used elsewhere is not a chain step: IEEE
+// maximum stays for it and for the step after it.
+// CHECK-LABEL: func.func @max_chain_with_other_use(
+// CHECK:         scf.for
+// CHECK:           arith.maximumf
+// CHECK:           arith.maximumf
+func.func @max_chain_with_other_use(%m: memref<256xf32>, %init: vector<16xf32>, %out: memref<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c240 = arith.constant 240 : index
+  %pad = ub.poison : f32
+  %r = scf.for %i = %c0 to %c240 step %c16 iter_args(%acc = %init) -> (vector<16xf32>) {
+    %x = vector.transfer_read %m[%i], %pad {in_bounds = [true]} : memref<256xf32>, vector<16xf32>
+    %y = arith.maximumf %acc, %x : vector<16xf32>
+    vector.transfer_write %y, %out[%c0] {in_bounds = [true]} : vector<16xf32>, memref<16xf32>
+    %z = arith.maximumf %y, %x : vector<16xf32>
+    scf.yield %z : vector<16xf32>
+  }
+  return %r : vector<16xf32>
+}
+
+// -----
+
 // A min with the accumulator as the first operand: the compare is olt, of
 // the loaded value against the accumulator.
 // CHECK-LABEL: func.func @min_accumulator_first(

@@ -14,34 +14,46 @@
 // A 3x3 stride-2 max pool (torch-mlir pads with -inf and fills the init with
 // it): the fill is fused, each window step reads every second input column
 // of every second input row. Its 7-wide rows are tiles of 8 lanes (the power
-// of two that holds them), not 16; a register tile is 2 channels x all 7
-// rows of the parallel tile.
-// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 2 channels x 7 rows, registers 2 channels x 7 rows x 8 columns, masked, (c, kh, kw) loops of 1
+// of two that holds them), not 16; a register tile is 1 channel x all 7
+// rows of the parallel tile. The kw loop is gone: its 3 taps (offsets 0, 1
+// and 2 of the same rows) are one step, one generic with the pool's body
+// once per tap.
+// EXPLAIN: remark: linalg.pooling_nchw_max: g0: window; fused fill; tiles: parallel 1 channels x 7 rows, registers 1 channels x 7 rows x 8 columns, masked, (c, kh) loops of 1, 3 kw taps per step from one row read
 // CHECK-LABEL: func.func @max_pool_stride_2(
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 4, 1)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 8, 1)
 // CHECK:           linalg.fill
 // CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK:               %[[IN:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 2, 2] : tensor<1x2x13x13xf32> to tensor<2x7x7xf32>
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IN]], %{{.+}} : tensor<2x7x7xf32>, tensor<f32>) {{.+}} {lowerline.vector_sizes = array<i64: 2, 7, 8>}
-// CHECK:                 arith.maximumf
+// CHECK-NOT:         scf.for
+// CHECK:             %[[IN0:.+]] = tensor.extract_slice %[[ROWS:[a-z_0-9]+]][0, 0, 0, 0] [1, 1, 7, 7] [1, 1, 2, 2] : tensor<1x1x13x15xf32> to tensor<7x7xf32>
+// CHECK:             %[[IN1:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 1] [1, 1, 7, 7] [1, 1, 2, 2]
+// CHECK:             %[[IN2:.+]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 2] [1, 1, 7, 7] [1, 1, 2, 2]
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[IN0]], %{{.+}}, %[[IN1]], %{{.+}}, %[[IN2]], %{{.+}} : {{.+}} {lowerline.vector_sizes = array<i64: 7, 8>}
+// CHECK:               %[[M0:.+]] = arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK:               %[[M1:.+]] = arith.maximumf %[[M0]], %{{.+}} : f32
+// CHECK:               %[[M2:.+]] = arith.maximumf %[[M1]], %{{.+}} : f32
+// CHECK:               linalg.yield %[[M2]]
 // CHECK-NOT:     linalg.pooling_nchw_max
 // CHECK:         return
 // The accumulators start from the fill's -inf vector itself, not from the
 // tile written and read back (lowerline-vectorize forwards it).
 // VEC-LABEL: func.func @max_pool_stride_2(
-// VEC:         %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<2x7x8xf32>
+// VEC:         %[[NINF:.+]] = arith.constant dense<0xFF800000> : vector<7x8xf32>
 // VEC:         scf.forall
-// VEC-NOT:       vector.transfer_read {{.+}} : tensor<2x7x7xf32>, vector<2x7x8xf32>
-// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<2x7x8xf32>)
-// VEC:             scf.for {{.+}} -> (vector<2x7x8xf32>)
-// The stride-2 input rows: one contiguous read of twice the lanes per row
-// (the lanes past the row's 13 columns are padding; the rows keep their
-// stride of 2), every second lane kept.
-// VEC:               %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, true, false]} : tensor<2x7x13xf32>, vector<2x7x16xf32>
-// VEC:               %[[ROW:.+]] = vector.extract %[[WIDE]][0, 0] : vector<16xf32> from vector<2x7x16xf32>
-// VEC:               vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
-// VEC:               arith.maximumf %{{.+}}, %{{.+}} : vector<2x7x8xf32>
+// VEC-NOT:       vector.transfer_read {{.+}} : tensor<7x7xf32>, vector<7x8xf32>
+// VEC:           scf.for {{.+}} iter_args(%{{.+}} = %[[NINF]]) -> (vector<7x8xf32>)
+// VEC-NOT:         scf.for
+// The stride-2 input rows: one contiguous read per row for the 3 taps, a
+// power-of-two count of 8-lane tiles (lanes 0-16 of it hold the taps'
+// columns; past the row's 15 columns, padding; the rows keep their stride
+// of 2), each tap a shuffle of it.
+// VEC:             %[[WIDE:.+]] = vector.transfer_read {{.+}} {in_bounds = [true, false]} : tensor<7x15xf32>, vector<7x32xf32>
+// VEC-NOT:         vector.transfer_read
+// VEC:             %[[ROW:.+]] = vector.extract %[[WIDE]][0] : vector<32xf32> from vector<7x32xf32>
+// VEC:             vector.shuffle %[[ROW]], %[[ROW]] [0, 2, 4, 6, 8, 10, 12, 14] :
+// VEC:             vector.shuffle %{{.+}}, %{{.+}} [1, 3, 5, 7, 9, 11, 13, 15] :
+// VEC:             vector.shuffle %{{.+}}, %{{.+}} [2, 4, 6, 8, 10, 12, 14, 16] :
+// VEC-NOT:         vector.transfer_read
+// VEC:             arith.maximumf %{{.+}}, %{{.+}} : vector<7x8xf32>
 // VEC-NOT:     linalg.pooling_nchw_max
 func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
   %ninf = arith.constant 0xFF800000 : f32
@@ -60,7 +72,9 @@ func.func @max_pool_stride_2(%x: tensor<2x8x15x15xf32>) -> tensor<2x8x7x7xf32> {
 // into static tiles of their own (their accumulators stay in registers). A
 // register tile is 4 output rows of one channel: the channel's bias and each
 // step's weight are one scalar for the whole tile.
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, masked
+// A stride-1 row reads each tap's columns contiguously: the kw loop stays a
+// loop of steps of 1.
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g0: window; fused fill, linalg.generic; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, masked, (c, kh, kw) loops of 1;
 // EXPLAIN-NOT: left as loops
 // CHECK-LABEL: func.func @depthwise_bias_relu(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 12, 5)
@@ -104,7 +118,8 @@ func.func @depthwise_bias_relu(%x: tensor<1x12x42x42xf32>, %w: tensor<12x3x3xf32
 
 // A grouped, dilated convolution: per group, output channels x columns
 // updated from one input column per (c, kh, kw) step.
-// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 8 columns
+// Dilated but not strided: its kw loop stays a loop too.
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: g0: window; fused fill; tiles: parallel 4 channels x 7 rows, registers 4 channels x 8 columns, masked, (c, kh, kw) loops of 1;
 // CHECK-LABEL: func.func @grouped_dilated(
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1, 1)
 // CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x7xf32>) {{.+}} {lowerline.vector_sizes = array<i64: 4, 8>}
@@ -125,8 +140,10 @@ func.func @grouped_dilated(%x: tensor<1x2x3x11x11xf32>, %w: tensor<2x4x3x3x3xf32
 // -----
 
 // A stride-2 dense convolution is a window nest too (the stride-1 one keeps
-// the rank-1 update kernel, lowerline-tile-and-fuse.mlir).
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill
+// the rank-1 update kernel, lowerline-tile-and-fuse.mlir). Its input row
+// serves all 8 channels of the tile: the kw loop stays a loop, each tap
+// reading its own row segment.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 8 columns, (c, kh, kw) loops of 1;
 // CHECK-LABEL: func.func @conv_stride_2(
 // CHECK:         tensor.extract_slice {{.+}} [1, 1, 1, 8] [1, 1, 1, 2] : tensor<1x1x1x15xf32> to tensor<8xf32>
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
@@ -152,11 +169,14 @@ func.func @conv_stride_2(%x: tensor<1x3x21x21xf32>, %w: tensor<8x3x7x7xf32>) -> 
 
 // Register tiles of a dense strided convolution hold twice the accumulators of a
 // depthwise one's: every channel of the tile reads the same input row (a
-// rank-1 update: 8 x 2 accumulators, 2 input vectors), where a depthwise
-// step reads a row per accumulator (1 channel x 4 rows x 2 vectors of
-// accumulators and as many inputs).
-// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns
-// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns
+// rank-1 update: 8 x 2 accumulators), where a depthwise step reads a row
+// per output row (1 channel x 4 rows x 2 vectors of accumulators). The
+// depthwise one's 3 kw taps are one step, one read of the row's 65 columns
+// (5 vectors of 16) per input row, which the plan counts with the
+// accumulators (4 x (2 + 5)); the dense one's row read serves 8 channels,
+// its taps stay a loop.
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill; tiles: parallel 8 channels x 8 rows, registers 8 channels x 32 columns, (c, kh, kw) loops of 1;
+// EXPLAIN: remark: linalg.depthwise_conv_2d_nchw_chw: g1: window; fused fill; tiles: parallel 1 channels x 8 rows, registers 1 channels x 4 rows x 32 columns, (c, kh) loops of 1, 3 kw taps per step from one row read
 // CHECK-LABEL: func.func @shared_input_rows_take_more_channels(
 func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: tensor<64x64x3x3xf32>, %dw: tensor<64x3x3xf32>)
     -> (tensor<1x64x32x32xf32>, tensor<1x64x32x32xf32>) {
@@ -178,8 +198,8 @@ func.func @shared_input_rows_take_more_channels(%x: tensor<1x64x66x66xf32>, %w: 
 // forall tiles the batch by 1, so every register tile is static.
 // EXPLAIN: remark: linalg.pooling_nchw_sum: g0: window
 // CHECK-LABEL: func.func @dynamic_batch_pool_is_tiled(
-// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 4, 1)
-// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x7x7xf32>, tensor<f32>)
+// CHECK:         scf.forall (%{{.+}}) in (%{{.+}}, 8, 1)
+// CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7x7xf32>, tensor<f32>, tensor<7x7xf32>
 // CHECK-NOT:     linalg.pooling_nchw_sum
 func.func @dynamic_batch_pool_is_tiled(%x: tensor<?x8x15x15xf32>, %init: tensor<?x8x7x7xf32>) -> tensor<?x8x7x7xf32> {
   %w = tensor.empty() : tensor<3x3xf32>

@@ -225,6 +225,10 @@ class ConvTiles:
     # Output channels that ``mr`` leaves over (f % mr): the last parallel
     # tile's, computed one channel at a time (peeled). 0: mr divides f.
     channels_left: int = 0
+    # Window taps along the input row computed in one step (a strided row's
+    # horizontal taps: one contiguous read of the row serves them all). 1:
+    # every window loop is a loop of steps of 1.
+    row_taps: int = 1
 
     def describe(self) -> str:
         mask = ", masked" if self.masked else ""
@@ -233,10 +237,12 @@ class ConvTiles:
         steps = "1" if self.kr == 1 else f"{self.kr}, 1, 1"
         rows = f" x {self.rows} rows" if self.rows > 1 else ""
         left = f", last {self.channels_left} channel(s) one at a time" if self.channels_left else ""
+        loops = f"(c, kh, kw) loops of {steps}"
+        if self.row_taps > 1:
+            loops = f"(c, kh) loops of {steps}, {self.row_taps} kw taps per step from one row read"
         return (
             f"parallel {self.fc} channels x {self.ohc} rows, registers "
-            f"{self.mr} channels{rows} x {self.nr} columns{mask}{left}, "
-            f"(c, kh, kw) loops of {steps}"
+            f"{self.mr} channels{rows} x {self.nr} columns{mask}{left}, {loops}"
         )
 
 
@@ -290,6 +296,7 @@ def window_tiles(
     ow: int,
     element_bytes: int = 4,
     shared_input: bool = False,
+    row_taps: tuple[int, int] = (1, 1),
 ) -> ConvTiles:
     """Tile sizes for a pooling or a depthwise, grouped, strided or dilated
     convolution out[.., c, oh, ow], computed as elementwise steps over its
@@ -310,22 +317,34 @@ def window_tiles(
     is a rank-1 update like a stride-1 convolution's: one input row of
     ``vectors`` for all ``mr`` channels, so the registers hold twice the
     accumulators (one output row).
+
+    ``row_taps`` (taps, stride): the horizontal taps of a strided window
+    computed in one step from one read of the input row's span
+    (``lowerline.passes.tiling.window_tiles.row_tap_loop``): that read,
+    live until the last tap, takes the place of the input vectors above
+    (measured on a 3x3 stride-2 depthwise of 7 rows x 2 vectors: 5 input
+    vectors per row spilled to the stack).
     """
     vl = lanes(target, element_bytes)
     regs = vector_registers(target)
     nr = _window_columns(ow, vl)
     vectors = max(1, nr // vl)
     ohc = largest_divisor(oh, 8) or 1
+    taps, stride = row_taps
+    # Input vectors a row holds: the span of all taps, or one per accumulator.
+    row = -(-(stride * (nr - 1) + taps) // vl) if taps > 1 else vectors
     if shared_input:
         # Accumulators plus one input row for all channels.
-        mr = channel_tile(channels, max(1, (regs - vectors - 2) // vectors))
-        return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0, channels_left=channels % mr)
-    # Accumulators plus as many input vectors (one per accumulator): output
-    # rows of one channel first, then channels.
-    accumulators = max(1, (regs - 2) // 2)
-    rows = largest_divisor(ohc, max(1, accumulators // vectors)) or 1
-    mr = largest_divisor(channels, max(1, accumulators // (rows * vectors))) or 1
-    return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0, rows=rows)
+        mr = channel_tile(channels, max(1, (regs - row - 2) // vectors))
+        return ConvTiles(
+            mr, ohc, mr, nr, masked=ow % nr != 0, channels_left=channels % mr, row_taps=taps
+        )
+    # Accumulators plus their input vectors: output rows of one channel
+    # first, then channels.
+    per_row = vectors + row
+    rows = largest_divisor(ohc, max(1, (regs - 2) // per_row)) or 1
+    mr = largest_divisor(channels, max(1, (regs - 2) // (rows * per_row))) or 1
+    return ConvTiles(mr, ohc, mr, nr, masked=ow % nr != 0, rows=rows, row_taps=taps)
 
 
 def _window_columns(ow: int, vl: int) -> int:

@@ -43,7 +43,8 @@ INT8_DOT_K = 4
 def bf16_dot_lanes(target: CpuTarget) -> int:
     """f32 lanes of the target's bf16 pair dot product (``vdpbf16ps`` on
     zmm: 16, AVX512-BF16), or 0 without it: bf16 operands are then widened
-    to f32 and multiplied with FMAs. AMX bf16 tiles are not emitted yet."""
+    to f32 and multiplied with FMAs. On a target with AMX, matmuls with
+    constant weights take AMX bf16 tiles instead (lowerline-amx-matmul)."""
     x86 = target.triple.startswith("x86_64")
     return 16 if x86 and target.bf16 and target.vector_bits >= 512 else 0
 

@@ -18,6 +18,9 @@ projections and batch matmuls quantized too), and PT2E with torchao's
 ``XNNPACKQuantizer`` (symmetric, per channel: it quantizes attention's
 projections, which X86InductorQuantizer leaves float). Each int8 build's
 largest error against the float model is printed under the table.
+``--peers`` adds torch's own int8 path, the issue's peer: the same
+X86InductorQuantizer model through ``torch.compile`` (inductor with
+freezing, oneDNN int8 kernels), as torchao's PT2E x86 tutorial runs it.
 Writes bench/quant.md.
 """
 
@@ -32,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import speed
 import torch
-from timing import model_rounds_args, save_result, settle, time_calls
+from timing import model_rounds_parser, save_result, settle, time_calls
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
@@ -95,7 +98,16 @@ def quantized(model: torch.nn.Module, inputs: tuple, quantizer) -> torch.fx.Grap
     return convert_pt2e(prepared)
 
 
-def builds(name: str, cache: str, threads: int) -> dict:
+def inductor_int8(converted: torch.fx.GraphModule, inputs: tuple):
+    """``converted`` compiled by inductor with freezing (torchao's PT2E x86
+    recipe), warmed up once so that its compile is not timed."""
+    torch._inductor.config.freezing = True
+    compiled = torch.compile(converted)
+    compiled(*inputs)
+    return compiled
+
+
+def builds(name: str, cache: str, threads: int, peers: bool) -> dict:
     """Build name -> a callable running that build of model ``name`` on its inputs."""
     torch.manual_seed(0)
     model, inputs = MODELS[name]()
@@ -113,6 +125,9 @@ def builds(name: str, cache: str, threads: int) -> dict:
         ),
     }
     runs = {"eager": lambda: model(*inputs)}
+    if peers:
+        peer = inductor_int8(converted, inputs)
+        runs["torch int8"] = lambda: peer(*inputs)
     runs.update({build: lambda c=c: c(*inputs) for build, c in compiled.items()})
     return runs
 
@@ -134,18 +149,21 @@ def medians(runs: dict, rounds: int) -> dict[str, float]:
 
 
 def main() -> None:
-    args = model_rounds_args(__doc__, "mlp_b64")
+    parser = model_rounds_parser(__doc__, "mlp_b64")
+    parser.add_argument("--peers", action="store_true", help="also torch's int8 (inductor)")
+    args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
         rows, error_rows = [], []
         for name in args.models.split(","):
-            runs = builds(name, cache, args.threads)
+            runs = builds(name, cache, args.threads, args.peers)
             rows.append((name, medians(runs, args.rounds)))
             error_rows.append((name, errors(runs)))
     for name, row in rows:
         print(name, {key: f"{value * 1e3:.3f} ms" for key, value in row.items()})
     keys = list(rows[0][1])
     ratios = " | ".join(f"f32 / {build}" for build in INT8_BUILDS)
+    peer = "torch int8" in keys
     lines = [
         "# int8 (PT2E) against lowerline f32",
         "",
@@ -155,13 +173,19 @@ def main() -> None:
         f"{lowerline.targets.cpu_target('host').vnni}). Indicative: measured on a "
         "shared 2-core machine under load; compare ratios within a row.",
         "",
-        "| model | " + " | ".join(keys) + f" | {ratios} |",
-        "| --- | " + " | ".join("---" for _ in [*keys, *INT8_BUILDS]) + " |",
+        "| model | "
+        + " | ".join(keys)
+        + f" | {ratios} |"
+        + (" int8 / torch int8 |" if peer else ""),
+        "| --- | "
+        + " | ".join("---" for _ in [*keys, *INT8_BUILDS, *(["peer"] if peer else [])])
+        + " |",
     ]
     for name, row in rows:
         cells = " | ".join(f"{row[k] * 1e3:.3f} ms" for k in keys)
         speedups = " | ".join(f"{row['f32'] / row[build]:.2f}x" for build in INT8_BUILDS)
-        lines.append(f"| {name} | {cells} | {speedups} |")
+        against_peer = f" {row['int8'] / row['torch int8']:.2f} |" if peer else ""
+        lines.append(f"| {name} | {cells} | {speedups} |{against_peer}")
     lines += [
         "",
         "Largest |int8 output - float output| on the timed inputs:",

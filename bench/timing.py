@@ -112,11 +112,16 @@ def save_result(path: str, text: str) -> None:
     print(text)
 
 
-def model_rounds_args(doc: str, models: str) -> argparse.Namespace:
+def model_rounds_parser(doc: str, models: str) -> argparse.ArgumentParser:
     """``--models`` (comma-separated names of speed.MODELS), ``--threads`` and
     ``--rounds`` (interleaved timing rounds) of a benchmark described by ``doc``."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--models", default=models)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
-    return parser.parse_args()
+    return parser
+
+
+def model_rounds_args(doc: str, models: str) -> argparse.Namespace:
+    """The parsed ``model_rounds_parser`` flags."""
+    return model_rounds_parser(doc, models).parse_args()

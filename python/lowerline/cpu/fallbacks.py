@@ -7,7 +7,10 @@ the module itself the list of fallbacks, whatever the passes said; the
 passes' ``FALLBACK`` remarks (``lowerline.pipeline.remarks``) give the
 reasons. An op that a pass reported but that is gone by the end of the stage
 (folded, or vectorized after all) is no fallback; an op left without a
-remark says so, which a test treats like any unexpected fallback.
+remark says so, which a test treats like any unexpected fallback. A pass
+of a later stage that still leaves an op as loops (``lowerline-amx-tiles``
+refusing a contraction marked for tiles) publishes its own ``FALLBACK``
+remark, which is added when the compile ends.
 
 ``Watch`` is what the compile worker uses: it collects the remarks of the
 stages and reads the module when the tiled stage is done.
@@ -81,6 +84,10 @@ class Watch:
         self.tiled = tiled
         self.fallbacks: list[Remark] = []
         self._published: list[Remark] = []
+        # How many remarks the tiled stage's end had seen: a pass of a later
+        # stage that still leaves an op as loops (lowerline-amx-tiles refusing
+        # a contraction) reports a FALLBACK of its own after that point.
+        self._seen_at_tiled: int | None = None
         self._collecting = collecting()
 
     def __enter__(self) -> Watch:
@@ -96,10 +103,14 @@ class Watch:
         self._collecting.__exit__(exc_type, exc, traceback)
         if self.tiled is None:
             self.fallbacks = reported(self._published)
+        elif self._seen_at_tiled is not None:
+            later = reported(self._published[self._seen_at_tiled :])
+            self.fallbacks = _unique(self.fallbacks + later)
 
     def after_stage(self, stage: str, module: ir.Module) -> None:
         if stage == STAGE and self.tiled is not None:
             self.fallbacks = left_as_loops(module.operation, self._published, self.tiled)
+            self._seen_at_tiled = len(self._published)
 
     def json(self) -> list[dict[str, Any]]:
         return [remark.to_json() for remark in self.fallbacks]

@@ -71,6 +71,7 @@ from lowerline.driver.workers import (
     prestart_workers,
     run_compile_worker,
 )
+from lowerline.errors import ForeignTargetError
 from lowerline.explore.numerics import write_expected, write_probe_inputs
 from lowerline.frontend.export import (
     InputSpec,
@@ -96,7 +97,34 @@ from lowerline.runtime.native import (
     NativeFunction,
 )
 from lowerline.runtime.sizes import is_dynamic, valid_dim
-from lowerline.targets import CPU_TARGETS, GPU_TARGETS, cpu_target, is_gpu_target, runs_here
+from lowerline.targets import (
+    CPU_TARGETS,
+    GPU_TARGETS,
+    cpu_target,
+    host_arch,
+    host_flags,
+    is_gpu_target,
+    runs_here,
+)
+
+
+def _foreign_code(target: str) -> str | None:
+    """Why code compiled for ``target`` cannot be called on this machine, or
+    None where it can (GPU targets: the CUDA runtime checks the device)."""
+    if is_gpu_target(target):
+        return None
+    cpu = cpu_target(_target_name(target))
+    if runs_here(cpu):
+        return None
+    if cpu.arch != host_arch():
+        reason = f"{cpu.arch} code; this machine is {host_arch()}"
+    else:
+        missing = ", ".join(sorted(cpu.required_flags - host_flags()))
+        reason = f"code that uses CPU features this CPU lacks: {missing}"
+    return (
+        f"this module was compiled for target '{target}' ({reason}); its objects, "
+        "disassembly and exports are usable, but to call it here compile for target='cpu'"
+    )
 
 
 def _target_name(target: str) -> str:
@@ -307,6 +335,7 @@ class CompiledModule:
         self._dynamic_shapes = dynamic_shapes
         self._compile_memory = compile_memory  # bytes; None: the default bound
         self.target = target
+        self._foreign = _foreign_code(target)  # why this machine cannot run it, or None
         self.options = options
         self._options_text = _options_text(options)
         self._cache = cache
@@ -640,6 +669,8 @@ class CompiledModule:
     def _checked_call(self, args: tuple) -> Any:
         """A call with every input checked: the first of its signature, or
         one with containers or numbers."""
+        if self._foreign is not None:  # before any of its code runs (no fast plan is made)
+            raise ForeignTargetError(self._foreign)
         flat: tuple | list
         if self._flat_call:
             flat = args

@@ -10,6 +10,12 @@ class UsageError(LowerlineError):
     """A bad command line, file or pipeline string."""
 
 
+class ForeignTargetError(LowerlineError, RuntimeError):
+    """A call of code compiled for a target this machine cannot run (another
+    architecture, or CPU features this CPU lacks): refused before any of it
+    runs, which could otherwise stop the process on an illegal instruction."""
+
+
 class RuntimeCheckError(LowerlineError, ValueError):
     """A check in compiled code failed during a call (torch-mlir's cf.assert:
     an index out of range, a shape the lowering does not support). The

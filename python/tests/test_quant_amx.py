@@ -19,6 +19,7 @@ from test_quant_vnni import WideMlp, assert_matches_eager, kernel_code, quantize
 
 import lowerline
 from lowerline.driver.objects import llvm_tool
+from lowerline.errors import ForeignTargetError
 from lowerline.runtime.amx import AmxUnavailable, request_permission
 from lowerline.targets import cpu_target
 
@@ -95,11 +96,15 @@ def test_host_amx_conv_matches_eager(batch):
 def test_amx_code_is_refused_on_a_cpu_without_amx():
     """Compiled for sapphirerapids here: the call is refused with an error
     naming AMX before any tile instruction runs (a saved module is refused
-    earlier, at load: test_saved_modules)."""
+    earlier, at load: test_saved_modules); the library itself refuses too,
+    for callers that reach it without the module's check."""
     quantized, example = quantized_mlp(1)
     compiled = lowerline.compile(quantized, example, target="cpu:sapphirerapids")
-    with pytest.raises(AmxUnavailable, match=r"uses Intel AMX tiles .* which this CPU lacks"):
+    with pytest.raises(ForeignTargetError, match=r"this CPU lacks: .*amx_tile"):
         compiled(example)
+    (specialization,) = compiled.specializations
+    with pytest.raises(AmxUnavailable, match=r"uses Intel AMX tiles .* which this CPU lacks"):
+        specialization.call(specialization.function, [example], compiled._state)
 
 
 @x86_host

@@ -57,3 +57,50 @@ def test_every_named_target_has_a_feature_list():
         assert target.required_flags
     # Code compiled for this machine may use only what it has.
     assert host_cpu().required_flags <= host_flags()
+
+
+def _lacking_targets() -> list[tuple[str, list[str]]]:
+    """Named targets of this architecture whose features this host lacks
+    (cpu:sapphirerapids on a host without AMX, for one), from the data."""
+    from lowerline.targets import host_arch
+
+    return [
+        (name, sorted(t.required_flags - host_flags()))
+        for name, t in CPU_TARGETS.items()
+        if t.arch == host_arch() and not t.required_flags <= host_flags()
+    ]
+
+
+def test_a_call_of_code_for_a_cpu_this_one_is_not_is_refused(tmp_path):
+    import torch
+
+    import lowerline
+    from lowerline.errors import ForeignTargetError
+
+    lacking = _lacking_targets()
+    if not lacking:
+        pytest.skip("this CPU has the features of every named target of its architecture")
+    name, missing = lacking[0]
+    model = torch.nn.Sequential(torch.nn.Linear(13, 7), torch.nn.ReLU()).eval()
+    x = torch.randn(3, 13)
+    compiled = lowerline.compile(model, x, target=f"cpu:{name}", cache_dir=str(tmp_path))
+    for _ in range(2):  # refused every time, not only before a fast path exists
+        with pytest.raises(ForeignTargetError) as info:
+            compiled(x)
+        assert f"target 'cpu:{name}'" in str(info.value)
+        assert f"this CPU lacks: {', '.join(missing)})" in str(info.value)
+    assert "llvm" in compiled.ir("llvm")  # what a foreign target is compiled for stays usable
+
+
+def test_code_this_machine_runs_is_not_refused():
+    from lowerline.api import _foreign_code
+    from lowerline.targets import host_arch, runs_here
+
+    assert _foreign_code("cpu") is None
+    assert _foreign_code("cuda:sm_90") is None  # the CUDA runtime checks the device
+    for name, target in CPU_TARGETS.items():
+        refusal = _foreign_code(f"cpu:{name}")
+        assert (refusal is None) == runs_here(target)
+        if target.arch != host_arch():
+            assert refusal is not None
+            assert f"({target.arch} code; this machine is {host_arch()})" in refusal

@@ -10,6 +10,7 @@ __all__ = [
     "CompileError",
     "CompiledModule",
     "ExportError",
+    "ForeignTargetError",
     "GpuFault",
     "GpuOutOfMemory",
     "IndexCheckError",
@@ -41,7 +42,8 @@ def __getattr__(name: str):
         from lowerline.frontend import export
 
         return export.ExportError
-    if name in ("RuntimeCheckError", "IndexCheckError"):  # a check in compiled code failed
+    # A check in compiled code failed; code for a CPU this one is not was called.
+    if name in ("RuntimeCheckError", "IndexCheckError", "ForeignTargetError"):
         from lowerline import errors
 
         return getattr(errors, name)

@@ -75,7 +75,6 @@ def test_a_call_of_code_for_a_cpu_this_one_is_not_is_refused(tmp_path):
     import torch
 
     import lowerline
-    from lowerline.errors import ForeignTargetError
 
     lacking = _lacking_targets()
     if not lacking:
@@ -85,7 +84,7 @@ def test_a_call_of_code_for_a_cpu_this_one_is_not_is_refused(tmp_path):
     x = torch.randn(3, 13)
     compiled = lowerline.compile(model, x, target=f"cpu:{name}", cache_dir=str(tmp_path))
     for _ in range(2):  # refused every time, not only before a fast path exists
-        with pytest.raises(ForeignTargetError) as info:
+        with pytest.raises(lowerline.ForeignTargetError) as info:
             compiled(x)
         assert f"target 'cpu:{name}'" in str(info.value)
         assert f"this CPU lacks: {', '.join(missing)})" in str(info.value)

@@ -64,7 +64,7 @@ from typing import Any, Generic, TypeVar
 import torch
 
 from lowerline.errors import runtime_check_error
-from lowerline.runtime import amx, cuda
+from lowerline.runtime import amx, cuda, teams
 from lowerline.runtime.sizes import SizeFunction
 
 
@@ -331,6 +331,8 @@ class NativeFunction:
             self._failed_slot = ctypes.c_void_p.in_dll(self._lib, "lowerline_failed_slot")
             self._slot_lock = _slot_lock(library)
         self._omp = _OmpSettings(self._lib)
+        # Multithreaded code: each call sizes its teams by the free cores.
+        self._sized_teams = teams.attach(self._lib)
         self._frames = threading.local()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -365,6 +367,8 @@ class NativeFunction:
     ) -> None:
         """One call of the entry; raises the failure its arena's word holds."""
         self._tiles.ensure()
+        if self._sized_teams:
+            teams.LIMIT.refresh()
         pool = self.arenas
         # The arena is one more out-parameter, after the outputs.
         trailing = outputs if pool is None else [*outputs, pool.take()]

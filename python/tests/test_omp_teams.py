@@ -63,7 +63,8 @@ def test_the_limit_is_the_cores_other_threads_leave(tmp_path, runnable, threads,
 def test_a_worker_name_with_spaces_and_parentheses_is_read(tmp_path):
     # comm is free text: "(openmp_worker)" inside another name is not a worker.
     threads = dict([CALLER, (1001, ("x) (openmp_worker", "R")), (1002, ("openmp_worker", "R"))])
-    assert fake_proc(tmp_path, 3, threads).running_workers() == 1
+    reader = fake_proc(tmp_path, 3, threads)
+    assert (reader.workers(), reader.running_workers()) == (1, 1)
 
 
 def test_the_limit_stays_within_the_cores_this_process_may_use(tmp_path):
@@ -74,9 +75,9 @@ def test_the_limit_stays_within_the_cores_this_process_may_use(tmp_path):
 
 def test_a_worker_started_after_a_sample_is_found(tmp_path):
     reader = fake_proc(tmp_path, 2, dict([CALLER]))
-    assert reader.running_workers() == 0
+    assert (reader.workers(), reader.running_workers()) == (0, 0)
     fake_proc(tmp_path, 2, dict([CALLER, (1001, ("openmp_worker", "R"))]))
-    assert reader.running_workers() == 1
+    assert (reader.workers(), reader.running_workers()) == (1, 1)
 
 
 @pytest.mark.parametrize(
@@ -98,6 +99,9 @@ class CountingReader(teams.ProcReader):
         self.samples += 1
         return self.load
 
+    def workers(self) -> int:
+        return 0
+
     def running_workers(self) -> int:
         return 0
 
@@ -108,22 +112,23 @@ def test_calls_sample_at_most_once_an_interval():
     limit = teams.TeamLimit(
         reader, cores=2, usable=lambda: 2, interval=0.1, shrunk_interval=0.01, clock=lambda: now[0]
     )
-    limit.refresh()
-    assert (reader.samples, limit.value) == (1, 1)
-    reader.load = 1  # the other thread stopped: seen at the next sample only
-    now[0] += 0.005
-    limit.refresh()
-    assert (reader.samples, limit.value) == (1, 1)
-    now[0] += 0.006  # a shrunk team is sampled again soon
-    limit.refresh()
-    assert (reader.samples, limit.value) == (2, 2)
+
+    def after(seconds: float) -> tuple[int, int]:
+        now[0] += seconds
+        limit.refresh()
+        return reader.samples, limit.value
+
+    assert after(0) == (1, 1)
+    # Shrunk: sampled again after 10 ms, then 20, 40, 80 and 100 ms.
+    for samples, wait in enumerate((0.01, 0.02, 0.04, 0.08, 0.1, 0.1), start=2):
+        assert after(wait - 0.001) == (samples - 1, 1)
+        assert after(0.001) == (samples, 1)
+    reader.load = 1  # the other thread stopped: seen at the next sample
+    assert after(0.1) == (8, 2)
     reader.load = 2  # a full team is sampled at the long interval only
-    now[0] += 0.05
-    limit.refresh()
-    assert (reader.samples, limit.value) == (2, 2)
-    now[0] += 0.06
-    limit.refresh()
-    assert (reader.samples, limit.value) == (3, 1)
+    assert after(0.05) == (8, 2)
+    assert after(0.05) == (9, 1)
+    assert after(0.01) == (10, 1)  # and shrunk again: soon
 
 
 def test_turning_the_check_off_uncaps_at_the_next_call():
@@ -133,6 +138,11 @@ def test_turning_the_check_off_uncaps_at_the_next_call():
     limit.set_enabled(False)
     limit.refresh()
     assert limit.value == 0
+
+
+def test_the_default_mode_sizes_teams_by_load(monkeypatch):
+    monkeypatch.delenv(teams.TEAMS_ENV, raising=False)
+    assert teams.teams_mode() == "load"
 
 
 def test_a_bad_mode_is_a_clear_error(monkeypatch):
@@ -183,7 +193,7 @@ def _workers_after_calls(cache_dir: str, **env: str) -> list[int]:
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="a 2-thread team needs 2 cores")
 def test_a_busy_machine_runs_the_regions_on_the_caller_alone(cache_dir):
-    busy, limit, quiet = _workers_after_calls(cache_dir)
+    busy, limit, quiet = _workers_after_calls(cache_dir, LOWERLINE_OMP_TEAMS="load")
     assert busy == 0  # the 2-thread code ran on 1 thread: no worker was started
     assert limit >= 2 and quiet == 1  # cores free again: a 2-thread team
 
@@ -193,7 +203,8 @@ def test_fixed_teams_ignore_the_load(cache_dir):
     assert busy == 1
 
 
-def test_calls_compute_the_same_while_a_torch_thread_spins(cache_dir):
+def test_calls_compute_the_same_while_a_torch_thread_spins(cache_dir, monkeypatch):
+    monkeypatch.setenv(teams.TEAMS_ENV, "load")  # the default (conftest fixes teams)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(96, 128), torch.nn.GELU(), torch.nn.Linear(128, 32))
     model = model.eval()

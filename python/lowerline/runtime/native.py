@@ -25,28 +25,25 @@ workers spin between the regions of a call and sleep soon after it.
 ``LOWERLINE_OMP_BLOCKTIME=env`` leaves ``KMP_BLOCKTIME`` / ``OMP_WAIT_POLICY``
 in charge.
 
-A team is only as fast as its latest thread: when another process keeps a
+A team is only as fast as its latest thread: when another thread keeps a
 core busy, the worker on that core runs in the scheduler's slices of
 milliseconds, and the calling thread waits for it at the end of every
-region (a batch-32 MLP at 2 threads: 233 us a call instead of 46 us, and 84
-us at 1 thread). Handing out tiles dynamically does not help, as the region
-still ends with a join barrier that waits for the late worker
-(bench/busy-core.md). ``LOWERLINE_OMP_DYNAMIC=1`` makes each calling thread
-set ``omp_set_dynamic(1)`` (default 0: teams of the compiled size; ``env``:
-``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each team by
-its ``load_balance`` mode, at most the compiled thread count and
-fewer when other threads of the machine are running (it counts them in
-/proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``; a team's size
-can lag a change of load by that much). It counts the whole machine's
-threads against the cores this process may use: a process pinned to 2 free
-cores of a busy 16-core machine also gets smaller teams (by how libomp
-counts; not measured). Only the compiled code's own runtime (``libiomp5``)
-is told; torch's threads run on its own OpenMP runtime (``libgomp``) and
-keep their settings. It is not the default because those threads count:
-right after an eager PyTorch op, torch's pool is still spinning and the
-team shrinks to one thread (measured, quiet, eager and lowerline in one
-process: bert_layer at batch 8 4.1 ms with dynamic teams, 2.6 ms without;
-bench/busy-core.md). Use it where other processes share the cores.
+region. Each call of multithreaded code therefore caps its teams at the
+cores no other thread runs on (``lowerline.runtime.teams``: a /proc sample
+at most every 100 ms, applied by ``runtime_support.c``'s
+``__kmpc_push_num_threads``); ``LOWERLINE_OMP_TEAMS=fixed`` turns that off.
+
+``LOWERLINE_OMP_DYNAMIC=1`` makes each calling thread also set
+``omp_set_dynamic(1)`` (default 0; ``env``: ``OMP_DYNAMIC`` decides):
+Intel's OpenMP runtime then sizes each team by its ``load_balance`` mode,
+counting the machine's running threads in /proc at most once a second
+(``KMP_LOAD_BALANCE_INTERVAL``) and keeping the count for that long. Only
+the compiled code's own runtime (``libiomp5``) is told; torch's threads run
+on its own OpenMP runtime (``libgomp``) and keep their settings. It is not
+the default: a count taken while torch's pool was still spinning after an
+eager op shrank the team to one thread for a whole second (measured, quiet,
+eager and lowerline in one process: bert_layer at batch 8 4.1 ms with
+dynamic teams, 2.6 ms without; bench/busy-core.md).
 """
 
 from __future__ import annotations

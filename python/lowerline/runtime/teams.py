@@ -45,10 +45,14 @@ TEAMS_ENV = "LOWERLINE_OMP_TEAMS"
 # How stale a sample may be: a sample reads three small /proc files, about
 # 20 us of CPU (measured), too much for every call of a 20 us model.
 SAMPLE_SECONDS = 0.1
-# ... while teams are shrunk: a pool that spins after its own work (torch's
-# libgomp spins some milliseconds) frees its core soon, and a call that runs
-# on fewer cores than are free loses up to half its speed at 2 threads. At
-# this interval the samples cost about 0.2% of a busy caller's time.
+# ... right after teams shrank: a pool that spins after its own work
+# (torch's libgomp spins some milliseconds) frees its core soon, and a call
+# on fewer threads than there are free cores loses up to half its speed at
+# 2 threads. The wait doubles at each sample that finds the cores still
+# taken, back to SAMPLE_SECONDS: on a machine that stays loaded, sampling
+# every 10 ms cost an encoder call 7% more CPU time (measured: a sample
+# before every call, 1.18-1.23 ms against 1.06-1.14 ms; the reads invite
+# the scheduler to switch, and the call then refills its caches).
 SHRUNK_SAMPLE_SECONDS = 0.01
 # The name Intel's OpenMP runtime (libiomp5, which compiled code runs on)
 # gives its worker threads (/proc/<pid>/task/<tid>/comm).
@@ -96,7 +100,7 @@ class ProcReader:
     Which of this process's threads are OpenMP workers is looked up again
     when the process's thread count changes (``/proc/self/stat``) and every
     ``RESCAN_SAMPLES`` samples (a worker names itself after it starts); in
-    between, a sample reads three small files, not one per thread."""
+    between, a sample reads a few small files, not one per thread."""
 
     RESCAN_SAMPLES = 10
 
@@ -115,13 +119,17 @@ class ProcReader:
             raise OSError(f"unexpected {self.root}/loadavg: {' '.join(fields)!r}")
         return int(fields[3].partition("/")[0])
 
-    def running_workers(self) -> int:
-        """This process's OpenMP workers that are running now."""
+    def workers(self) -> int:
+        """This process's OpenMP workers, running or not."""
         self._samples += 1
         threads = self._thread_count()
         if threads != self._threads or self._samples % self.RESCAN_SAMPLES == 0:
             self._workers = self._find_workers()
             self._threads = threads
+        return len(self._workers)
+
+    def running_workers(self) -> int:
+        """Of ``workers()`` (which must come first), those running now."""
         count = 0
         for tid in self._workers:
             try:
@@ -164,8 +172,9 @@ class TeamLimit:
     """The process's cap on team sizes: an int32 that every loaded library
     reads at each parallel region (``lowerline_set_team_limit``); 0 caps
     nothing. ``refresh()`` runs at the start of each call and samples when
-    the last sample is older than ``interval`` (``shrunk_interval`` while
-    the limit is below the usable cores)."""
+    the last sample is older than ``interval``, or, once the limit fell
+    below the usable cores, than ``shrunk_interval``, doubling at each
+    sample that keeps it there."""
 
     def __init__(
         self,
@@ -185,6 +194,7 @@ class TeamLimit:
         self.cell = ctypes.c_int32(0)
         self.enabled = True
         self._next = 0.0  # when the next call samples
+        self._wait = 0.0  # the last wait while shrunk (0: not shrunk)
 
     @property
     def value(self) -> int:
@@ -197,14 +207,23 @@ class TeamLimit:
         usable = self._usable()
         limit = self.sample(usable) if self.enabled else 0
         self.cell.value = limit
-        shrunk = 0 < limit < min(usable, self.cores)
-        self._next = now + (self.shrunk_interval if shrunk else self.interval)
+        if 0 < limit < min(usable, self.cores):  # shrunk: sample again soon
+            self._wait = min(self.interval, 2 * self._wait or self.shrunk_interval)
+        else:
+            self._wait = 0.0
+        self._next = now + (self._wait or self.interval)
 
     def sample(self, usable: int | None = None) -> int:
         """The limit from ``/proc`` now; 0 (no cap) where it cannot be read."""
+        reader = self.reader
         try:
-            runnable = self.reader.runnable()
-            ours = 1 + self.reader.running_workers()  # the caller runs this
+            runnable = reader.runnable()
+            ours = 1  # the caller, which runs this
+            # Each worker's state is a file to read: skip them where they
+            # cannot change the answer (only the caller runs, or the others
+            # take every core but the caller's even if all workers run).
+            if runnable > 1 and runnable - reader.workers() < self.cores:
+                ours += reader.running_workers()
         except OSError:
             return 0
         return free_cores(runnable, ours, self.cores, usable or self._usable())
@@ -213,6 +232,7 @@ class TeamLimit:
         """Turn the check on or off; the next call samples (or uncaps)."""
         self.enabled = enabled
         self._next = 0.0
+        self._wait = 0.0
 
 
 LIMIT = TeamLimit()

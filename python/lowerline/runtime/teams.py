@@ -11,7 +11,8 @@ caller (``schedule(dynamic)``) does not help, as the region's join barrier
 still waits for the worker to arrive.
 
 So every call of multithreaded code first refreshes a process-wide limit on
-team sizes, at most once per ``SAMPLE_SECONDS``: the machine's runnable
+team sizes, at most every ``SAMPLE_SECONDS`` (sooner right after teams
+shrank, see ``SHRUNK_SAMPLE_SECONDS``): the machine's runnable
 threads (``/proc/loadavg``'s fourth field), less the calling thread and
 lowerline's own OpenMP workers that are running (this process's threads
 named ``openmp_worker``, as Intel's libiomp5 names its workers; they spin
@@ -42,8 +43,8 @@ import time
 from collections.abc import Callable
 
 TEAMS_ENV = "LOWERLINE_OMP_TEAMS"
-# How stale a sample may be: a sample reads three small /proc files, about
-# 20 us of CPU (measured), too much for every call of a 20 us model.
+# How stale a sample may be: a sample reads one to four small /proc files,
+# 6-30 us of CPU (measured), too much for every call of a 20 us model.
 SAMPLE_SECONDS = 0.1
 # ... right after teams shrank: a pool that spins after its own work
 # (torch's libgomp spins some milliseconds) frees its core soon, and a call
@@ -51,8 +52,8 @@ SAMPLE_SECONDS = 0.1
 # 2 threads. The wait doubles at each sample that finds the cores still
 # taken, back to SAMPLE_SECONDS: on a machine that stays loaded, sampling
 # every 10 ms cost an encoder call 7% more CPU time (measured: a sample
-# before every call, 1.18-1.23 ms against 1.06-1.14 ms; the reads invite
-# the scheduler to switch, and the call then refills its caches).
+# before every call, 1.18-1.23 ms against 1.06-1.14 ms, far more than the
+# sample's own CPU time; why was not measured).
 SHRUNK_SAMPLE_SECONDS = 0.01
 # The name Intel's OpenMP runtime (libiomp5, which compiled code runs on)
 # gives its worker threads (/proc/<pid>/task/<tid>/comm).

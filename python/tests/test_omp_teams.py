@@ -161,6 +161,8 @@ class Load(teams.ProcReader):
         self.load = runnable
     def runnable(self):
         return self.load
+    def workers(self):
+        return 0
     def running_workers(self):
         return 0
 

@@ -8,12 +8,14 @@ in one process, interleaved, in phases without and with a spinner (a Python
 busy loop pinned to ``--busy-core`` with taskset):
 
 - ``1 thread``: the 1-thread build;
-- ``2 threads, fixed team``: the 2-thread build with ``omp_set_dynamic(0)``
-  on the calling thread (every region runs on 2 threads, as before
-  ``LOWERLINE_OMP_DYNAMIC``);
-- ``2 threads, dynamic team``: the 2-thread build with ``LOWERLINE_OMP_DYNAMIC=1``'s
+- ``2 threads, fixed team``: the 2-thread build with lowerline's load check
+  off (``LOWERLINE_OMP_TEAMS=fixed``) and ``omp_set_dynamic(0)`` on the
+  calling thread: every region runs on 2 threads;
+- ``2 threads, OpenMP dynamic team``: the check off, ``LOWERLINE_OMP_DYNAMIC=1``'s
   setting (``omp_set_dynamic(1)``: Intel's OpenMP runtime makes a team
-  smaller while other threads keep the machine's cores busy).
+  smaller while other threads keep the machine's cores busy);
+- ``2 threads, load-sized team``: the default (``lowerline.runtime.teams``:
+  each call's teams use the cores no other thread runs on).
 
 The OpenMP runtime counts the machine's running threads at most once a
 second, so each phase first calls every build for ``SETTLE_SECONDS``.
@@ -41,11 +43,17 @@ import torch
 from timing import format_seconds, quantile, save_result, settle, time_calls
 
 import lowerline
+from lowerline.runtime import teams
 
 # Longer than the OpenMP runtime's interval between two counts of running
 # threads (KMP_LOAD_BALANCE_INTERVAL, 1 s by default).
 SETTLE_SECONDS = 1.2
-WAYS = ("1 thread", "2 threads, fixed team", "2 threads, dynamic team")
+WAYS = (
+    "1 thread",
+    "2 threads, fixed team",
+    "2 threads, OpenMP dynamic team",
+    "2 threads, load-sized team",
+)
 MODELS = {
     **speed.MODELS,
     "mlp_b32": lambda: (speed._mlp(), (torch.randn(32, 784),)),
@@ -86,10 +94,19 @@ def prepare(name: str) -> dict[str, tuple[Callable[[], object], Callable[[], obj
     for compiled in (one, two):
         torch.testing.assert_close(compiled(*inputs), expected, rtol=1e-4, atol=1e-4)
     set_dynamic = _dynamic_teams(two)
+
+    def setup(dynamic: bool, load: bool) -> Callable[[], None]:
+        def run() -> None:
+            set_dynamic(dynamic)
+            teams.LIMIT.set_enabled(load)
+
+        return run
+
     return {
         WAYS[0]: (lambda: None, lambda: one(*inputs)),
-        WAYS[1]: (lambda: set_dynamic(False), lambda: two(*inputs)),
-        WAYS[2]: (lambda: set_dynamic(True), lambda: two(*inputs)),
+        WAYS[1]: (setup(False, False), lambda: two(*inputs)),
+        WAYS[2]: (setup(True, False), lambda: two(*inputs)),
+        WAYS[3]: (setup(False, True), lambda: two(*inputs)),
     }
 
 

@@ -14,6 +14,11 @@ os.environ["LOWERLINE_CACHE_KEY"] = os.path.join(
     tempfile.mkdtemp(prefix="lowerline-test-key-"), "cache.key"
 )
 
+# Teams of the compiled size (lowerline.runtime.teams sizes them by the
+# machine's load by default): multithreaded code runs its 2-thread paths
+# whatever else the machine runs. test_omp_teams.py tests the default.
+os.environ.setdefault("LOWERLINE_OMP_TEAMS", "fixed")
+
 
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory) -> str:

@@ -243,6 +243,7 @@ def link_shared_library(
         os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", out, obj, *extra,
         RUNTIME_SUPPORT,
         f"-L{lib_dir}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{lib_dir}", "-lm",
+        "-ldl",  # runtime_support.c's dlsym (in libc itself from glibc 2.34)
     ]  # fmt: skip
     if cuda:
         command += ["-lmlir_cuda_runtime"]

@@ -25,28 +25,25 @@ workers spin between the regions of a call and sleep soon after it.
 ``LOWERLINE_OMP_BLOCKTIME=env`` leaves ``KMP_BLOCKTIME`` / ``OMP_WAIT_POLICY``
 in charge.
 
-A team is only as fast as its latest thread: when another process keeps a
+A team is only as fast as its latest thread: when another thread keeps a
 core busy, the worker on that core runs in the scheduler's slices of
 milliseconds, and the calling thread waits for it at the end of every
-region (a batch-32 MLP at 2 threads: 233 us a call instead of 46 us, and 84
-us at 1 thread). Handing out tiles dynamically does not help, as the region
-still ends with a join barrier that waits for the late worker
-(bench/busy-core.md). ``LOWERLINE_OMP_DYNAMIC=1`` makes each calling thread
-set ``omp_set_dynamic(1)`` (default 0: teams of the compiled size; ``env``:
-``OMP_DYNAMIC`` decides): Intel's OpenMP runtime then sizes each team by
-its ``load_balance`` mode, at most the compiled thread count and
-fewer when other threads of the machine are running (it counts them in
-/proc at most once a second, ``KMP_LOAD_BALANCE_INTERVAL``; a team's size
-can lag a change of load by that much). It counts the whole machine's
-threads against the cores this process may use: a process pinned to 2 free
-cores of a busy 16-core machine also gets smaller teams (by how libomp
-counts; not measured). Only the compiled code's own runtime (``libiomp5``)
-is told; torch's threads run on its own OpenMP runtime (``libgomp``) and
-keep their settings. It is not the default because those threads count:
-right after an eager PyTorch op, torch's pool is still spinning and the
-team shrinks to one thread (measured, quiet, eager and lowerline in one
-process: bert_layer at batch 8 4.1 ms with dynamic teams, 2.6 ms without;
-bench/busy-core.md). Use it where other processes share the cores.
+region. Each call of multithreaded code therefore caps its teams at the
+cores no other thread runs on (``lowerline.runtime.teams``: a /proc sample
+at most every 100 ms, applied by ``runtime_support.c``'s
+``__kmpc_push_num_threads``); ``LOWERLINE_OMP_TEAMS=fixed`` turns that off.
+
+``LOWERLINE_OMP_DYNAMIC=1`` makes each calling thread also set
+``omp_set_dynamic(1)`` (default 0; ``env``: ``OMP_DYNAMIC`` decides):
+Intel's OpenMP runtime then sizes each team by its ``load_balance`` mode,
+counting the machine's running threads in /proc at most once a second
+(``KMP_LOAD_BALANCE_INTERVAL``) and keeping the count for that long. Only
+the compiled code's own runtime (``libiomp5``) is told; torch's threads run
+on its own OpenMP runtime (``libgomp``) and keep their settings. It is not
+the default: a count taken while torch's pool was still spinning after an
+eager op shrank the team to one thread for a whole second (measured, quiet,
+eager and lowerline in one process: bert_layer at batch 8 4.1 ms with
+dynamic teams, 2.6 ms without; bench/busy-core.md).
 """
 
 from __future__ import annotations
@@ -64,7 +61,7 @@ from typing import Any, Generic, TypeVar
 import torch
 
 from lowerline.errors import runtime_check_error
-from lowerline.runtime import amx, cuda
+from lowerline.runtime import amx, cuda, teams
 from lowerline.runtime.sizes import SizeFunction
 
 
@@ -331,6 +328,8 @@ class NativeFunction:
             self._failed_slot = ctypes.c_void_p.in_dll(self._lib, "lowerline_failed_slot")
             self._slot_lock = _slot_lock(library)
         self._omp = _OmpSettings(self._lib)
+        # Multithreaded code: each call sizes its teams by the free cores.
+        self._sized_teams = teams.attach(self._lib)
         self._frames = threading.local()
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -365,6 +364,8 @@ class NativeFunction:
     ) -> None:
         """One call of the entry; raises the failure its arena's word holds."""
         self._tiles.ensure()
+        if self._sized_teams:
+            teams.LIMIT.refresh()
         pool = self.arenas
         # The arena is one more out-parameter, after the outputs.
         trailing = outputs if pool is None else [*outputs, pool.take()]

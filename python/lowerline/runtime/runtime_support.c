@@ -15,6 +15,8 @@
  *   lowerline_memory_reset()                peak := live, allocations := 0
  *   lowerline_kernel_times(ns, calls, n)    per-kernel timers (explorer builds)
  *
+ *   lowerline_set_team_limit(limit)         caps OpenMP team sizes (see below)
+ *
  * It also defines __truncsfbf2 (see below), for the same libraries, and the
  * slot where failed run-time checks go (lowerline_assert_failed, below).
  *
@@ -24,6 +26,7 @@
  * them would not link rather than malloc at run time.
  */
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -131,6 +134,47 @@ EXPORT int64_t lowerline_kernel_times(int64_t *ns, int64_t *calls, int64_t n) {
     calls[k] = atomic_exchange(&kernel_calls[k], 0);
   }
   return LOWERLINE_MAX_KERNELS;
+}
+/* Team sizes of OpenMP regions (lowerline.runtime.teams).
+ *
+ * convert-scf-to-openmp{num-threads=N} gives every omp.parallel a
+ * num_threads(N) clause, which the code passes to the OpenMP runtime with
+ * __kmpc_push_num_threads before each region; the clause overrides
+ * omp_set_num_threads, and OpenMP has no call that lowers it from outside.
+ * This definition is hidden, so the library's code binds it instead of
+ * libiomp5's: it caps N by the limit the runtime points it at (the cores no
+ * other thread of the machine is running on, resampled by the Python runtime
+ * between calls) and hands the result to libiomp5's own function, found with
+ * dlsym(RTLD_NEXT) among the library's dependencies. A limit of 0, or none
+ * set, keeps N. Every team computes the same result at any size (the tiles
+ * are the same; per-thread arena slots are indexed by thread number < N). */
+
+typedef void (*push_num_threads_t)(void *, int32_t, int32_t);
+static _Atomic(push_num_threads_t) push_num_threads;
+static _Atomic(const _Atomic int32_t *) team_limit;
+
+/* Points the library at the process's limit (an int32 the runtime owns and
+ * keeps alive; NULL: none). */
+EXPORT void lowerline_set_team_limit(const _Atomic int32_t *limit) {
+  atomic_store(&team_limit, limit);
+}
+
+/* The team size for a region compiled for `threads`. */
+EXPORT int32_t lowerline_team_size(int32_t threads) {
+  const _Atomic int32_t *limit = atomic_load_explicit(&team_limit, memory_order_relaxed);
+  int32_t cap = limit ? atomic_load_explicit(limit, memory_order_relaxed) : 0;
+  return cap > 0 && cap < threads ? cap : threads;
+}
+
+HIDDEN void __kmpc_push_num_threads(void *loc, int32_t gtid, int32_t threads) {
+  push_num_threads_t next = atomic_load_explicit(&push_num_threads, memory_order_relaxed);
+  if (!next) { /* the same address for every thread: a race stores it twice */
+    next = (push_num_threads_t)dlsym(RTLD_NEXT, "__kmpc_push_num_threads");
+    if (!next)
+      return; /* no OpenMP runtime: there is no region to size either */
+    atomic_store_explicit(&push_num_threads, next, memory_order_relaxed);
+  }
+  next(loc, gtid, lowerline_team_size(threads));
 }
 #endif /* LOWERLINE_STANDALONE */
 

@@ -22,8 +22,8 @@ every loop (``MIN_TILES`` 2), against 0.38-0.40 ms at 1 thread (a loaded
 machine, 2026-11-24): the calling thread does take the late worker's tiles,
 but the region then ends with a join barrier that waits for the worker all
 the same, until the scheduler gives it a slice of its core. What helps is a
-smaller team: the runtime turns on OpenMP's dynamic teams
-(``lowerline.runtime.native``, bench/busy-core.md).
+smaller team: the runtime sizes each call's teams by the cores other
+threads leave free (``lowerline.runtime.teams``, bench/busy-ab.md).
 
 Before / after::
 

@@ -37,6 +37,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-iota-extracts": "graph.fold_iota_extracts",
     "lowerline-collapse-expanded-elementwise": "graph.collapse_expanded_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",
+    "lowerline-split-strided-columns": "tiling.split_strided_columns",
     "lowerline-pack-weights": "tiling.pack_weights",
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",

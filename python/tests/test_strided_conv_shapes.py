@@ -12,6 +12,8 @@ import torch
 from test_window_row_tiles import _compile_and_compare
 from torch import nn
 
+import lowerline
+
 
 def _depthwise_stride_2(
     tmp_path, batch: int, channels: int, width: int, kernel: int, padding: int, dilation: int = 1
@@ -77,9 +79,13 @@ def test_depthwise_stride_2_matches_eager(tmp_path, case) -> None:
     # No per-tap reads: every strided row read serves the kernel's kw taps
     # (the full and the partial column tiles each have theirs), whatever the
     # kernel, padding, dilation or width. One channel is a dense
-    # convolution (groups=1), whose taps keep a read each.
+    # convolution (groups=1), whose column phases read contiguous copies
+    # (lowerline-split-strided-columns): no strided read at all.
     taps = _taps_per_row_read(tiled)
-    assert taps and all(t == (kernel if channels > 1 else 1) for t in taps)
+    if channels == 1:
+        assert taps == []
+        return
+    assert taps and all(t == kernel for t in taps)
 
 
 # (batch, in channels, out channels, size)
@@ -103,13 +109,12 @@ def test_dense_3x3_stride_2_matches_eager(tmp_path, case) -> None:
 
 # (name, module, input shape, taps per row read): strided poolings, kernel
 # 2 (a 2x2 pool: the taps are the even and odd lanes) and stride 3, share a
-# read per row among the kw taps; a 7x7 stride-2 stem convolution (dense:
-# its row read serves all the tile's channels) keeps a read per tap.
+# read per row among the kw taps. (Dense strided convolutions read no
+# strided rows: test_dense_strided_columns_split below.)
 STRIDED_WINDOWS = {
     "max3s2": (lambda: nn.MaxPool2d(3, 2, 1), (8, 5, 23, 21), 3),
     "avg2s2": (lambda: nn.AvgPool2d(2, 2), (1, 7, 18, 30), 2),
     "max3s3": (lambda: nn.MaxPool2d(3, 3), (1, 4, 20, 29), 3),
-    "stem7s2": (lambda: nn.Conv2d(3, 13, 7, 2, 3), (1, 3, 37, 35), 1),
 }
 
 
@@ -121,3 +126,48 @@ def test_strided_windows_row_reads(tmp_path, name) -> None:
     tiled = _compile_and_compare(tmp_path, model, torch.randn(*shape))
     taps = _taps_per_row_read(tiled)
     assert taps and all(t == taps_per_read for t in taps)
+
+
+# (batch, in channels, out channels, kernel, stride, padding, dilation, width):
+# lowerline-split-strided-columns' column phases over odd widths (a row
+# narrower than a vector, one just over, a long odd one), kernels 3, 5 and 7
+# (phases of unequal taps, the stem), strides 2 and 3, padding 0 to 3 (a
+# phase whose first or last column is padding), a row dilation, batch 1
+# and 8; a 2x2 stride-2 kernel is left alone (windows that do not overlap).
+DENSE_STRIDED = [
+    (1, 5, 13, 3, 2, 1, 1, 7),
+    (8, 7, 31, 3, 2, 1, 1, 17),
+    (1, 16, 24, 3, 2, 0, 1, 113),
+    (8, 3, 8, 5, 2, 2, 1, 33),
+    (1, 6, 9, 5, 3, 1, 1, 29),
+    (8, 4, 16, 2, 2, 1, 1, 15),
+    (1, 3, 13, 7, 2, 3, 1, 37),
+    (1, 8, 16, 3, 2, 2, (2, 1), 21),
+]
+
+
+@pytest.mark.parametrize(
+    "case", DENSE_STRIDED, ids=lambda c: "b{}-{}to{}-k{}s{}p{}d{}-w{}".format(*c)
+)
+def test_dense_strided_columns_split(tmp_path, case) -> None:
+    batch, cin, cout, kernel, stride, padding, dilation, width = case
+    torch.manual_seed(0)
+    conv = nn.Conv2d(cin, cout, kernel, stride, padding, dilation)
+    model = nn.Sequential(conv, nn.ReLU()).eval()
+    # Rows and columns differ: a transposed plane would not match.
+    x = torch.randn(batch, cin, width + 3, width)
+    tiled = _compile_and_compare(tmp_path, model, x)
+    assert "linalg.conv_2d_nchw_fchw" not in tiled
+    # Every phase reads its contiguous copy: no strided row read is left.
+    assert (_taps_per_row_read(tiled) == []) == (kernel > stride)
+
+
+def test_dense_strided_columns_unsplit_matches_eager(tmp_path) -> None:
+    """``split_strided_columns=False``: the window nests' strided reads."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(6, 10, 3, 2, 1), nn.ReLU()).eval()
+    x = torch.randn(2, 6, 19, 23)
+    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path), split_strided_columns=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert _taps_per_row_read(compiled.ir("tiled"))

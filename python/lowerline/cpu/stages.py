@@ -58,6 +58,12 @@ class CpuOptions:
         "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
         "by ~1e-6 relative); False: direct convolution kernels",
     )
+    split_strided_columns: bool = opt(
+        True,
+        "tiled stage: a convolution strided along the row as one row-strided convolution "
+        "per column phase over a contiguous copy of that phase's input columns "
+        "(lowerline-split-strided-columns); False: strided row reads and a permute per vector",
+    )
     time_kernels: bool = opt(
         False,
         "loops stage: bracket each top-level kernel with calls to a timer "
@@ -155,15 +161,18 @@ def tiled(o: CpuOptions) -> str:
     convolutions as matmuls of channels-last columns by the packed filter on a
     target with an int8 dot product (lowerline-int8-conv-matmul, before the
     pads it reads through are decomposed), padding as fills and in-place
-    writes, 3x3 convolutions as Winograd transforms + batch matmuls
-    (``winograd``), then target-driven tile and fuse with vectorization
-    (lowerline-tile-and-fuse)."""
+    writes, convolutions strided along the row as one row-strided convolution
+    per column phase (``split_strided_columns``), 3x3 convolutions as
+    Winograd transforms + batch matmuls (``winograd``), then target-driven
+    tile and fuse with vectorization (lowerline-tile-and-fuse)."""
     if not o.tile:
         return "func.func(lowerline-fold-constant-transposes)"
     winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
+    split = "lowerline-split-strided-columns," if o.split_strided_columns else ""
     return (
         "func.func(lowerline-fold-constant-transposes,"
-        f"lowerline-int8-conv-matmul{{target={o.target}}},lowerline-decompose-pad{winograd},"
+        f"lowerline-int8-conv-matmul{{target={o.target}}},"
+        f"{split}lowerline-decompose-pad{winograd},"
         f"lowerline-amx-matmul{{target={o.target}}}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
@@ -362,6 +371,7 @@ _ALL_OPTIONS = (
     "target",
     "tile",
     "winograd",
+    "split_strided_columns",
     "num_threads",
     "parallel",
     "buffer_reuse",
@@ -385,7 +395,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-tiled",
             "graph -> tiled (weights folded, tile and fuse, vectorize)",
             tiled,
-            ("target", "tile", "winograd"),
+            ("target", "tile", "winograd", "split_strided_columns"),
         ),
         (
             "lowerline-to-bufferized",

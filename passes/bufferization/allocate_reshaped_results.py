@@ -22,8 +22,9 @@ is an allocation that the out-param then replaces::
     return %r                                     return %r
 
 Only chains of ``collapse_shape`` / ``expand_shape`` from a statically
-shaped allocation with the identity layout in the function's body are
-moved (their inverse needs no sizes from the IR); a subview or a cast of
+shaped allocation with the identity layout in the function's body (through
+``scf.for`` loops that pass the buffer through, as a bufferized loop over
+rows does) are moved (their inverse needs no sizes from the IR); a subview or a cast of
 an allocation is not a bijection and keeps its copy. Canonicalization folds
 the reshape pairs left behind.
 """
@@ -48,13 +49,33 @@ def _contiguous(value: ir.Value) -> bool:
     return t.has_static_shape and identity and t.memory_space is None
 
 
+def _passed_through(value: ir.OpResult) -> ir.Value | None:
+    """The init of an ``scf.for`` result whose loop yields its iter_arg
+    unchanged (a loop on tensors, bufferized, writes its init buffer in
+    place and passes it through); else None."""
+    loop = value.owner
+    if loop.name != "scf.for":
+        return None
+    index = value.result_number
+    body = loop.regions[0].blocks[0]
+    yielded = list(body.operations)[-1].operands[index]
+    if yielded != body.arguments[1 + index]:
+        return None
+    return loop.operands[3 + index]
+
+
 def _reshape_chain(value: ir.Value, func: ir.Operation) -> list[ir.Operation] | None:
     """The reshapes from an allocation in ``func``'s body to ``value``, the
     allocation first; None when ``value`` is not such a chain."""
     chain: list[ir.Operation] = []
-    while isinstance(value, ir.OpResult) and value.owner.name in _RESHAPES:
-        chain.insert(0, value.owner)
-        value = value.owner.operands[0]
+    while isinstance(value, ir.OpResult):
+        if value.owner.name in _RESHAPES:
+            chain.insert(0, value.owner)
+            value = value.owner.operands[0]
+        elif (init := _passed_through(value)) is not None:
+            value = init
+        else:
+            break
     if not chain or not isinstance(value, ir.OpResult):
         return None
     alloc = value.owner

@@ -54,6 +54,38 @@ func.func @inverts_reshape_chain(%v: f32) -> (memref<6x2x2xf32>, memref<6x2x2xf3
 
 // -----
 
+// A loop over rows that writes the allocation in place and passes it
+// through (a bufferized scf.for on tensors): its result is the allocation.
+// A loop that yields another buffer is not followed.
+// CHECK-LABEL: func.func @looks_through_passing_loops(
+// CHECK:         %[[R:.+]] = memref.alloc() : memref<8x5xf32>
+// CHECK-NEXT:    %[[A:.+]] = memref.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [2, 4, 5]
+// CHECK:         scf.for {{.+}} iter_args(%{{.+}} = %[[A]])
+// CHECK:         %[[B:.+]] = memref.alloc() : memref<2x4x5xf32>
+// CHECK:         %[[L:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[B]])
+// CHECK:         %[[C:.+]] = memref.collapse_shape %[[L]]
+// CHECK:         return %[[R]], %[[C]] :
+func.func @looks_through_passing_loops(%v: f32, %w: memref<2x4x5xf32>)
+    -> (memref<8x5xf32>, memref<8x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = memref.alloc() : memref<2x4x5xf32>
+  %l = scf.for %i = %c0 to %c2 step %c1 iter_args(%buf = %a) -> (memref<2x4x5xf32>) {
+    linalg.fill ins(%v : f32) outs(%buf : memref<2x4x5xf32>)
+    scf.yield %buf : memref<2x4x5xf32>
+  }
+  %r = memref.collapse_shape %l [[0, 1], [2]] : memref<2x4x5xf32> into memref<8x5xf32>
+  %b = memref.alloc() : memref<2x4x5xf32>
+  %m = scf.for %i = %c0 to %c2 step %c1 iter_args(%buf = %b) -> (memref<2x4x5xf32>) {
+    scf.yield %w : memref<2x4x5xf32>
+  }
+  %s = memref.collapse_shape %m [[0, 1], [2]] : memref<2x4x5xf32> into memref<8x5xf32>
+  return %r, %s : memref<8x5xf32>, memref<8x5xf32>
+}
+
+// -----
+
 // Left alone: an allocation returned as it is, a reshape of an argument
 // (no allocation to move) and of a dynamically shaped allocation (its
 // inverse needs sizes). The argument's reshape is copied into its

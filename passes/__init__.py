@@ -47,6 +47,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-amx-matmul": "tiling.amx_matmul",
     "lowerline-amx-tiles": "lowering.amx_tiles",
     "lowerline-copy-repeated-results": "bufferization.copy_repeated_results",
+    "lowerline-allocate-reshaped-results": "bufferization.allocate_reshaped_results",
     "lowerline-plan-arena": "bufferization.plan_arena",
     "lowerline-split-empty-tensors": "bufferization.split_empty_tensors",
     "lowerline-strided-copies-to-linalg": "bufferization.strided_copies_to_linalg",

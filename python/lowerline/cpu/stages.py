@@ -183,7 +183,10 @@ def tiled(o: CpuOptions) -> str:
 
 
 def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
-    """tensors -> memrefs. Results become out-params so callers own all outputs.
+    """tensors -> memrefs. Results become out-params so callers own all outputs;
+    a result that is a reshape of a buffer computed here is allocated in its
+    returned shape first (lowerline-allocate-reshaped-results), so that the
+    code writes the out-param in place instead of copying into it.
 
     With ``buffer_reuse``, values get allocations as short-lived as they are:
     unrelated uses of one ``tensor.empty`` (CSE merges them) get their own
@@ -205,6 +208,9 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
             *split,
             "one-shot-bufferize{bufferize-function-boundaries "
             "function-boundary-type-conversion=identity-layout-map}",
+            # A returned reshape of an allocation: allocated in the returned
+            # shape, so that the out-param replaces it instead of a copy.
+            "func.func(lowerline-allocate-reshaped-results)",
             # buffer-results-to-out-params crashes on an allocation returned twice.
             "func.func(lowerline-copy-repeated-results)",
             "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",

@@ -17,6 +17,12 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
 * Sizes multiplied as tensors (``torch.mul(b, t)``) and read back by a
   ``reshape``: torch.export left the read behind, unused, and could not load
   the program it had saved; such reads are removed before saving.
+* Numbers read from tensors and compared across kinds (``float(a) >= int(b)``,
+  ``!=`` and ``<=`` of floats): torch-mlir's importer did not implement
+  ``sym_float`` and made ``aten.ne.float`` / ``aten.le.float``, which torch-mlir
+  does not define; they are ops it defines now (``import_worker``).
+* ``avg_pool2d`` / ``avg_pool3d`` of unbatched inputs: torch-mlir lowers only
+  the batched form; they are pools of a batch of one.
 """
 
 import pytest
@@ -136,3 +142,41 @@ class SizesAsTensors(torch.nn.Module):
 @pytest.mark.parametrize("batch", [1, 5])
 def test_size_products_computed_as_tensors(batch):
     _compiled_matches_eager(SizesAsTensors(), torch.rand(batch, 3, 7, 2))
+
+
+class MixedNumberComparisons(torch.nn.Module):
+    """Numbers read from tensors compared across kinds: ``int(b)`` is made a
+    float (``sym_float``) for ``float(a) >= int(b)``, which torch-mlir's
+    importer did not implement, and ``!=`` of two floats became
+    ``aten.ne.float``, which torch-mlir does not define."""
+
+    def forward(self, a, b):
+        x, n = float(a), int(b)
+        return x >= n, x > n, x != n, n <= x, x != float(b)
+
+
+# Not NaN: torch-mlir lowers number comparisons to unordered predicates
+# (NaN >= 1 is true); a separate bug, in its TorchToArith.
+@pytest.mark.parametrize(("a", "b"), [(0.5, 0), (2.0, 2), (-3.5, -3)], ids=["gt", "eq", "lt"])
+def test_numbers_compared_across_kinds(a, b):
+    args = (torch.tensor(a, dtype=torch.float64), torch.tensor(b))
+    compiled = lowerline.compile(MixedNumberComparisons(), *args, num_threads=1)
+    assert compiled(*args) == MixedNumberComparisons()(*args)
+
+
+class UnbatchedAvgPool3d(torch.nn.Module):
+    """avg_pool3d of a (C, D, H, W) input, which torch-mlir lowers only batched."""
+
+    def forward(self, x):
+        return (
+            torch.nn.functional.avg_pool3d(x, 2, (1, 2, 2), divisor_override=3),
+            torch.nn.functional.avg_pool3d(x[:1], (1, 3, 2), 1, (0, 1, 1), count_include_pad=False),
+        )
+
+
+@pytest.mark.parametrize("channels", [1, 5])
+def test_unbatched_avg_pool3d(channels):
+    x = torch.rand(channels, 4, 6, 7)
+    compiled = lowerline.compile(UnbatchedAvgPool3d(), x, num_threads=1)
+    for got, want in zip(compiled(x), UnbatchedAvgPool3d()(x), strict=True):
+        torch.testing.assert_close(got, want)

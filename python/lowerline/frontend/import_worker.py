@@ -24,6 +24,7 @@ shares a process with the ``mlir`` bindings (22) that generate code.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 import sys
@@ -221,6 +222,58 @@ def _drop_bool_range_checks(graph) -> None:
     for node in list(graph.nodes):
         if node.target is torch.ops.aten._local_scalar_dense.default and not node.users:
             graph.erase_node(node)
+
+
+def _sym_floats_as_aten(graph) -> None:
+    """``torch.sym_float(n)`` (an int read from a tensor made a float, as in
+    ``float(a) >= int(b)``) as ``aten.Float.Scalar(n)``, the op torch-mlir's
+    importer itself promotes mixed number operands with: it imports no
+    ``sym_float`` node ("Unimplemented call_function"). Then the comparisons
+    of two floats that torch-mlir does not define (``_float_comparisons``)."""
+    import torch
+
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is torch.sym_float:
+            node.target = torch.ops.aten.Float.Scalar
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in (operator.le, operator.ne):
+            _float_comparison(graph, node)
+
+
+def _float_comparison(graph, node) -> None:
+    """``a <= b`` and ``a != b`` of two floats in ops torch-mlir defines: its
+    importer makes ``aten.le.float`` and ``aten.ne.float`` of them, which it
+    does not define (it has ``ge``, ``gt``, ``lt`` and ``eq``, and lowers
+    neither ``aten.__not__`` nor ``aten.eq.bool``). ``a <= b`` is ``b >= a``;
+    ``a != b`` is ``int(a == b) == 0``, true for a NaN as ``!=`` is. Other
+    kinds of operands are left as they are."""
+    import torch
+
+    if not all(_number_kind(arg) is float for arg in node.args):
+        return
+    a, b = node.args
+    if node.target is operator.le:
+        node.target, node.args = operator.ge, (b, a)
+        return
+    with graph.inserting_before(node):
+        equal = graph.call_function(torch.ops.aten.eq.float, (a, b))
+        as_int = graph.call_function(torch.ops.aten.Int.bool, (equal,))
+    equal.meta = dict(node.meta)
+    as_int.meta = {**node.meta, "val": 0}
+    node.target, node.args = torch.ops.aten.eq.int, (as_int, 0)
+
+
+def _number_kind(arg) -> type | None:
+    """``int``, ``float`` or ``bool`` of a number argument (a constant or a
+    node whose value is a symbolic number); None for anything else."""
+    import torch
+
+    value = arg.meta.get("val") if hasattr(arg, "meta") else arg
+    if isinstance(value, torch.SymFloat | float):
+        return float
+    if isinstance(value, torch.SymInt | int) and not isinstance(value, bool):
+        return int
+    return None
 
 
 def _assertion_chain(node) -> set | None:
@@ -501,6 +554,7 @@ def import_job(job: str) -> dict[str, Any]:
     with size_oblivious(bool(ep.range_constraints)):
         ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
+    _sym_floats_as_aten(ep.graph)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)

@@ -486,6 +486,21 @@ def cdist_forward(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: An
     return diff.abs().pow(p).sum(-1).pow(1.0 / p)
 
 
+def pdist_forward(x: torch.Tensor, p: float = 2.0) -> Any:
+    """``aten._pdist_forward`` (``F.pdist``): the distances of every pair of
+    rows ``i < j`` of ``x`` ``(N, M)``, in row-major order, as the rows of the
+    upper triangle of ``cdist_forward(x, x)`` joined. Neither torch's nor
+    torch-mlir's table decomposes it. Not for a dynamic ``N`` (the number of
+    pieces follows it)."""
+    rows = x.shape[0]
+    if not isinstance(rows, int) or not x.dtype.is_floating_point:
+        return NotImplemented
+    full = cdist_forward(x, x, p)
+    if rows < 2:
+        return full.reshape(-1)[:0]
+    return torch.cat([full[i, i + 1 :] for i in range(rows - 1)])
+
+
 def conv_tbc(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, pad: int = 0) -> Any:
     # input (time, batch, channels), weight (kernel, in, out): conv1d's NCL and OIK.
     out = torch.nn.functional.conv1d(x.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
@@ -1199,6 +1214,7 @@ def decomposition_table() -> dict:
     table = dict(get_decomposition_table())
     # Before the f32 wrappers, which call the op again for half inputs.
     table[aten._cdist_forward.default] = cdist_forward
+    table[aten._pdist_forward.default] = pdist_forward
     for op, spatial in UNBATCHED_AVG_POOLS.items():
         table[op] = unbatched_avg_pool(op, spatial)
     for op in ACCUMULATE_IN_F32:

@@ -70,6 +70,8 @@ TM_TENSOR_STAND_INS = {
 # sort its keys and values as outputs only.
 _TM_TENSOR_SEGMENTS = {"tm_tensor.scan": (1, 2), "tm_tensor.scatter": (2, 1)}
 _FRAME = re.compile(r'"([^"]+)":(\d+):\d+')
+# A frame of an FX node's ``stack_trace`` (Python's traceback format).
+_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 class ImportFailure(Exception):
@@ -387,6 +389,40 @@ def _unsupported_ops(
     ]
 
 
+HIGHER_ORDER_OP = (
+    "a higher-order op (its body is a subgraph): lowerline imports one graph "
+    "and lowers no control flow or subgraph calls"
+)
+
+
+def _refuse_higher_order_ops(graph, torch_dirs: tuple[str, ...]) -> None:
+    """Refuse ``torch.ops.higher_order.*`` nodes (``while_loop``, ``cond``,
+    ``map``, ...), naming them: their bodies are submodules, which the
+    importer's one-graph import (``import_stateless_graph``) does not bring
+    along, so torch-mlir failed with a bare ``KeyError``."""
+    from torch._ops import HigherOrderOperator
+
+    counts: Counter = Counter()
+    places = defaultdict(list)
+    for node in graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, HigherOrderOperator):
+            name = f"torch.ops.higher_order.{node.target.name()}"
+            counts[name] += 1
+            frames = [
+                f"{path}:{line}"
+                for path, line in _TRACE_FRAME.findall(node.meta.get("stack_trace") or "")
+                if not path.startswith((*torch_dirs, "<"))
+            ]
+            if frames:
+                places[name].append(frames[-1])  # the innermost frame of the user's
+    if counts:
+        ops = [
+            {"op": k, "count": counts[k], "where": places[k], "reason": HIGHER_ORDER_OP}
+            for k in sorted(counts)
+        ]
+        raise ImportFailure("unsupported", "unsupported ops", ops=ops)
+
+
 UNKNOWN_OP = "torch-mlir has no definition of this op (it imports it as torch.operator)"
 
 
@@ -555,6 +591,7 @@ def import_job(job: str) -> dict[str, Any]:
         ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
     _sym_floats_as_aten(ep.graph)
+    _refuse_higher_order_ops(ep.graph, torch_dirs)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)

@@ -193,6 +193,13 @@ def _decomposed(batch: int) -> list[Case]:
             lambda: (randn(batch, 5, 4), randn(batch, 7, 4), randn(1, 3, 4)),
         ),
         Case(
+            # aten._pdist_forward: the same.
+            f"pdist_b{batch}",
+            "distance",
+            lambda: Fn(lambda x: (F.pdist(x), F.pdist(x, 1), F.pdist(x * 2, 0.5), F.pdist(x[:1]))),
+            lambda: (randn(batch + 4, 6),),
+        ),
+        Case(
             f"conv_tbc_b{batch}",
             "conv",
             lambda: Fn(

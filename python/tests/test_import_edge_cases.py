@@ -23,6 +23,8 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   does not define; they are ops it defines now (``import_worker``).
 * ``avg_pool2d`` / ``avg_pool3d`` of unbatched inputs: torch-mlir lowers only
   the batched form; they are pools of a batch of one.
+* An ``out=`` argument that torch.export's trace resized: the write back into
+  the caller's tensor failed at the call; it is refused at compile time now.
 """
 
 import pytest
@@ -180,3 +182,18 @@ def test_unbatched_avg_pool3d(channels):
     compiled = lowerline.compile(UnbatchedAvgPool3d(), x, num_threads=1)
     for got, want in zip(compiled(x), UnbatchedAvgPool3d()(x), strict=True):
         torch.testing.assert_close(got, want)
+
+
+class ArangeIntoOut(torch.nn.Module):
+    def forward(self, x):
+        return torch.arange(1, 1 + x.numel(), out=x)
+
+
+def test_an_out_argument_written_in_another_shape_is_refused():
+    # torch.export's trace resizes ``x`` (3x4) to 12 elements; the copy back
+    # into the caller's tensor failed with a broadcast RuntimeError at the call.
+    with pytest.raises(lowerline.CompileError, match="resizes no input"):
+        lowerline.compile(ArangeIntoOut(), torch.zeros(3, 4, dtype=torch.int64))
+    x = torch.zeros(12, dtype=torch.int64)
+    compiled = lowerline.compile(ArangeIntoOut(), x.clone(), num_threads=1)
+    assert torch.equal(compiled(x), torch.arange(1, 13)) and torch.equal(x, torch.arange(1, 13))

@@ -193,10 +193,28 @@ def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, An
                 "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
             )
         entry.update(shape=_sizes(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        if kind == "USER_INPUT_MUTATION":
+            _check_written_shape(spec.target, entry["shape"], args)
         kept.append(value)
         results.append(entry)
     output.args = (tuple(kept),)
     return results
+
+
+def _check_written_shape(name: str, shape: list, args: list[dict[str, Any]]) -> None:
+    """Refuse a write into an input of another shape: an ``out=`` argument
+    that torch.export's trace resized (``torch.arange(12, out=x)`` with ``x``
+    of 3x4 is written as 12 elements; eager's ``arange`` keeps ``x``'s shape
+    when the count matches, other out= kernels resize). lowerline writes
+    mutations back into the caller's tensor and resizes none."""
+    before = next(arg["shape"] for arg in args if arg.get("name") == name)
+    if before != shape:
+        raise ImportFailure(
+            "unsupported",
+            f"forward writes a value of shape {shape} into its input '{name}' of shape "
+            f"{before} (an out= argument resized); lowerline writes mutations back in place "
+            "and resizes no input: pass an out= tensor of the result's shape",
+        )
 
 
 def _drop_bool_range_checks(graph) -> None:

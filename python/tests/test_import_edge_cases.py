@@ -159,7 +159,11 @@ class MixedNumberComparisons(torch.nn.Module):
 
 # Not NaN: torch-mlir lowers number comparisons to unordered predicates
 # (NaN >= 1 is true); a separate bug, in its TorchToArith.
-@pytest.mark.parametrize(("a", "b"), [(0.5, 0), (2.0, 2), (-3.5, -3)], ids=["gt", "eq", "lt"])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(0.5, 0), (2.0, 2), pytest.param(-3.5, -3, marks=pytest.mark.long)],
+    ids=["gt", "eq", "lt"],
+)
 def test_numbers_compared_across_kinds(a, b):
     args = (torch.tensor(a, dtype=torch.float64), torch.tensor(b))
     compiled = lowerline.compile(MixedNumberComparisons(), *args, num_threads=1)
@@ -176,7 +180,7 @@ class UnbatchedAvgPool3d(torch.nn.Module):
         )
 
 
-@pytest.mark.parametrize("channels", [1, 5])
+@pytest.mark.parametrize("channels", [1, pytest.param(5, marks=pytest.mark.long)])
 def test_unbatched_avg_pool3d(channels):
     x = torch.rand(channels, 4, 6, 7)
     compiled = lowerline.compile(UnbatchedAvgPool3d(), x, num_threads=1)

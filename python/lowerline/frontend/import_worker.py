@@ -249,7 +249,7 @@ def _sym_floats_as_aten(graph) -> None:
     ``float(a) >= int(b)``) as ``aten.Float.Scalar(n)``, the op torch-mlir's
     importer itself promotes mixed number operands with: it imports no
     ``sym_float`` node ("Unimplemented call_function"). Then the comparisons
-    of two floats that torch-mlir does not define (``_float_comparisons``)."""
+    of two floats that torch-mlir does not define (``_float_comparison``)."""
     import torch
 
     for node in graph.nodes:
@@ -284,8 +284,9 @@ def _float_comparison(graph, node) -> None:
 
 
 def _number_kind(arg) -> type | None:
-    """``int``, ``float`` or ``bool`` of a number argument (a constant or a
-    node whose value is a symbolic number); None for anything else."""
+    """``int`` or ``float``, the kind of a number argument (a constant or a
+    node whose value is a symbolic number); None for anything else, a bool
+    included."""
     import torch
 
     value = arg.meta.get("val") if hasattr(arg, "meta") else arg
@@ -408,22 +409,22 @@ def _unsupported_ops(
 
 
 HIGHER_ORDER_OP = (
-    "a higher-order op (its body is a subgraph): lowerline imports one graph "
+    "a higher-order op calling a subgraph (its body): lowerline imports one graph "
     "and lowers no control flow or subgraph calls"
 )
 
 
 def _refuse_higher_order_ops(graph, torch_dirs: tuple[str, ...]) -> None:
-    """Refuse ``torch.ops.higher_order.*`` nodes (``while_loop``, ``cond``,
-    ``map``, ...), naming them: their bodies are submodules, which the
-    importer's one-graph import (``import_stateless_graph``) does not bring
-    along, so torch-mlir failed with a bare ``KeyError``."""
-    from torch._ops import HigherOrderOperator
-
+    """Refuse ``torch.ops.higher_order.*`` nodes that call subgraphs
+    (``while_loop``, ``cond``, ``map``, ...), naming them: their bodies are
+    submodules, which the importer's one-graph import
+    (``import_stateless_graph``) does not bring along, so torch-mlir failed
+    with a bare ``KeyError``. Those without one (``auto_functionalized``)
+    are torch-mlir's to import."""
     counts: Counter = Counter()
     places = defaultdict(list)
     for node in graph.nodes:
-        if node.op == "call_function" and isinstance(node.target, HigherOrderOperator):
+        if _calls_subgraph(node):
             name = f"torch.ops.higher_order.{node.target.name()}"
             counts[name] += 1
             frames = [
@@ -439,6 +440,23 @@ def _refuse_higher_order_ops(graph, torch_dirs: tuple[str, ...]) -> None:
             for k in sorted(counts)
         ]
         raise ImportFailure("unsupported", "unsupported ops", ops=ops)
+
+
+def _calls_subgraph(node) -> bool:
+    """Whether ``node`` is a higher-order op with a submodule argument."""
+    import torch
+    from torch._ops import HigherOrderOperator
+
+    if node.op != "call_function" or not isinstance(node.target, HigherOrderOperator):
+        return False
+    module = node.graph.owning_module
+    arguments, _ = torch.utils._pytree.tree_flatten((node.args, node.kwargs))
+    return any(
+        isinstance(arg, torch.fx.Node)
+        and arg.op == "get_attr"
+        and isinstance(getattr(module, arg.target, None), torch.fx.GraphModule)
+        for arg in arguments
+    )
 
 
 UNKNOWN_OP = "torch-mlir has no definition of this op (it imports it as torch.operator)"

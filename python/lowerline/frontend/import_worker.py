@@ -454,7 +454,7 @@ def _calls_subgraph(node) -> bool:
     return any(
         isinstance(arg, torch.fx.Node)
         and arg.op == "get_attr"
-        and isinstance(getattr(module, arg.target, None), torch.fx.GraphModule)
+        and isinstance(getattr(module, str(arg.target), None), torch.fx.GraphModule)
         for arg in arguments
     )
 

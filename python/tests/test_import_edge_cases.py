@@ -17,6 +17,14 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
 * Sizes multiplied as tensors (``torch.mul(b, t)``) and read back by a
   ``reshape``: torch.export left the read behind, unused, and could not load
   the program it had saved; such reads are removed before saving.
+* Numbers read from tensors and compared across kinds (``float(a) >= int(b)``,
+  ``!=`` and ``<=`` of floats): torch-mlir's importer did not implement
+  ``sym_float`` and made ``aten.ne.float`` / ``aten.le.float``, which torch-mlir
+  does not define; they are ops it defines now (``import_worker``).
+* ``avg_pool2d`` / ``avg_pool3d`` of unbatched inputs: torch-mlir lowers only
+  the batched form; they are pools of a batch of one.
+* An ``out=`` argument that torch.export's trace resized: the write back into
+  the caller's tensor failed at the call; it is refused at compile time now.
 """
 
 import pytest
@@ -136,3 +144,60 @@ class SizesAsTensors(torch.nn.Module):
 @pytest.mark.parametrize("batch", [1, 5])
 def test_size_products_computed_as_tensors(batch):
     _compiled_matches_eager(SizesAsTensors(), torch.rand(batch, 3, 7, 2))
+
+
+class MixedNumberComparisons(torch.nn.Module):
+    """Numbers read from tensors compared across kinds: ``int(b)`` is made a
+    float (``sym_float``) for ``float(a) >= int(b)``, which torch-mlir's
+    importer did not implement, and ``!=`` of two floats became
+    ``aten.ne.float``, which torch-mlir does not define."""
+
+    def forward(self, a, b):
+        x, n = float(a), int(b)
+        return x >= n, x > n, x != n, n <= x, x != float(b)
+
+
+# Not NaN: torch-mlir lowers number comparisons to unordered predicates
+# (NaN >= 1 is true); a separate bug, in its TorchToArith.
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(0.5, 0), (2.0, 2), pytest.param(-3.5, -3, marks=pytest.mark.long)],
+    ids=["gt", "eq", "lt"],
+)
+def test_numbers_compared_across_kinds(a, b):
+    args = (torch.tensor(a, dtype=torch.float64), torch.tensor(b))
+    compiled = lowerline.compile(MixedNumberComparisons(), *args, num_threads=1)
+    assert compiled(*args) == MixedNumberComparisons()(*args)
+
+
+class UnbatchedAvgPool3d(torch.nn.Module):
+    """avg_pool3d of a (C, D, H, W) input, which torch-mlir lowers only batched."""
+
+    def forward(self, x):
+        return (
+            torch.nn.functional.avg_pool3d(x, 2, (1, 2, 2), divisor_override=3),
+            torch.nn.functional.avg_pool3d(x[:1], (1, 3, 2), 1, (0, 1, 1), count_include_pad=False),
+        )
+
+
+@pytest.mark.parametrize("channels", [1, pytest.param(5, marks=pytest.mark.long)])
+def test_unbatched_avg_pool3d(channels):
+    x = torch.rand(channels, 4, 6, 7)
+    compiled = lowerline.compile(UnbatchedAvgPool3d(), x, num_threads=1)
+    for got, want in zip(compiled(x), UnbatchedAvgPool3d()(x), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+class ArangeIntoOut(torch.nn.Module):
+    def forward(self, x):
+        return torch.arange(1, 1 + x.numel(), out=x)
+
+
+def test_an_out_argument_written_in_another_shape_is_refused():
+    # torch.export's trace resizes ``x`` (3x4) to 12 elements; the copy back
+    # into the caller's tensor failed with a broadcast RuntimeError at the call.
+    with pytest.raises(lowerline.CompileError, match="resizes no input"):
+        lowerline.compile(ArangeIntoOut(), torch.zeros(3, 4, dtype=torch.int64))
+    x = torch.zeros(12, dtype=torch.int64)
+    compiled = lowerline.compile(ArangeIntoOut(), x.clone(), num_threads=1)
+    assert torch.equal(compiled(x), torch.arange(1, 13)) and torch.equal(x, torch.arange(1, 13))

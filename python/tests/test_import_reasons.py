@@ -146,3 +146,25 @@ def test_an_op_torch_mlir_does_not_define_is_the_only_one_reported(cache_dir) ->
     assert ops[0]["where"] == [_line_of(UnknownToTorchMlir.forward, "# i0")]
     assert ops[0]["reason"] == import_worker.UNKNOWN_OP
     assert "1 op that lowerline cannot compile" in str(info.value)
+
+
+class CountsInALoop(torch.nn.Module):
+    def forward(self, x):
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def body(i, y):
+            return i + 1, y * 2
+
+        count, y = while_loop(lambda i, y: i < 3, body, (torch.tensor(0), x))  # while_loop
+        return count, y
+
+
+def test_a_higher_order_op_is_named_not_a_key_error(cache_dir) -> None:
+    # The loop's body is a subgraph, which the one-graph import left behind:
+    # torch-mlir's importer failed with a bare KeyError.
+    with pytest.raises(lowerline.UnsupportedOpsError) as info:
+        lowerline.compile(CountsInALoop(), torch.rand(4, 3), cache_dir=cache_dir)
+    ops = info.value.ops
+    assert [op["mlir_op"] for op in ops] == ["torch.ops.higher_order.while_loop"], ops
+    assert ops[0]["reason"] == import_worker.HIGHER_ORDER_OP
+    assert ops[0]["where"] == [_line_of(CountsInALoop.forward, "# while_loop")]

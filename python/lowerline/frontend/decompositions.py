@@ -441,12 +441,64 @@ def kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -> t
     return value, index
 
 
-def avg_pool1d(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
-    if x.dim() != 2:
+def unbatched_avg_pool(op: Any, spatial: int) -> Callable:
+    """``op`` (``avg_pool{1,2,3}d``) of an input without its batch dim
+    (``(C, L)``, ``(C, H, W)``, ``(C, D, H, W)``), which ATen accepts, as the
+    pool of a batch of one: torch-mlir lowers only the batched form (its
+    ``linalg.pooling_nchw_sum`` of a 3-D input is refused by the verifier)."""
+
+    def decomposition(x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if x.dim() != spatial + 1:
+            return NotImplemented
+        # reshape, not (un)squeeze: torch-mlir's squeeze entry makes a prims op.
+        out = op(x.reshape(1, *x.shape), *args, **kwargs)
+        return out.reshape(out.shape[1:])
+
+    return decomposition
+
+
+UNBATCHED_AVG_POOLS = {
+    aten.avg_pool1d.default: 1,
+    aten.avg_pool2d.default: 2,
+    aten.avg_pool3d.default: 3,
+}
+
+
+def cdist_forward(x1: torch.Tensor, x2: torch.Tensor, p: float, compute_mode: Any = None) -> Any:
+    """``aten._cdist_forward`` (``torch.cdist``): the p-norm of every pair
+    of rows, ``x1`` ``(..., P, M)`` against ``x2`` ``(..., R, M)``, as a
+    broadcast difference reduced over ``M``; neither torch's nor
+    torch-mlir's table decomposes it. ``compute_mode`` picks eager's
+    matmul form for p=2 (``|a|^2 + |b|^2 - 2ab``), which rounds worse near
+    equal rows; the difference form is exact there and otherwise agrees to
+    rounding."""
+    if not x1.dtype.is_floating_point:
         return NotImplemented
-    # reshape, not (un)squeeze: torch-mlir's squeeze entry makes a prims op.
-    out = aten.avg_pool1d.default(x.reshape(1, *x.shape), *args, **kwargs)
-    return out.reshape(out.shape[1:])
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:
+        return (diff != 0).sum(-1).to(diff.dtype)
+    if p == math.inf:
+        return diff.abs().amax(-1)
+    if p == 1:
+        return diff.abs().sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    return diff.abs().pow(p).sum(-1).pow(1.0 / p)
+
+
+def pdist_forward(x: torch.Tensor, p: float = 2.0) -> Any:
+    """``aten._pdist_forward`` (``F.pdist``): the distances of every pair of
+    rows ``i < j`` of ``x`` ``(N, M)``, in row-major order, as the rows of the
+    upper triangle of ``cdist_forward(x, x)`` joined. Neither torch's nor
+    torch-mlir's table decomposes it. Not for a dynamic ``N`` (the number of
+    pieces follows it)."""
+    rows = x.shape[0]
+    if not isinstance(rows, int) or not x.dtype.is_floating_point:
+        return NotImplemented
+    full = cdist_forward(x, x, p)
+    if rows < 2:
+        return full.reshape(-1)[:0]
+    return torch.cat([full[i, i + 1 :] for i in range(rows - 1)])
 
 
 def conv_tbc(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, pad: int = 0) -> Any:
@@ -1161,7 +1213,10 @@ def decomposition_table() -> dict:
 
     table = dict(get_decomposition_table())
     # Before the f32 wrappers, which call the op again for half inputs.
-    table[aten.avg_pool1d.default] = avg_pool1d
+    table[aten._cdist_forward.default] = cdist_forward
+    table[aten._pdist_forward.default] = pdist_forward
+    for op, spatial in UNBATCHED_AVG_POOLS.items():
+        table[op] = unbatched_avg_pool(op, spatial)
     for op in ACCUMULATE_IN_F32:
         table[op] = accumulate_in_f32(op, table.get(op))
     moments = {

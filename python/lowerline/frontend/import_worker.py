@@ -24,6 +24,7 @@ shares a process with the ``mlir`` bindings (22) that generate code.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 import sys
@@ -69,6 +70,8 @@ TM_TENSOR_STAND_INS = {
 # sort its keys and values as outputs only.
 _TM_TENSOR_SEGMENTS = {"tm_tensor.scan": (1, 2), "tm_tensor.scatter": (2, 1)}
 _FRAME = re.compile(r'"([^"]+)":(\d+):\d+')
+# A frame of an FX node's ``stack_trace`` (Python's traceback format).
+_TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 class ImportFailure(Exception):
@@ -190,10 +193,28 @@ def _prepare_results(ep, graph, args: list[dict[str, Any]]) -> list[dict[str, An
                 "unsupported", f"output '{value.name}' is a {type(val).__name__}, not a tensor"
             )
         entry.update(shape=_sizes(val.shape), dtype=str(val.dtype).removeprefix("torch."))
+        if kind == "USER_INPUT_MUTATION":
+            _check_written_shape(spec.target, entry["shape"], args)
         kept.append(value)
         results.append(entry)
     output.args = (tuple(kept),)
     return results
+
+
+def _check_written_shape(name: str, shape: list, args: list[dict[str, Any]]) -> None:
+    """Refuse a write into an input of another shape: an ``out=`` argument
+    that torch.export's trace resized (``torch.arange(12, out=x)`` with ``x``
+    of 3x4 is written as 12 elements; eager's ``arange`` keeps ``x``'s shape
+    when the count matches, other out= kernels resize). lowerline writes
+    mutations back into the caller's tensor and resizes none."""
+    before = next(arg["shape"] for arg in args if arg.get("name") == name)
+    if before != shape:
+        raise ImportFailure(
+            "unsupported",
+            f"forward writes a value of shape {shape} into its input '{name}' of shape "
+            f"{before} (an out= argument resized); lowerline writes mutations back in place "
+            "and resizes no input: pass an out= tensor of the result's shape",
+        )
 
 
 def _drop_bool_range_checks(graph) -> None:
@@ -221,6 +242,59 @@ def _drop_bool_range_checks(graph) -> None:
     for node in list(graph.nodes):
         if node.target is torch.ops.aten._local_scalar_dense.default and not node.users:
             graph.erase_node(node)
+
+
+def _sym_floats_as_aten(graph) -> None:
+    """``torch.sym_float(n)`` (an int read from a tensor made a float, as in
+    ``float(a) >= int(b)``) as ``aten.Float.Scalar(n)``, the op torch-mlir's
+    importer itself promotes mixed number operands with: it imports no
+    ``sym_float`` node ("Unimplemented call_function"). Then the comparisons
+    of two floats that torch-mlir does not define (``_float_comparison``)."""
+    import torch
+
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target is torch.sym_float:
+            node.target = torch.ops.aten.Float.Scalar
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in (operator.le, operator.ne):
+            _float_comparison(graph, node)
+
+
+def _float_comparison(graph, node) -> None:
+    """``a <= b`` and ``a != b`` of two floats in ops torch-mlir defines: its
+    importer makes ``aten.le.float`` and ``aten.ne.float`` of them, which it
+    does not define (it has ``ge``, ``gt``, ``lt`` and ``eq``, and lowers
+    neither ``aten.__not__`` nor ``aten.eq.bool``). ``a <= b`` is ``b >= a``;
+    ``a != b`` is ``int(a == b) == 0``, true for a NaN as ``!=`` is. Other
+    kinds of operands are left as they are."""
+    import torch
+
+    if not all(_number_kind(arg) is float for arg in node.args):
+        return
+    a, b = node.args
+    if node.target is operator.le:
+        node.target, node.args = operator.ge, (b, a)
+        return
+    with graph.inserting_before(node):
+        equal = graph.call_function(torch.ops.aten.eq.float, (a, b))
+        as_int = graph.call_function(torch.ops.aten.Int.bool, (equal,))
+    equal.meta = dict(node.meta)
+    as_int.meta = {**node.meta, "val": 0}
+    node.target, node.args = torch.ops.aten.eq.int, (as_int, 0)
+
+
+def _number_kind(arg) -> type | None:
+    """``int`` or ``float``, the kind of a number argument (a constant or a
+    node whose value is a symbolic number); None for anything else, a bool
+    included."""
+    import torch
+
+    value = arg.meta.get("val") if hasattr(arg, "meta") else arg
+    if isinstance(value, torch.SymFloat | float):
+        return float
+    if isinstance(value, torch.SymInt | int) and not isinstance(value, bool):
+        return int
+    return None
 
 
 def _assertion_chain(node) -> set | None:
@@ -332,6 +406,57 @@ def _unsupported_ops(
         }
         for k in sorted(counts)
     ]
+
+
+HIGHER_ORDER_OP = (
+    "a higher-order op calling a subgraph (its body): lowerline imports one graph "
+    "and lowers no control flow or subgraph calls"
+)
+
+
+def _refuse_higher_order_ops(graph, torch_dirs: tuple[str, ...]) -> None:
+    """Refuse ``torch.ops.higher_order.*`` nodes that call subgraphs
+    (``while_loop``, ``cond``, ``map``, ...), naming them: their bodies are
+    submodules, which the importer's one-graph import
+    (``import_stateless_graph``) does not bring along, so torch-mlir failed
+    with a bare ``KeyError``. Those without one (``auto_functionalized``)
+    are torch-mlir's to import."""
+    counts: Counter = Counter()
+    places = defaultdict(list)
+    for node in graph.nodes:
+        if _calls_subgraph(node):
+            name = f"torch.ops.higher_order.{node.target.name()}"
+            counts[name] += 1
+            frames = [
+                f"{path}:{line}"
+                for path, line in _TRACE_FRAME.findall(node.meta.get("stack_trace") or "")
+                if not path.startswith((*torch_dirs, "<"))
+            ]
+            if frames:
+                places[name].append(frames[-1])  # the innermost frame of the user's
+    if counts:
+        ops = [
+            {"op": k, "count": counts[k], "where": places[k], "reason": HIGHER_ORDER_OP}
+            for k in sorted(counts)
+        ]
+        raise ImportFailure("unsupported", "unsupported ops", ops=ops)
+
+
+def _calls_subgraph(node) -> bool:
+    """Whether ``node`` is a higher-order op with a submodule argument."""
+    import torch
+    from torch._ops import HigherOrderOperator
+
+    if node.op != "call_function" or not isinstance(node.target, HigherOrderOperator):
+        return False
+    module = node.graph.owning_module
+    arguments, _ = torch.utils._pytree.tree_flatten((node.args, node.kwargs))
+    return any(
+        isinstance(arg, torch.fx.Node)
+        and arg.op == "get_attr"
+        and isinstance(getattr(module, str(arg.target), None), torch.fx.GraphModule)
+        for arg in arguments
+    )
 
 
 UNKNOWN_OP = "torch-mlir has no definition of this op (it imports it as torch.operator)"
@@ -501,6 +626,8 @@ def import_job(job: str) -> dict[str, Any]:
     with size_oblivious(bool(ep.range_constraints)):
         ep = decompose(ep)
     _drop_bool_range_checks(ep.graph)
+    _sym_floats_as_aten(ep.graph)
+    _refuse_higher_order_ops(ep.graph, torch_dirs)
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)

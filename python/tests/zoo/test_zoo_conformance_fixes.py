@@ -164,6 +164,42 @@ def _decomposed(batch: int) -> list[Case]:
             lambda: (randn(batch, 3, 13), randn(3, 13)),
         ),
         Case(
+            # Unbatched (C, H, W): torch-mlir's pooling of a 3-D input failed
+            # the verifier (avg_pool3d's: test_import_edge_cases.py).
+            f"avg_pool2d_unbatched_b{batch}",
+            "pool",
+            lambda: Fn(
+                lambda x, y: (
+                    F.avg_pool2d(y, (3, 2), 2, 1),
+                    F.avg_pool2d(x, 3, 2, ceil_mode=True, count_include_pad=False),
+                )
+            ),
+            lambda: (randn(batch, 3, 9, 7), randn(batch + 2, 9, 7)),
+        ),
+        Case(
+            # aten._cdist_forward had no decomposition in torch's or torch-mlir's table.
+            f"cdist_b{batch}",
+            "distance",
+            lambda: Fn(
+                lambda x, y, z: (
+                    torch.cdist(x, y),
+                    torch.cdist(x, y, p=1),
+                    aten._cdist_forward(x, y, 3.0, None),
+                    torch.cdist(x, y, p=0),
+                    torch.cdist(x, y, p=float("inf")),
+                    torch.cdist(z, y),  # broadcast batch
+                )
+            ),
+            lambda: (randn(batch, 5, 4), randn(batch, 7, 4), randn(1, 3, 4)),
+        ),
+        Case(
+            # aten._pdist_forward: the same.
+            f"pdist_b{batch}",
+            "distance",
+            lambda: Fn(lambda x: (F.pdist(x), F.pdist(x, 1), F.pdist(x * 2, 0.5), F.pdist(x[:1]))),
+            lambda: (randn(batch + 4, 6),),
+        ),
+        Case(
             f"conv_tbc_b{batch}",
             "conv",
             lambda: Fn(

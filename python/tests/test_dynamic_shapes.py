@@ -159,6 +159,22 @@ def test_encoder_dynamic_sequence_length(cache_dir):
     _check_sizes(compiled, model, lambda s: torch.randn(2, s, 32), [2, 17, 64, 128, 3])
 
 
+def test_encoder_dynamic_sequence_key_blocks(cache_dir):
+    """Heads of 16: the keys' transpose over the dynamic sequence runs in
+    16 x 16 blocks, its partial last block masked (5, 17, 31: one to
+    fifteen columns of it; 64 and the range's maximum, 128: none; 2: no
+    whole block)."""
+    torch.manual_seed(3)
+    model = nn.TransformerEncoderLayer(
+        d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, batch_first=True
+    ).eval()
+    compiled = lowerline.compile(
+        model, torch.randn(2, 17, 64), dynamic={"src": {1: (2, 128)}}, cache_dir=cache_dir
+    )
+    _check_sizes(compiled, model, lambda s: torch.randn(2, s, 64), [2, 5, 17, 31, 64, 128])
+    assert compiled.fallbacks == []
+
+
 @pytest.mark.parametrize("batch", [1, 3])
 def test_encoder_dynamic_sequence_tails(cache_dir, batch):
     """Sequence lengths whose rows end in partial tiles of every kind: 17

@@ -54,3 +54,37 @@ func.func @rows(%x: tensor<2x16x8x32xf32>) -> tensor<2x8x16x32xf32> {
   %t = linalg.transpose ins(%x : tensor<2x16x8x32xf32>) outs(%e : tensor<2x8x16x32xf32>) permutation = [0, 2, 1, 3]
   return %t : tensor<2x8x16x32xf32>
 }
+
+// -----
+
+// Attention's keys transposed over a dynamic sequence (lowerline.compile(...,
+// dynamic=...)): the dynamic output dim is tiled in blocks too, the full
+// ones static (rows of the input read whole), the partial last one peeled
+// and masked, instead of every output vector gathered element by element.
+// EXPLAIN: remark: linalg.transpose: g0: vector tile [1, 1, 16, 16]
+// CHECK-LABEL: func.func @keys_dynamic_sequence(
+// CHECK:         scf.for {{.+}} step %c16
+// CHECK:           vector.transfer_read %{{.+}} {in_bounds = [true, true]} : tensor<2x4x?x16xf32>, vector<16x16xf32>
+// CHECK:           vector.transfer_write %{{.+}} {in_bounds = [true, true]} : vector<16x16xf32>, tensor<2x4x16x?xf32>
+// CHECK:         scf.for {{.+}} step %c16
+// CHECK:           vector.create_mask
+// CHECK:           vector.transfer_read %{{.+}}, %{{.+}}, %{{.+}} {in_bounds = [true, true]} : tensor<1x1x?x16xf32>, vector<16x16xf32>
+func.func @keys_dynamic_sequence(%x: tensor<2x4x?x16xf32>, %s: index) -> tensor<2x4x16x?xf32> {
+  %e = tensor.empty(%s) : tensor<2x4x16x?xf32>
+  %t = linalg.transpose ins(%x : tensor<2x4x?x16xf32>) outs(%e : tensor<2x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<2x4x16x?xf32>
+}
+
+// -----
+
+// A dynamic output dim whose partner (7) no block divides: vectors along
+// the dynamic dim, gathered, as before.
+// EXPLAIN: remark: linalg.transpose: g0: vector tile [1, 1, 1, 64]
+// CHECK-LABEL: func.func @dynamic_odd_partner(
+// CHECK-NOT:     vector<16x16xf32>
+// CHECK:         vector.transfer_read %{{.+}} : tensor<2x4x?x7xf32>, vector<64x1xf32>
+func.func @dynamic_odd_partner(%x: tensor<2x4x?x7xf32>, %s: index) -> tensor<2x4x7x?xf32> {
+  %e = tensor.empty(%s) : tensor<2x4x7x?xf32>
+  %t = linalg.transpose ins(%x : tensor<2x4x?x7xf32>) outs(%e : tensor<2x4x7x?xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<2x4x7x?xf32>
+}

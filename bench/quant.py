@@ -20,8 +20,11 @@ projections, which X86InductorQuantizer leaves float). Each int8 build's
 largest error against the float model is printed under the table.
 ``--peers`` adds torch's own int8 path, the issue's peer: the same
 X86InductorQuantizer model through ``torch.compile`` (inductor with
-freezing, oneDNN int8 kernels), as torchao's PT2E x86 tutorial runs it.
-Writes bench/quant.md.
+freezing, oneDNN int8 kernels), as torchao's PT2E x86 tutorial runs it,
+and torch's eager quantized modules (``torch.ao.nn.quantized``, eager-mode
+``prepare``/``convert`` with the x86 qconfig and engine, calibrated on the
+same 8 batches; ``quant_eager.py``): a model it cannot express is listed as
+failed under the table. Writes bench/quant.md (``--output`` elsewhere).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import speed
 import torch
+from quant_eager import eager_int8
 from timing import model_rounds_parser, save_result, settle, time_calls
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -44,6 +48,7 @@ from torchao.testing.pt2e import _xnnpack_quantizer as xnnpack
 import lowerline
 
 INT8_BUILDS = ("int8", "int8 lowerline", "int8 xnnpack")
+PEERS = ("torch int8", "torch eager int8")
 
 
 class InvertedResidual(nn.Module):
@@ -107,8 +112,19 @@ def inductor_int8(converted: torch.fx.GraphModule, inputs: tuple):
     return compiled
 
 
-def builds(name: str, cache: str, threads: int, peers: bool) -> dict:
-    """Build name -> a callable running that build of model ``name`` on its inputs."""
+def eager_peer(model: torch.nn.Module, inputs: tuple, runs: dict, failed: dict) -> None:
+    """Adds torch's eager quantized modules to ``runs``, or why not to ``failed``."""
+    try:
+        peer = eager_int8(model, calibration(inputs))
+    except Exception as error:  # a peer that cannot run is a result, not a crash
+        failed["torch eager int8"] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        return
+    runs["torch eager int8"] = lambda: peer(*inputs)
+
+
+def builds(name: str, cache: str, threads: int, peers: bool) -> tuple[dict, dict]:
+    """Build name -> a callable running that build of model ``name`` on its
+    inputs, and peer name -> why it failed."""
     torch.manual_seed(0)
     model, inputs = MODELS[name]()
     model = model.eval()
@@ -125,17 +141,24 @@ def builds(name: str, cache: str, threads: int, peers: bool) -> dict:
         ),
     }
     runs = {"eager": lambda: model(*inputs)}
+    failed: dict[str, str] = {}
     if peers:
         peer = inductor_int8(converted, inputs)
         runs["torch int8"] = lambda: peer(*inputs)
+        eager_peer(model, inputs, runs, failed)
     runs.update({build: lambda c=c: c(*inputs) for build, c in compiled.items()})
-    return runs
+    return runs, failed
 
 
 def errors(runs: dict) -> dict[str, float]:
-    """Each int8 build's largest |output - float output| on the model's inputs."""
+    """Each int8 build's (and peer's) largest |output - float output| on the
+    model's inputs."""
     expected = runs["eager"]()
-    return {build: float((runs[build]() - expected).abs().max()) for build in INT8_BUILDS}
+    return {
+        build: float((runs[build]() - expected).abs().max())
+        for build in (*INT8_BUILDS, *PEERS)
+        if build in runs
+    }
 
 
 def medians(runs: dict, rounds: int) -> dict[str, float]:
@@ -148,22 +171,22 @@ def medians(runs: dict, rounds: int) -> dict[str, float]:
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
-def main() -> None:
-    parser = model_rounds_parser(__doc__, "mlp_b64")
-    parser.add_argument("--peers", action="store_true", help="also torch's int8 (inductor)")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
-        rows, error_rows = [], []
-        for name in args.models.split(","):
-            runs = builds(name, cache, args.threads, args.peers)
-            rows.append((name, medians(runs, args.rounds)))
-            error_rows.append((name, errors(runs)))
-    for name, row in rows:
-        print(name, {key: f"{value * 1e3:.3f} ms" for key, value in row.items()})
-    keys = list(rows[0][1])
-    ratios = " | ".join(f"f32 / {build}" for build in INT8_BUILDS)
-    peer = "torch int8" in keys
+def cell(row: dict, key: str) -> str:
+    return f"{row[key] * 1e3:.3f} ms" if key in row else "failed"
+
+
+def peer_ratio(row: dict, peer: str) -> str:
+    return f"{row['int8'] / row[peer]:.2f}" if peer in row else "failed"
+
+
+def table(rows: list, failures: list, args) -> list[str]:
+    """The markdown timing table, its peer ratios and the failed peers."""
+    keys = list(dict.fromkeys(key for _, row in rows for key in row))
+    for _, failed in failures:  # a peer that failed on every model still gets its column
+        keys += [peer for peer in PEERS if peer in failed and peer not in keys]
+    ratios = [f"f32 / {build}" for build in INT8_BUILDS]
+    peers = [peer for peer in PEERS if peer in keys]
+    header = [*keys, *ratios, *(f"int8 / {peer}" for peer in peers)]
     lines = [
         "# int8 (PT2E) against lowerline f32",
         "",
@@ -173,32 +196,57 @@ def main() -> None:
         f"{lowerline.targets.cpu_target('host').vnni}). Indicative: measured on a "
         "shared 2-core machine under load; compare ratios within a row.",
         "",
-        "| model | "
-        + " | ".join(keys)
-        + f" | {ratios} |"
-        + (" int8 / torch int8 |" if peer else ""),
-        "| --- | "
-        + " | ".join("---" for _ in [*keys, *INT8_BUILDS, *(["peer"] if peer else [])])
-        + " |",
+        "| model | " + " | ".join(header) + " |",
+        "| --- | " + " | ".join("---" for _ in header) + " |",
     ]
     for name, row in rows:
-        cells = " | ".join(f"{row[k] * 1e3:.3f} ms" for k in keys)
-        speedups = " | ".join(f"{row['f32'] / row[build]:.2f}x" for build in INT8_BUILDS)
-        against_peer = f" {row['int8'] / row['torch int8']:.2f} |" if peer else ""
-        lines.append(f"| {name} | {cells} | {speedups} |{against_peer}")
-    lines += [
+        cells = [cell(row, key) for key in keys]
+        cells += [f"{row['f32'] / row[build]:.2f}x" for build in INT8_BUILDS]
+        cells += [peer_ratio(row, peer) for peer in peers]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    failed = [(name, peer, why) for name, found in failures for peer, why in found.items()]
+    if failed:
+        lines += ["", "Failed peers (no timing):", ""]
+        lines += [f"- {name}, {peer}: {why}" for name, peer, why in failed]
+    return lines
+
+
+def error_table(error_rows: list) -> list[str]:
+    """Each build's largest |output - float output|, per model."""
+    builds = list(dict.fromkeys(build for _, found in error_rows for build in found))
+    lines = [
         "",
         "Largest |int8 output - float output| on the timed inputs:",
         "",
-        "| model | " + " | ".join(INT8_BUILDS) + " |",
-        "| --- | " + " | ".join("---" for _ in INT8_BUILDS) + " |",
+        "| model | " + " | ".join(builds) + " |",
+        "| --- | " + " | ".join("---" for _ in builds) + " |",
     ]
     for name, found in error_rows:
-        lines.append(f"| {name} | " + " | ".join(f"{found[b]:.4f}" for b in INT8_BUILDS) + " |")
-    save_result(
-        os.path.join(os.path.dirname(os.path.abspath(__file__)), "quant.md"),
-        "\n".join(lines) + "\n",
+        cells = (f"{found[b]:.4f}" if b in found else "failed" for b in builds)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = model_rounds_parser(__doc__, "mlp_b64")
+    parser.add_argument(
+        "--peers", action="store_true", help="also torch's int8 (inductor, eager modules)"
     )
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--output", default=os.path.join(here, "quant.md"))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
+        rows, error_rows, failures = [], [], []
+        for name in args.models.split(","):
+            runs, failed = builds(name, cache, args.threads, args.peers)
+            rows.append((name, medians(runs, args.rounds)))
+            error_rows.append((name, errors(runs)))
+            failures.append((name, failed))
+    for name, row in rows:
+        print(name, {key: f"{value * 1e3:.3f} ms" for key, value in row.items()})
+    lines = table(rows, failures, args) + error_table(error_rows)
+    save_result(args.output, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

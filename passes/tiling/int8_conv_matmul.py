@@ -17,7 +17,8 @@ a pixel are 4 consecutive bytes, once the activations are channels-last::
     %r = elementwise(%c, per-channel or scalar operands, NxFxOHxOW operands)
   ->
     %t = linalg.transpose %x [0, 2, 3, 1]              // N x H x W x C
-    %col = KH * KW strided slices of %t inserted into  // N x OH x OW x KH x KW x C
+    %col = scf.forall over the (n, oh) output rows:    // N x OH x OW x KH x KW x C
+             the row's KH * KW strided slices of %t
     %a = collapse %col                                 // (N*OH*OW) x (KH*KW*C)
     %b = arith.constant w as (KH*KW*C) x F             // computed here
     %m = linalg.matmul ins(%a, %b) outs(init as (N*OH*OW) x F)
@@ -66,7 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from lowerline import weights
 from lowerline.cpu.tile_plan import int8_dot_lanes
@@ -95,6 +96,7 @@ from lowerline.targets import cpu_target
 
 _TO_NHWC = [0, 2, 3, 1]
 _TO_NCHW = [0, 3, 1, 2]
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
 _CHANNEL = 1  # the output channel's loop dim (and result dim) of an NCHW convolution
 # The channels-last form of each NCHW value made so far, by its defining op and position.
 _Layouts = dict[tuple[ir.Operation | ir.Block, int], ir.Value]
@@ -314,25 +316,89 @@ def _erase_unused(value: ir.Value, layouts: _Layouts) -> None:
 
 def _columns(conv: _Conv, layouts: _Layouts) -> ir.Value:
     """im2col: A[(n, oh, ow), (kh, kw, c)] = x[n, c, oh * sh + kh * dh, ow * sw + kw * dw],
-    one strided slice of the channels-last input per tap."""
+    as one ``scf.forall`` over the output rows ``(n, oh)``: each iteration
+    copies the KH * KW taps of its row (strided slices of the channels-last
+    input). One parallel loop, where whole-tensor slices per tap were KH * KW
+    sequential copies (lowerline-strided-copies-to-linalg's loops: one
+    thread each; convblock's 3x3 taps 25 -> 16 us per convolution on one
+    thread). A single output row keeps the whole-tensor slices: upstream's
+    folding of a one-iteration ``scf.forall`` asserts on several
+    ``parallel_insert_slice`` into one result."""
     _, c, kh_size, kw_size = conv.filter.shape
     n, _, oh, ow = conv.output
     channels_last = _channels_last(conv.op.operands[0], layouts)
     element = ir.IntegerType.get_signless(8)
     col = tensor.empty([n, oh, ow, kh_size, kw_size, c], element)
-    piece = ir.RankedTensorType.get([n, oh, ow, c], element)
+    if n * oh == 1:
+        return _collapse(_taps(conv, channels_last, col, [0, 0], [n, oh]), [[0, 1, 2], [3, 4, 5]])
+    loop = scf.ForallOp([0], [n * oh], [1], shared_outs=[col])
+    inserts = loop.terminator().block  # creates the scf.forall.in_parallel
+    with ir.InsertionPoint.at_block_terminator(loop.body):
+        (i,) = loop.induction_variables
+        first = [arith.divui(i, _index(oh)), arith.remui(i, _index(oh))]
+        _taps(
+            conv, channels_last, _ParallelInserts(loop.inner_iter_args[0], inserts), first, [1, 1]
+        )
+    return _collapse(loop.results[0], [[0, 1, 2], [3, 4, 5]])
+
+
+@dataclass
+class _ParallelInserts:
+    """Where ``_taps`` puts its slices inside an ``scf.forall``: into its
+    shared output, in its terminator."""
+
+    shared: ir.Value
+    block: ir.Block  # the body of the forall's scf.forall.in_parallel
+
+
+def _taps(
+    conv: _Conv, source: ir.Value, dest: ir.Value | _ParallelInserts, first: list, rows: list[int]
+) -> ir.Value:
+    """Copies the taps of output rows ``first`` (image, row; values or
+    ints) and ``rows`` (their counts) of ``source`` (channels-last) into
+    ``dest``: the im2col tensor (returned, updated) or a forall's shared
+    output."""
+    _, c, kh_size, kw_size = conv.filter.shape
+    ow = conv.output[3]
     (sh, sw), (dh, dw) = conv.strides, conv.dilations
+    image, row = first
+    piece = ir.RankedTensorType.get([*rows, ow, c], ir.IntegerType.get_signless(8))
+    top = arith.muli(row, _index(sh)) if isinstance(row, ir.Value) and sh != 1 else row
     for kh in range(kh_size):
+        start = _plus(top, kh * dh)
         for kw in range(kw_size):
+            offsets, dynamic = _mixed_offsets([image, start, kw * dw, 0])
             tap = tensor.ExtractSliceOp(
-                piece, channels_last, [], [], [],
-                [0, kh * dh, kw * dw, 0], [n, oh, ow, c], [1, sh, sw, 1],
-            ).result  # fmt: skip
-            col = tensor.InsertSliceOp(
-                tap, col, [], [], [],
-                [0, 0, 0, kh, kw, 0], [n, oh, ow, 1, 1, c], [1] * 6,
-            ).result  # fmt: skip
-    return _collapse(col, [[0, 1, 2], [3, 4, 5]])
+                piece, source, dynamic, [], [], offsets, [*rows, ow, c], [1, sh, sw, 1]
+            ).result
+            offsets, dynamic = _mixed_offsets([image, row, 0, kh, kw, 0])
+            sizes = [*rows, ow, 1, 1, c]
+            if isinstance(dest, _ParallelInserts):
+                with ir.InsertionPoint(dest.block):
+                    tensor.parallel_insert_slice(
+                        tap, dest.shared, dynamic, [], [], offsets, sizes, [1] * 6
+                    )
+                continue
+            dest = tensor.InsertSliceOp(tap, dest, dynamic, [], [], offsets, sizes, [1] * 6).result
+    return dest if isinstance(dest, ir.Value) else dest.shared
+
+
+def _plus(value: ir.Value | int, constant: int) -> ir.Value | int:
+    if not constant:
+        return value
+    if isinstance(value, int):
+        return value + constant
+    return arith.addi(value, _index(constant))
+
+
+def _mixed_offsets(values: list) -> tuple[list[int], list[ir.Value]]:
+    """Static offsets (dynamic ones marked) and the dynamic values."""
+    static = [_DYNAMIC if isinstance(v, ir.Value) else v for v in values]
+    return static, [v for v in values if isinstance(v, ir.Value)]
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
 def filter_matrix(array: np.ndarray) -> np.ndarray:

@@ -10,7 +10,13 @@ the k loop (``hoist_loop_invariant_subsets``) and everything is lowered to
 1-D vector ops that ``convert-vector-to-llvm`` takes: transfers of rank 1,
 transposes, broadcasts, multi-reductions (inner-reduction strategy) and
 shape casts (alone: with canonicalization in the same pattern set they loop
-forever).
+forever). A 2-D transpose (lowerline-tile-and-fuse's square blocks of an
+NCHW <-> NHWC transpose) becomes one ``vector.shuffle`` of the flattened
+block (upstream's ``shuffle_1d``), which LLVM lowers to a few ``vpermb`` /
+``vpermt2ps``; the default (``eltwise``) extracts and inserts every element:
+one thread, min of 1500 calls, loaded machine, f32 NCHW -> NHWC 64x56x56
+43-52 -> 33-36 us, 2-D 256x512 43-50 -> 34-36 us, convblock int8's u8
+input transpose 20.7 -> 10.7 us and f32 output transpose 30.7 -> 23.7 us.
 
 An op that does not vectorize (a gather, an unsupported body) is left as it
 is and becomes scalar loops; a remark (``lowerline.pipeline.remarks``) says
@@ -73,7 +79,7 @@ _TO_RANK_1 = f"""  transform.apply_patterns to %f {{
     transform.apply_patterns.vector.lower_outerproduct
     transform.apply_patterns.vector.transfer_permutation_patterns
     transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-    transform.apply_patterns.vector.lower_transpose
+    transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_1d"
     transform.apply_patterns.vector.lower_broadcast
     transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
   }} : {ANY}

@@ -14,15 +14,21 @@
 // per tap, (kh, kw, c) the columns of A; the filter is the 6 x 2 matrix
 // B[(kw, c), f]; the epilogue runs over (pixel, channel) rows, its result
 // transposed back to NCHW.
-// EXPLAIN: lowerline-int8-conv-matmul.mlir:[[@LINE+33]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as a 30x6 by 6x2 matmul of channels-last columns by the filter, 1 elementwise ops on its rows
+// EXPLAIN: lowerline-int8-conv-matmul.mlir:[[@LINE+39]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as a 30x6 by 6x2 matmul of channels-last columns by the filter, 1 elementwise ops on its rows
 // CHECK-LABEL: func.func @strided(
 // CHECK-SAME:      %[[X:.+]]: tensor<2x3x5x10xi8>, %[[M:.+]]: tensor<2xf32>
 // CHECK:         %[[T:.+]] = linalg.transpose ins(%[[X]] : tensor<2x3x5x10xi8>) outs(%{{.+}} : tensor<2x5x10x3xi8>) permutation = [0, 2, 3, 1]
-// CHECK:         %[[S0:.+]] = tensor.extract_slice %[[T]][0, 0, 0, 0] [2, 3, 5, 3] [1, 2, 2, 1]
-// CHECK:         %[[C0:.+]] = tensor.insert_slice %[[S0]] into %{{.+}}[0, 0, 0, 0, 0, 0] [2, 3, 5, 1, 1, 3] [1, 1, 1, 1, 1, 1] : tensor<2x3x5x3xi8> into tensor<2x3x5x1x2x3xi8>
-// CHECK:         %[[S1:.+]] = tensor.extract_slice %[[T]][0, 0, 1, 0] [2, 3, 5, 3] [1, 2, 2, 1]
-// CHECK:         %[[C1:.+]] = tensor.insert_slice %[[S1]] into %[[C0]][0, 0, 0, 0, 1, 0]
-// CHECK:         %[[A:.+]] = tensor.collapse_shape %[[C1]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x3x5x1x2x3xi8> into tensor<30x6xi8>
+// The taps of each output row (n, oh) are one iteration of a parallel loop.
+// CHECK:         %[[COL:.+]] = scf.forall (%[[I:.+]]) in (6) shared_outs(%[[O:.+]] = %{{.+}}) -> (tensor<2x3x5x1x2x3xi8>)
+// CHECK:           %[[N:.+]] = arith.divui %[[I]], %{{.+}} : index
+// CHECK:           %[[OH:.+]] = arith.remui %[[I]], %{{.+}} : index
+// CHECK:           %[[TOP:.+]] = arith.muli %[[OH]], %{{.+}} : index
+// CHECK:           %[[S0:.+]] = tensor.extract_slice %[[T]][%[[N]], %[[TOP]], 0, 0] [1, 1, 5, 3] [1, 2, 2, 1]
+// CHECK:           %[[S1:.+]] = tensor.extract_slice %[[T]][%[[N]], %[[TOP]], 1, 0] [1, 1, 5, 3] [1, 2, 2, 1]
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[S0]] into %[[O]][%[[N]], %[[OH]], 0, 0, 0, 0] [1, 1, 5, 1, 1, 3] [1, 1, 1, 1, 1, 1] : tensor<1x1x5x3xi8> into tensor<2x3x5x1x2x3xi8>
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[S1]] into %[[O]][%[[N]], %[[OH]], 0, 0, 1, 0]
+// CHECK:         %[[A:.+]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x3x5x1x2x3xi8> into tensor<30x6xi8>
 // CHECK:         %[[B:.+]] = arith.constant dense_resource<[[BLOB:lowerline_weight[0-9]+\.im2col]]> : tensor<6x2xi8>
 // CHECK:         %[[F:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<30x2xi32>)
 // CHECK:         %[[P:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<30x6xi8>, tensor<6x2xi8>) outs(%[[F]] : tensor<30x2xi32>)
@@ -65,9 +71,11 @@ func.func @strided(%x: tensor<2x3x5x10xi8>, %m: tensor<2xf32>) -> tensor<2x2x3x5
 // A dilated 3x3 convolution whose epilogue also reads a tensor of its
 // shape (a residual): that operand is transposed to rows as well; the
 // init that is not a fill (a bias already broadcast) too.
-// EXPLAIN: lowerline-int8-conv-matmul.mlir:[[@LINE+13]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as a 5x36 by 36x5 matmul of channels-last columns by the filter, 1 elementwise ops on its rows
+// EXPLAIN: lowerline-int8-conv-matmul.mlir:[[@LINE+15]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as a 5x36 by 36x5 matmul of channels-last columns by the filter, 1 elementwise ops on its rows
 // CHECK-LABEL: func.func @residual(
 // CHECK-SAME:      %[[X:.+]]: tensor<1x4x5x9xi8>, %[[BIAS:.+]]: tensor<1x5x1x5xi32>, %[[RES:.+]]: tensor<1x5x1x5xi32>
+// One output row: the taps are slices of the whole tensor, no loop.
+// CHECK-NOT:     scf.forall
 // CHECK:         tensor.extract_slice %{{.+}}[0, 4, 4, 0] [1, 1, 5, 4] [1, 1, 1, 1]
 // CHECK:         %[[TB:.+]] = linalg.transpose ins(%[[BIAS]] : tensor<1x5x1x5xi32>) outs(%{{.+}} : tensor<1x1x5x5xi32>) permutation = [0, 2, 3, 1]
 // CHECK:         %[[INIT:.+]] = tensor.collapse_shape %[[TB]]
@@ -135,7 +143,7 @@ func.func @float_conv(%x: tensor<1x8x6x20xf32>) -> tensor<1x8x4x18xf32> {
 // CHECK:         %[[P:.+]] = tensor.pad %[[E]] low[0, 1, 2, 0] high[0, 1, 2, 0]
 // CHECK:           tensor.yield %{{.+}} : i8
 // CHECK-NEXT:    } : tensor<1x6x7x5xi8> to tensor<1x8x11x5xi8>
-// CHECK:         tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 6, 9, 5] [1, 1, 1, 1]
+// CHECK:         tensor.extract_slice %[[P]][%{{.+}}, %{{.+}}, 0, 0] [1, 1, 9, 5] [1, 1, 1, 1]
 // CHECK:         linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<54x45xi8>, tensor<45x3xi8>)
 // CHECK:         linalg.transpose
 // CHECK-NOT:     linalg.transpose

@@ -1,7 +1,10 @@
 // Transposes in lowerline-tile-and-fuse: one that moves the innermost dim
 // (NCHW <-> NHWC, lowerline-int8-conv-matmul's) is tiled in square blocks
 // that divide both dims it swaps, so that rows of the input are read whole
-// and transposed in registers.
+// and transposed in registers: lowerline-vectorize lowers each block's
+// vector.transpose to one vector.shuffle of the flattened block (upstream's
+// "shuffle_1d"; LLVM makes vpermb/vpermt2ps of it), not to one extract and
+// insert per element.
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids explain})" \
 // RUN:   --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=EXPLAIN
 // RUN: lowerline-opt %s --pass-pipeline="builtin.module(lowerline-tile-and-fuse{target=sapphirerapids},lowerline-vectorize{target=sapphirerapids})" \
@@ -12,6 +15,9 @@
 // EXPLAIN: remark: linalg.transpose: g0: vector tile [1, 1, 16, 16]
 // CHECK-LABEL: func.func @to_channels_last(
 // CHECK:         vector.transfer_read %{{.+}} : tensor<1x32x8x48xi8>, vector<16x1x16xi8>
+// CHECK-NOT:     vector.extract %{{.+}} : i8 from
+// CHECK:         vector.shuffle %{{.+}} : vector<256xi8>, vector<256xi8>
+// CHECK-NOT:     vector.extract %{{.+}} : i8 from
 // CHECK:         vector.transfer_write %{{.+}} : vector<16x16xi8>, tensor<1x8x48x32xi8>
 func.func @to_channels_last(%x: tensor<1x32x8x48xi8>) -> tensor<1x8x48x32xi8> {
   %e = tensor.empty() : tensor<1x8x48x32xi8>
@@ -25,6 +31,8 @@ func.func @to_channels_last(%x: tensor<1x32x8x48xi8>) -> tensor<1x8x48x32xi8> {
 // EXPLAIN: remark: linalg.transpose: g0: vector tile [1, 8, 1, 8]
 // CHECK-LABEL: func.func @to_channels_first(
 // CHECK:         vector.transfer_read %{{.+}} : tensor<1x3x56x16xf32>, vector<8x8xf32>
+// CHECK-NOT:     vector.extract %{{.+}} : f32 from
+// CHECK:         vector.shuffle %{{.+}} : vector<64xf32>, vector<64xf32>
 func.func @to_channels_first(%x: tensor<1x3x56x16xf32>) -> tensor<1x16x3x56xf32> {
   %e = tensor.empty() : tensor<1x16x3x56xf32>
   %t = linalg.transpose ins(%x : tensor<1x3x56x16xf32>) outs(%e : tensor<1x16x3x56xf32>) permutation = [0, 3, 1, 2]
@@ -46,9 +54,12 @@ func.func @odd(%x: tensor<1x58x5x7xf32>) -> tensor<1x5x7x58xf32> {
 
 // -----
 
-// A transpose that keeps the innermost dim moves whole rows: not blocked.
+// A transpose that keeps the innermost dim moves whole rows: not blocked,
+// nothing to shuffle.
 // EXPLAIN: remark: linalg.transpose: g0: vector tile [1, 1, 1, 32]
 // CHECK-LABEL: func.func @rows(
+// CHECK-NOT:     vector.shuffle
+// CHECK:         return
 func.func @rows(%x: tensor<2x16x8x32xf32>) -> tensor<2x8x16x32xf32> {
   %e = tensor.empty() : tensor<2x8x16x32xf32>
   %t = linalg.transpose ins(%x : tensor<2x16x8x32xf32>) outs(%e : tensor<2x8x16x32xf32>) permutation = [0, 2, 1, 3]

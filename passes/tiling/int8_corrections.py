@@ -244,6 +244,8 @@ def _with_more_iter_args(loop: ir.Operation, inits: list[ir.Value]) -> ir.Operat
     own = list(loop.operands)[3:]
     with ir.InsertionPoint(loop), loop.location:
         new = scf.ForOp(*list(loop.operands)[:3], [*own, *inits])
+    for attribute in loop.attributes:  # unsignedCmp, and any discardable ones
+        new.operation.attributes[attribute.name] = attribute.attr
     old_body, body = loop.regions[0].blocks[0], new.regions[0].blocks[0]
     old_yield = old_body.operations[len(old_body.operations) - 1]
     with ir.InsertionPoint(body), loop.location:

@@ -5,9 +5,10 @@ pairs they leave behind disappear, so a chain of quantized layers stays in
 
 A layout op (``linalg.transpose``, ``tensor.collapse_shape`` /
 ``expand_shape``, ``tensor.pad`` with a constant, ``linalg.pooling_nchw_max``
-over a constant fill, ``tensor.concat``) commutes with a per-tensor quantize
-or dequantize: it moves elements and, for max pooling, picks the largest,
-which a monotone map preserves. Three rewrites, to a fixed point::
+over a constant fill, ``tensor.concat``, a static ``tensor.extract_slice``)
+commutes with a per-tensor quantize or dequantize: it moves elements and,
+for max pooling, picks the largest, which a monotone map preserves. Three
+rewrites, to a fixed point::
 
     %q = quantize(L(%y))            ==>  L'(quantize(%y))           (hoist)
     L(dequantize(%x))               ==>  dequantize(L'(%x))         (sink)
@@ -28,6 +29,10 @@ hoisting and sinking make both integer, which lets lowerline-fold-qdq-conv
 see ``dequantize`` right at each convolution. XNNPACKQuantizer's
 ``quantize -> dequantize -> L -> quantize -> dequantize`` (shared
 parameters) becomes ``L'`` between the stored integers.
+``lowerline.quant.Int8`` gives q, k and v the in-projection's parameters:
+torch-mlir's ``dequantize -> extract_slice -> quantize`` per head input
+becomes a slice of the stored integers (a slice only sinks: hoisting a
+quantize above it would quantize the whole tensor for a part of it).
 
 Upstream MLIR has no such rewrite: the ``quant`` dialect is not what
 torch-mlir emits (quantize and dequantize are arith in ``linalg.generic``s),
@@ -36,8 +41,9 @@ and ``canonicalize`` would erase ``dcast(qcast(x))``, the lossy order, not
 
 Not moved: per-channel parameters, dequantized constants (weights, which
 the folds read where they are), a layout op whose result has other users
-(hoisting), pad or fill values a stored integer cannot give (sinking), and
-max pooling with a fill other than ``-inf`` (sinking).
+(hoisting), pad or fill values a stored integer cannot give (sinking), max
+pooling with a fill other than ``-inf`` (sinking), and a quantize after a
+slice (hoisting).
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ _LAYOUT = (
     "tensor.pad",
     "linalg.pooling_nchw_max",
     "tensor.concat",
+    "tensor.extract_slice",
 )
 
 
@@ -140,6 +147,15 @@ def _integer_pool(pool: ir.Operation, source: ir.Value, stored: int, unsigned: b
     return qdq_ops.flip_sign_bit(pooled) if unsigned else pooled
 
 
+def _integer_slice(op: ir.Operation, source: ir.Value) -> ir.Value:
+    """``op``'s static slice (rank-reducing or not) of the i8 ``source``."""
+    view = op.opview
+    return tensor.ExtractSliceOp(
+        _like(source, op.results[0]), source, [], [], [],
+        view.static_offsets, view.static_sizes, view.static_strides,
+    ).result  # fmt: skip
+
+
 def _integer_twin(
     op: ir.Operation, sources: list[ir.Value], to_int: ValueMap, unsigned: bool
 ) -> ir.Value | None:
@@ -161,6 +177,8 @@ def _integer_twin(
         ).result
     if op.name == "tensor.concat":
         return tensor.ConcatOp(_like(source, op.results[0]), op.attributes["dim"], sources).result
+    if op.name == "tensor.extract_slice":
+        return _integer_slice(op, source)
     value = _pad_value(op) if op.name == "tensor.pad" else _fill_value(op)
     stored = to_int(value) if value is not None else None
     if stored is None:
@@ -171,9 +189,10 @@ def _integer_twin(
 
 
 def _movable(op: ir.Operation) -> bool:
-    """Static shapes: a pad or expand_shape with no operand but its source
-    (dynamic pad sizes or output sizes are operands the twin does not take)."""
-    if op.name in ("tensor.pad", "tensor.expand_shape"):
+    """Static shapes: a pad, expand_shape or extract_slice with no operand but
+    its source (dynamic pad sizes, output sizes or slice offsets are operands
+    the twin does not take)."""
+    if op.name in ("tensor.pad", "tensor.expand_shape", "tensor.extract_slice"):
         return len(op.operands) == 1
     return True
 
@@ -188,6 +207,8 @@ def _replace(op: ir.Operation, value: ir.Value, producers: list[ir.Operation]) -
 
 def _hoist_quantize(op: ir.Operation) -> bool:
     """``quantize(L(y)) -> L'(quantize(y))``."""
+    if op.name == "tensor.extract_slice":
+        return False  # it would quantize all of ``y`` for a part of it
     user = _only_user(op.results[0])
     if user is None:
         return False

@@ -23,7 +23,20 @@ column, which is subtracted from the accumulators the loop starts from
       ... vpdpbusd(acc, a ^ 0x80, B[k]) ...
     }
 
-It applies where the loop is the accumulator's only writer: the contraction
+Where B is not a constant (attention's batch matmuls, a matmul by an
+argument), the excess is not known when compiling, but it is still the
+same for every row: the loop carries it (one ``vpdpbusd`` of 0x80 bytes
+with B per register of columns and step, which was there before too) and
+the rows subtract it once after the loop, instead of one ``vpsubd`` per row
+and register of columns at every step (``carried_corrections``)::
+
+    %r:2 = scf.for %k ... iter_args(%c = 0, %acc_tile = %init) {
+      ... vpdpbusd(acc, a ^ 0x80, B[k]) ...
+      scf.yield vpdpbusd(%c, 0x80.., B[k]), ...
+    }
+    %tile = vector.transfer_write (read(%r#1) - broadcast(%r#0)), %r#1
+
+Both apply where the loop is the accumulator's only writer: the contraction
 reads its accumulator from the loop's iter_arg and its result is what the
 loop yields, the loop's bounds are constants, and the iter_arg starts from
 one ``vector.transfer_write`` of all of a static tile (masked to it, for a
@@ -37,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, vector
+from mlir.dialects import arith, scf, vector
 
 from lowerline.passes.support.ir_constants import int_constant
 
@@ -52,6 +65,8 @@ class AccumulatorLoop:
     iv: ir.Value
     values: range
     init: ir.Operation
+    # Which of the loop's iter_args (and results) is the accumulator.
+    position: int = 0
 
     def _inside(self, value: ir.Value) -> bool:
         # The op whose region holds the definition, then its ancestors.
@@ -191,7 +206,7 @@ def accumulator_loop(contract: ir.Operation, replaced: ir.Operation) -> Accumula
         return None
     # Next to the loop, so that what is computed for it goes between the two.
     init.move_before(loop)
-    return AccumulatorLoop(loop, body.arguments[0], range(lower, upper, step), init)
+    return AccumulatorLoop(loop, body.arguments[0], range(lower, upper, step), init, position)
 
 
 def _inserted_whole(value: ir.Value, tile: ir.Value, into: ir.Value) -> bool:
@@ -220,3 +235,79 @@ def subtract_from_start(found: AccumulatorLoop, totals: ir.Value) -> None:
         if ir.VectorType(totals.type).shape[0] != width:
             row = vector.shuffle(totals, totals, list(range(width)))
         write.operands[0] = arith.subi(start, vector.broadcast(vtype, row))
+
+
+def _with_more_iter_args(loop: ir.Operation, inits: list[ir.Value]) -> ir.Operation:
+    """``loop`` rebuilt with ``inits`` as extra iter_args after its own (its
+    body moved over, yielding the extra ones unchanged until the caller
+    sets what they are); ``loop``'s results go to the new one's first."""
+    own = list(loop.operands)[3:]
+    with ir.InsertionPoint(loop), loop.location:
+        new = scf.ForOp(*list(loop.operands)[:3], [*own, *inits])
+    for attribute in loop.attributes:  # unsignedCmp, and any discardable ones
+        new.operation.attributes[attribute.name] = attribute.attr
+    old_body, body = loop.regions[0].blocks[0], new.regions[0].blocks[0]
+    old_yield = old_body.operations[len(old_body.operations) - 1]
+    with ir.InsertionPoint(body), loop.location:
+        yielded = scf.YieldOp([*old_yield.operands, *list(body.arguments)[1 + len(own) :]])
+    for old_arg, arg in zip(old_body.arguments, body.arguments, strict=False):
+        old_arg.replace_all_uses_with(arg)
+    for op in list(old_body.operations)[:-1]:
+        op.move_before(yielded)
+    for old_result, result in zip(loop.results, new.results, strict=False):
+        old_result.replace_all_uses_with(result)
+    loop.erase()
+    return new.operation
+
+
+def carried_corrections(
+    found: AccumulatorLoop, zero: ir.Value, count: int
+) -> tuple[AccumulatorLoop, list[ir.Value]]:
+    """Where B is not a constant (attention's batch matmuls), the loop's
+    excess ``128 * sum_k B[k, n]`` is not known when compiling, but it is
+    still the same for every row: instead of one ``vpsubd`` per row and
+    register of columns at every step, the steps add it into ``count``
+    vectors carried by the loop (from ``zero``), subtracted from the tile
+    once after it (``subtract_after``). Returns the rebuilt loop and the
+    carried vectors inside it; ``carry`` sets what each step yields."""
+    loop = _with_more_iter_args(found.loop, [zero] * count)
+    body = loop.regions[0].blocks[0]
+    carried = list(body.arguments)[-count:]
+    rebuilt = AccumulatorLoop(loop, body.arguments[0], found.values, found.init, found.position)
+    return rebuilt, carried
+
+
+def carry(found: AccumulatorLoop, values: list[ir.Value]) -> None:
+    """Yield ``values`` for the loop's last ``len(values)`` iter_args."""
+    body = found.loop.regions[0].blocks[0]
+    yielded = body.operations[len(body.operations) - 1]
+    first = len(list(yielded.operands)) - len(values)
+    for index, value in enumerate(values):
+        yielded.operands[first + index] = value
+
+
+def subtract_after(found: AccumulatorLoop, tile_type: ir.Type, totals: ir.Value) -> None:
+    """Subtract ``totals`` (``vector<n x i32>``, n the tile's width) from
+    every row of the accumulator tile ``found``'s loop gives (read as
+    ``tile_type``, the contraction's accumulator vector; lanes past a
+    partial tile's edge are not written back)."""
+    loop = found.loop
+    tile = loop.results[found.position]
+    vtype = ir.VectorType(tile_type)
+    shape = ir.RankedTensorType(tile.type).shape
+    in_bounds = [v <= t for v, t in zip(vtype.shape, shape, strict=True)]
+    identity = ir.AffineMap.get_minor_identity(len(shape), len(shape))
+    uses = [(use.owner, use.operand_number) for use in tile.uses]
+    # After the loop, and after ``totals`` where it is computed there.
+    last = totals.owner if isinstance(totals, ir.OpResult) else loop
+    with ir.InsertionPoint.after(last), loop.location:
+        zero = arith.constant(vtype.element_type, 0)
+        index = arith.constant(ir.IndexType.get(), 0)
+        indices = [index] * len(shape)
+        read = vector.transfer_read(vtype, tile, indices, identity, zero, in_bounds=in_bounds)
+        corrected = arith.subi(read, vector.broadcast(vtype, totals))
+        written = vector.transfer_write(
+            tile.type, corrected, tile, indices, identity, in_bounds=in_bounds
+        )
+    for owner, number in uses:
+        owner.operands[number] = written

@@ -21,10 +21,12 @@ matmul holds (it shifts u8 activations to s8 so that the matmul is one named
 op), so it takes A and B as they are; ``udot`` (u8 x u8) has no such matmul
 to serve. ``vpdpbusd`` reads its A bytes as unsigned: ``a ^ 0x80`` is
 ``a + 128`` as u8, so the sum gains ``128 * sum_k B[k, n]``, which one more
-``vpdpbusd`` of 0x80 bytes with B computes per tile and the rows subtract;
-for a packed constant B, the whole k loop's gain is a constant subtracted
-once from the tile's starting accumulators instead
-(lowerline.passes.tiling.int8_corrections).
+``vpdpbusd`` of 0x80 bytes with B computes per step; it is the same for
+every row, so where the k loop is the accumulator's only writer the loop
+carries it and the rows subtract it once after the loop, and for a packed
+constant B the whole loop's gain is a constant subtracted once from the
+tile's starting accumulators (lowerline.passes.tiling.int8_corrections);
+elsewhere every row subtracts it at every step.
 Signed A times signed B is also what ``vpdpwssd`` would take, but only after
 widening both to i16: two instructions per 4 bytes where this uses one.
 
@@ -40,7 +42,7 @@ for NEON (``arm_neon.vector_contract_to_i8mm``) emit ``smmla``, which needs
 A batch matmul's register tile (lowerline-fold-qdq-batch-matmul's
 attention products, tiled with their batch dim of 1) is taken as its one
 matrix (``vector.shape_cast`` in and out); its B is never a constant, so it
-always takes the shuffle and the per-step correction.
+takes the shuffle and the carried correction.
 
 A masked contraction (a partial tile in m, n or k) is rewritten only when
 its operands are read with zero padding: a padded k then adds a zero product
@@ -59,7 +61,14 @@ from mlir.dialects import arith, llvm, vector
 
 from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
 from lowerline.passes.support.ir_constants import reads_with_zero_padding
-from lowerline.passes.tiling.int8_corrections import accumulator_loop, subtract_from_start
+from lowerline.passes.tiling.int8_corrections import (
+    AccumulatorLoop,
+    accumulator_loop,
+    carried_corrections,
+    carry,
+    subtract_after,
+    subtract_from_start,
+)
 from lowerline.passes.tiling.vnni_weights import VnniWeights
 from lowerline.pipeline.pass_api import ops_matching
 from lowerline.targets import CpuTarget
@@ -294,17 +303,47 @@ def _start_corrected(
     return True
 
 
+def _carried(
+    contract: ir.Operation, replaced: ir.Operation, count: int, dot: DotInstruction
+) -> tuple[AccumulatorLoop, list[ir.Value]] | None:
+    """For B not a constant and A read as u8: the k loop rebuilt to carry
+    the correction's ``count`` column registers (from zero), which the
+    caller adds each step and subtracts once after the loop
+    (lowerline.passes.tiling.int8_corrections); None where the loop is not
+    the accumulator's only writer (the correction then stays per step)."""
+    if not dot.unsigned_a:
+        return None
+    found = accumulator_loop(contract, replaced)
+    if found is None:
+        return None
+    with ir.InsertionPoint(found.loop), found.loop.location:
+        zero = _splat(ir.VectorType.get([dot.lanes], _i32_type()), 0)
+    return carried_corrections(found, zero, count)
+
+
+def _concat_after(
+    found: AccumulatorLoop, totals: list[ir.Value], n: int, dot: DotInstruction
+) -> ir.Value:
+    """The loop's final corrections as one ``vector<n x i32>``, after it."""
+    results = list(found.loop.results)[-len(totals) :]
+    with ir.InsertionPoint.after(found.loop), found.loop.location:
+        return _concat(results, n, dot.lanes)
+
+
 def _rewrite(
     contract: ir.Operation, replaced: ir.Operation, dot: DotInstruction, packed: VnniWeights
 ) -> None:
     batched = _batched(contract)
     with ir.InsertionPoint(replaced), replaced.location:
         lhs, rhs, acc = (_unbatched(v) for v in contract.operands)
-        (m, n), _ = _shape_and_type(acc)
         loaded = packed.lanes(rhs, dot.lanes)
+    (m, n), _ = _shape_and_type(acc)
+    # Before anything else is emitted: the loop is rebuilt around ``replaced``.
+    carried = _carried(contract, replaced, len(_chunks(n, dot.lanes)), dot) if not loaded else None
+    with ir.InsertionPoint(replaced), replaced.location:
         if loaded is None:
             weights = _weight_lanes(rhs, n, dot.lanes)
-            corrections = _corrections(weights, dot)
+            corrections = [None] * len(weights) if carried else _corrections(weights, dot)
         else:
             weights = loaded[0]
             corrections = loaded[1] if dot.unsigned_a else [None] * len(weights)
@@ -322,6 +361,13 @@ def _rewrite(
             result = vector.insert(_concat(pieces, n, dot.lanes), result, [], [row])
         if batched:
             result = vector.shape_cast(contract.operands[2].type, result)
+        if carried is not None:
+            high_bits = _splat(ir.VectorType(weights[0].type), -128)
+            sums = [dot.emit(s, high_bits, w) for s, w in zip(carried[1], weights, strict=True)]
+    if carried is not None:
+        carry(carried[0], sums)
+        totals = _concat_after(carried[0], sums, n, dot)
+        subtract_after(carried[0], contract.operands[2].type, totals)
     replaced.results[0].replace_all_uses_with(result)
     replaced.erase()
 

@@ -200,3 +200,118 @@ func.func @mismatched_scales_odd_pad_and_weights_stay(%a: tensor<1x2xi8>) -> (te
   %wt = linalg.transpose ins(%dw : tensor<1x2xf32>) outs(%et : tensor<2x1xf32>) permutation = [1, 0]
   return %c, %p, %wt : tensor<1x4xf32>, tensor<2x3xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// lowerline's Int8 attention: q, k and v are sliced out of the dequantized
+// in-projection (u8, zero point 126) and quantized again with the same
+// parameters. Each slice moves onto the integers and the pair around it
+// goes away: no float tensor is left.
+// CHECK-LABEL: func.func @removes_pair_around_extract_slice(
+// CHECK-SAME:      %[[X:.+]]: tensor<3x4x8xi8>
+// CHECK-DAG:     %[[Q:.+]] = tensor.extract_slice %[[X]][0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xi8> to tensor<4x8xi8>
+// CHECK-DAG:     %[[V:.+]] = tensor.extract_slice %[[X]][2, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xi8> to tensor<4x8xi8>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[Q]], %[[V]] : tensor<4x8xi8>, tensor<4x8xi8>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @removes_pair_around_extract_slice(%x: tensor<3x4x8xi8>) -> (tensor<4x8xi8>, tensor<4x8xi8>) {
+  %z = arith.constant 126 : i32
+  %zf = arith.constant 1.260000e+02 : f32
+  %lo = arith.constant 0.000000e+00 : f32
+  %hi = arith.constant 2.550000e+02 : f32
+  %s = arith.constant 0.125 : f32
+  %e0 = tensor.empty() : tensor<3x4x8xf32>
+  %d = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<3x4x8xi8>) outs(%e0 : tensor<3x4x8xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.extui %in : i8 to i32
+    %1 = arith.subi %0, %z : i32
+    %2 = arith.sitofp %1 : i32 to f32
+    %3 = arith.mulf %2, %s : f32
+    linalg.yield %3 : f32
+  } -> tensor<3x4x8xf32>
+  %sq = tensor.extract_slice %d[0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+  %sv = tensor.extract_slice %d[2, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xi8>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%sq : tensor<4x8xf32>) outs(%e1 : tensor<4x8xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %s : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %zf : f32
+    %3 = arith.maximumf %2, %lo : f32
+    %4 = arith.minimumf %3, %hi : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<4x8xi8>
+  %v = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%sv : tensor<4x8xf32>) outs(%e1 : tensor<4x8xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %s : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %zf : f32
+    %3 = arith.maximumf %2, %lo : f32
+    %4 = arith.minimumf %3, %hi : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<4x8xi8>
+  return %q, %v : tensor<4x8xi8>, tensor<4x8xi8>
+}
+
+// -----
+
+// A slice quantized with another scale (0.25, not 0.125) is a requantize:
+// the slice still moves onto the integers (sinking is exact), but its
+// dequantize and the quantize both stay. A quantize after a slice of a
+// float tensor is not hoisted above it (it would quantize all of %y).
+// CHECK-LABEL: func.func @different_scale_keeps_requantize_after_slice(
+// CHECK-SAME:      %[[X:.+]]: tensor<3x4x8xi8>, %[[Y:.+]]: tensor<3x4x8xf32>
+// CHECK:         %[[S:.+]] = tensor.extract_slice %[[X]][1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xi8> to tensor<4x8xi8>
+// CHECK:         %[[D:.+]] = linalg.generic {{.*}} ins(%[[S]] : tensor<4x8xi8>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK:           arith.mulf
+// CHECK:         %[[R:.+]] = linalg.generic {{.*}} ins(%[[D]] : tensor<4x8xf32>) outs(%{{.+}} : tensor<4x8xi8>)
+// CHECK:           arith.divf
+// CHECK:         %[[FS:.+]] = tensor.extract_slice %[[Y]][1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+// CHECK:         %[[FQ:.+]] = linalg.generic {{.*}} ins(%[[FS]] : tensor<4x8xf32>) outs(%{{.+}} : tensor<4x8xi8>)
+// CHECK:         return %[[R]], %[[FQ]] : tensor<4x8xi8>, tensor<4x8xi8>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @different_scale_keeps_requantize_after_slice(%x: tensor<3x4x8xi8>, %y: tensor<3x4x8xf32>) -> (tensor<4x8xi8>, tensor<4x8xi8>) {
+  %z = arith.constant 126 : i32
+  %zf = arith.constant 1.260000e+02 : f32
+  %lo = arith.constant 0.000000e+00 : f32
+  %hi = arith.constant 2.550000e+02 : f32
+  %s = arith.constant 0.125 : f32
+  %t = arith.constant 0.25 : f32
+  %e0 = tensor.empty() : tensor<3x4x8xf32>
+  %d = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<3x4x8xi8>) outs(%e0 : tensor<3x4x8xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.extui %in : i8 to i32
+    %1 = arith.subi %0, %z : i32
+    %2 = arith.sitofp %1 : i32 to f32
+    %3 = arith.mulf %2, %s : f32
+    linalg.yield %3 : f32
+  } -> tensor<3x4x8xf32>
+  %sk = tensor.extract_slice %d[1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xi8>
+  %k = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%sk : tensor<4x8xf32>) outs(%e1 : tensor<4x8xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %t : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %zf : f32
+    %3 = arith.maximumf %2, %lo : f32
+    %4 = arith.minimumf %3, %hi : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<4x8xi8>
+  %fs = tensor.extract_slice %y[1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+  %fq = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%fs : tensor<4x8xf32>) outs(%e1 : tensor<4x8xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.divf %in, %s : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %zf : f32
+    %3 = arith.maximumf %2, %lo : f32
+    %4 = arith.minimumf %3, %hi : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<4x8xi8>
+  return %k, %fq : tensor<4x8xi8>, tensor<4x8xi8>
+}

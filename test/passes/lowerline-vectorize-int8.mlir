@@ -13,22 +13,27 @@
 
 // An i8 x i8 -> i32 matmul on AVX-512 VNNI: k in steps of 4; per step, B's
 // 4 x 16 bytes (a whole vector of columns; the last 4 of the 20 are a peeled
-// tile of their own, zero lanes past its column 4) shuffled into lane order, one
-// vpdpbusd of 0x80 bytes with them (128 * sum_k B, what reading A as u8
-// adds), and per row of A its 4 bytes as one i32, xor 0x80808080 (s8 -> u8),
-// broadcast, one vpdpbusd into the row's accumulator and the correction
-// subtracted.
+// tile of their own, zero lanes past its column 4) shuffled into lane order;
+// per row of A its 4 bytes as one i32, xor 0x80808080 (s8 -> u8),
+// broadcast, one vpdpbusd into the row's accumulator; and one vpdpbusd of
+// 0x80 bytes with B (128 * sum_k B, what reading A as u8 adds, the same for
+// every row) into a correction the k loop carries, subtracted from the rows
+// once after it (lowerline.passes.tiling.int8_corrections): no vpsubd per
+// row and step.
 // CHECK:       llvm.func @llvm.x86.avx512.vpdpbusd.512(vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
 // CHECK-LABEL: func.func @integer_matmul(
 // CHECK-DAG:     %[[HIGH:.+]] = arith.constant -2139062144 : i32
 // CHECK-DAG:     %[[BYTES:.+]] = arith.constant dense<-128> : vector<64xi8>
 // CHECK-DAG:     %[[FOUR:.+]] = arith.constant 4 : index
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[FOUR]] iter_args(%{{.+}}) -> (vector<3x16xi32>)
+// CHECK:         %{{.+}}:2 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[FOUR]] iter_args(%[[SUM:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (vector<16xi32>, vector<3x16xi32>)
 // CHECK:           %[[B:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 16, 32, 48, 1, 17, 33, 49, {{.*}}, 15, 31, 47, 63] : vector<64xi8>, vector<64xi8>
-// CHECK:           %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%{{.+}}, %[[BYTES]], %[[B]])
 // CHECK-COUNT-3:   arith.xori %{{.+}}, %[[HIGH]] : i32
-// CHECK-NOT:       vector.outerproduct
-// CHECK-NOT:       arith.muli
+// CHECK-NOT:       arith.subi
+// CHECK:           %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%[[SUM]], %[[BYTES]], %[[B]])
+// CHECK:           scf.yield %[[CORR]], %{{.+}} : vector<16xi32>, vector<3x16xi32>
+// CHECK:         arith.subi %{{.+}}, %{{.+}} : vector<3x16xi32>
+// CHECK-NOT:     vector.outerproduct
+// CHECK-NOT:     arith.muli
 func.func @integer_matmul(%x: tensor<3x8xi8>, %w: tensor<8x20xi8>) -> tensor<3x20xi32> {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<3x20xi32>
@@ -59,15 +64,17 @@ func.func @integer_matmul(%x: tensor<3x8xi8>, %w: tensor<8x20xi8>) -> tensor<3x2
 // An i8 x i8 -> i32 batch matmul (lowerline-fold-qdq-batch-matmul's, neither
 // operand a constant): k in steps of 4 too; each register tile, a batch of
 // one, is taken as its matrix (a shape_cast, lowered away here), B's bytes shuffled into lane
-// order with their per-step 0x80 correction, as for a matmul by a
-// non-constant B. k = 10: the last step is partial, read with zero padding.
+// order with the 0x80 correction carried by the k loop and subtracted after
+// it, as for a matmul by a non-constant B. k = 10: the last step is partial,
+// read with zero padding.
 // CHECK-LABEL: func.func @integer_batch_matmul(
 // CHECK:         scf.forall
-// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}}) -> (vector<1x{{[0-9]+}}x16xi32>)
-// CHECK:             %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%{{.+}}, %{{.+}}, %{{.+}})
+// CHECK:           %{{.+}}:2 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[SUM:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (vector<16xi32>, vector<1x{{[0-9]+}}x16xi32>)
 // CHECK:             llvm.call @llvm.x86.avx512.vpdpbusd.512
-// CHECK:             arith.subi %{{.+}}, %[[CORR]] : vector<16xi32>
-// CHECK:             scf.yield %{{.+}} : vector<1x5x16xi32>
+// CHECK-NOT:         arith.subi
+// CHECK:             %[[CORR:.+]] = llvm.call @llvm.x86.avx512.vpdpbusd.512(%[[SUM]], %{{.+}}, %{{.+}})
+// CHECK:             scf.yield %[[CORR]], %{{.+}} : vector<16xi32>, vector<1x5x16xi32>
+// CHECK:           arith.subi %{{.+}}, %{{.+}} : vector<5x16xi32>
 // CHECK-NOT:       vector.outerproduct
 // NEON-LABEL: func.func @integer_batch_matmul(
 // NEON:         arm_neon.intr.sdot

@@ -115,15 +115,21 @@ def _winograd_block() -> nn.Module:
 def test_winograd_convs_dynamic_batch(cache_dir, side):
     model = _winograd_block()
     compiled = lowerline.compile(
-        model, torch.randn(1, 16, *side), dynamic={"input": {0: (1, 8)}}, cache_dir=cache_dir
+        model, torch.randn(1, 16, *side), dynamic={"input": {0: (1, 32)}}, cache_dir=cache_dir
     )
     # The filters transformed at compile time (36 x F x C): Winograd, dynamic batch and all.
-    assert "tensor<36x24x16xf32>" in compiled.ir("tiled")
-    assert "tensor<36x16x24xf32>" in compiled.ir("tiled")
-    _check_sizes(compiled, model, lambda b: torch.randn(b, 16, *side), [1, 3, 8, 2])
+    tiled = compiled.ir("tiled")
+    assert "tensor<36x24x16xf32>" in tiled
+    assert "tensor<36x16x24xf32>" in tiled
+    # V and M are slices of buffers of odd row counts (their planes an odd
+    # number of cache lines apart): the matmuls read and write the slices only.
+    assert "tensor<36x25x?xf32> to tensor<36x24x?xf32>" in tiled
+    assert "tensor<36x17x?xf32> to tensor<36x16x?xf32>" in tiled
+    # Odd and even batches: rows of an odd number of lines, some rounded up.
+    _check_sizes(compiled, model, lambda b: torch.randn(b, 16, *side), [1, 3, 8, 32, 2])
     assert compiled.fallbacks == []
-    for size in (9, 16):
-        with pytest.raises(ValueError, match=rf"input has size {size} in dim 0, .*\[1, 8\]"):
+    for size in (33, 40):
+        with pytest.raises(ValueError, match=rf"input has size {size} in dim 0, .*\[1, 32\]"):
             compiled(torch.randn(size, 16, *side))
 
 

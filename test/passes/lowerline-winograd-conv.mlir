@@ -297,17 +297,26 @@ func.func @whole_vector_tiles_no_tail(%x: tensor<8x16x22x22xf32>) -> tensor<8x16
 // A dynamic batch (lowerline.compile(..., dynamic=...)): the transforms loop
 // over the images the input has, and T holds 16 columns per image (4 tile
 // rows of 4), so the matmul's N is 16 x batch: the tiles of one image are
-// those of the static build.
-// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+20]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 32x16 by 16x16 x batch matmuls
+// those of the static build. V and M are slices of buffers of an odd number
+// of rows (17, 33) of an odd number of 64-byte lines (T rounded up at run
+// time): their planes lie an odd number of lines apart, never in one L1 set
+// (T = 16 x 8 put them 8 KiB apart); the matmul's K, M and N stay 16, 32, T.
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+26]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 32x16 by 16x16 x batch matmuls
+// CHECK-DAG:     #[[ODD_LINES:.+]] = affine_map<()[s0] -> (((s0 ceildiv 16) floordiv 2) * 32 + 16)>
 // CHECK-LABEL: func.func @dynamic_batch(
 // CHECK-SAME:      %[[X:.+]]: tensor<?x16x18x18xf32>
 // CHECK:         tensor.empty(%{{.+}}) : tensor<?x32x16x16xf32>
 // CHECK:         %[[B:.+]] = tensor.dim %[[X]], %{{.+}} : tensor<?x16x18x18xf32>
 // CHECK:         %[[T:.+]] = arith.muli %[[B]], %{{.+}} : index
-// CHECK:         tensor.empty(%[[T]]) : tensor<36x16x?xf32>
-// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (%[[B]], 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x16x?xf32>)
+// CHECK:         %[[VROW:.+]] = affine.apply #[[ODD_LINES]]()[%[[T]]]
+// CHECK:         %[[VBUF:.+]] = tensor.empty(%[[VROW]]) : tensor<36x17x?xf32>
+// CHECK:         %[[VSLICE:.+]] = tensor.extract_slice %[[VBUF]][0, 0, 0] [36, 16, %[[T]]] [1, 1, 1] : tensor<36x17x?xf32> to tensor<36x16x?xf32>
+// CHECK:         %[[V:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (%[[B]], 4) shared_outs(%{{.+}} = %[[VSLICE]]) -> (tensor<36x16x?xf32>)
 // CHECK-NOT:     scf.forall (
-// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%{{.+}}, %[[V]] : tensor<36x32x16xf32>, tensor<36x16x?xf32>)
+// CHECK:         %[[MBUF:.+]] = tensor.empty(%{{.+}}) : tensor<36x33x?xf32>
+// CHECK:         %[[MSLICE:.+]] = tensor.extract_slice %[[MBUF]][0, 0, 0] [36, 32, %{{.+}}] [1, 1, 1] : tensor<36x33x?xf32> to tensor<36x32x?xf32>
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[MSLICE]] : tensor<36x32x?xf32>)
+// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%{{.+}}, %[[V]] : tensor<36x32x16xf32>, tensor<36x16x?xf32>) outs(%[[ACC]] : tensor<36x32x?xf32>)
 // CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (%[[B]], 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<?x32x16x16xf32>)
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK:         return %[[Y]]

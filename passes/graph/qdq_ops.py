@@ -3,11 +3,14 @@ the integer values of float constants, for the QDQ passes
 (lowerline-sink-qdq-through-layout-ops, lowerline-fold-qdq-conv,
 lowerline-fold-qdq-batch-matmul).
 
-The steps are rebuilt with torch's numerics, as torch-mlir lowers
-``quantized_decomposed``: quantize is ``divf``, ``roundeven``, the zero
-point added, clamped, ``fpto[us]i``; dequantize is ``ext``, ``subi``,
-``sitofp``, ``mulf`` (in i32 where torch-mlir uses i64: the values are the
-same). The matchers live in lowerline-fold-qdq-matmul.
+The steps are rebuilt as torch-mlir lowers ``quantized_decomposed``:
+quantize is ``divf``, ``roundeven``, the zero point added, clamped,
+``fpto[us]i``; dequantize is ``ext``, ``subi``, ``sitofp``, ``mulf`` (in i32
+where torch-mlir uses i64: the values are the same). Eager torch quantizes
+with a multiply by ``f32(1 / scale)``, not a division: at a rounding tie the
+two can differ by one step (measured: 9 of 13M random values, docs/
+quantization.md), a difference torch-mlir's lowering already has. The
+matchers live in lowerline-fold-qdq-matmul.
 """
 
 from __future__ import annotations

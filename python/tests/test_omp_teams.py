@@ -228,3 +228,58 @@ def test_calls_compute_the_same_while_a_torch_thread_spins(cache_dir, monkeypatc
     finally:
         stop.set()
         spinner.join()
+
+
+class _Function(torch.nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, x):
+        return self.function(x)
+
+
+# Kernels whose parallel work is not one tile per row: a long row's halves
+# reduced apart then combined, a first-axis reduction split by columns,
+# Chan-merged moments, group norm's rows, Winograd, attention.
+TEAM_CASES = {
+    "softmax_long_row": (lambda: _Function(lambda x: torch.softmax(x, -1)), (1, 50257)),
+    "sum_long_row": (lambda: _Function(lambda x: x.sum(-1)), (1, 131072)),
+    "var_long_rows": (lambda: _Function(lambda x: x.var(-1)), (2, 393216)),
+    "sum_first_axis": (lambda: _Function(lambda x: x.sum(0)), (4096, 16)),
+    "group_norm": (lambda: torch.nn.GroupNorm(2, 64), (1, 64, 25, 51)),
+    "cnn": (
+        lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 8, 3)
+        ),
+        (8, 3, 13, 15),
+    ),
+    "encoder": (
+        lambda: torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, dropout=0.0),
+        (3, 17, 32),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TEAM_CASES))
+def test_every_team_size_computes_the_same_bits(case, cache_dir, monkeypatch):
+    """The 2-thread code run by a team the limit shrank to 1 (a busy
+    machine) gives the same bits as the whole team: work is split by tile,
+    never by thread, so no per-thread part is left unwritten."""
+    monkeypatch.setenv(teams.TEAMS_ENV, "load")  # the default (conftest fixes teams)
+    monkeypatch.setattr(teams.LIMIT, "refresh", lambda: None)  # the cell is set below
+    make, shape = TEAM_CASES[case]
+    torch.manual_seed(0)
+    model = make().eval()
+    x = torch.randn(shape) + 3  # an offset: moments are not of centered data
+    compiled = lowerline.compile(model, x, num_threads=2)
+    results = {}
+    try:
+        for limit in (0, 1, 2, 1):
+            teams.LIMIT.cell.value = limit
+            results.setdefault(limit, []).append(compiled(x).clone())
+    finally:
+        teams.LIMIT.cell.value = 0
+    whole = results[0][0]
+    assert all(torch.equal(whole, each) for outs in results.values() for each in outs)
+    torch.testing.assert_close(whole, model(x).detach(), rtol=2e-4, atol=2e-4)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import memref
 
-from lowerline.pipeline.pass_api import Pass
+from lowerline.pipeline.pass_api import Pass, ops_matching
 
 _RESHAPES = ("memref.collapse_shape", "memref.expand_shape")
 
@@ -118,14 +118,8 @@ class AllocateReshapedResults(Pass):
     anchor = "func.func"
 
     def run(self, op: ir.Operation) -> None:
-        returns: list[ir.Operation] = []
-
-        def visit(child: ir.Operation) -> ir.WalkResult:
-            if child.name == "func.return" and child.parent == op:
-                returns.append(child)
-            return ir.WalkResult.ADVANCE
-
-        op.walk(visit)
+        # The function's own returns (not those of functions nested in it).
+        returns = ops_matching(op, lambda child: child.name == "func.return" and child.parent == op)
         for ret in returns:
             for index in range(len(ret.operands)):
                 self._allocate_result(ret, index, op)

@@ -27,6 +27,8 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   the caller's tensor failed at the call; it is refused at compile time now.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -149,20 +151,22 @@ def test_size_products_computed_as_tensors(batch):
 class MixedNumberComparisons(torch.nn.Module):
     """Numbers read from tensors compared across kinds: ``int(b)`` is made a
     float (``sym_float``) for ``float(a) >= int(b)``, which torch-mlir's
-    importer did not implement, and ``!=`` of two floats became
-    ``aten.ne.float``, which torch-mlir does not define."""
+    importer did not implement, ``!=`` and ``<=`` of two floats became ops
+    torch-mlir does not define, ``<`` one it does not lower, and torch-mlir
+    lowered all of them with unordered predicates (``nan >= 1`` true)."""
 
     def forward(self, a, b):
-        x, n = float(a), int(b)
-        return x >= n, x > n, x != n, n <= x, x != float(b)
+        x, n, y = float(a), int(b), float(b)
+        return (
+            (x >= n, x > n, x != n, n <= x, x < n, n < x, x == n),
+            (x >= y, x > y, x != y, x <= y, x < y, y < x, x == y),
+        )
 
 
-# Not NaN: torch-mlir lowers number comparisons to unordered predicates
-# (NaN >= 1 is true); a separate bug, in its TorchToArith.
 @pytest.mark.parametrize(
     ("a", "b"),
-    [(0.5, 0), (2.0, 2), pytest.param(-3.5, -3, marks=pytest.mark.long)],
-    ids=["gt", "eq", "lt"],
+    [(0.5, 0), (2.0, 2), (math.nan, 1), pytest.param(-3.5, -3, marks=pytest.mark.long)],
+    ids=["gt", "eq", "nan", "lt"],
 )
 def test_numbers_compared_across_kinds(a, b):
     args = (torch.tensor(a, dtype=torch.float64), torch.tensor(b))

@@ -767,6 +767,25 @@ def native_group_norm(fallback: Callable | None) -> Callable:
     return decomposition
 
 
+def randint_low(low: Any, high: Any, size: Any, **kwargs: Any) -> Any:
+    """``randint(low, high)`` as ``low + randint(0, high - low)`` drawn as
+    int64, then converted to its dtype. torch-mlir lowers it to the uniform
+    sample of [low, high) converted toward zero, which is no integer draw
+    for a float dtype (``dtype=float64`` gave 0.00016 and 999.99994) and,
+    below zero, rounds up (``randint(-3, 4)`` never gave -3 and gave 0 twice
+    as often). A draw from 0 of int64 is kept."""
+    dtype = kwargs.get("dtype") or torch.int64
+    if (isinstance(low, int) and low == 0) and dtype == torch.int64:
+        return NotImplemented
+    drawn = aten.randint.low(0, high - low, size, **{**kwargs, "dtype": torch.int64})
+    return aten._to_copy.default(drawn + low, dtype=dtype)
+
+
+def randint(high: Any, size: Any, **kwargs: Any) -> Any:
+    """``randint(high)`` is ``randint(0, high)`` (``randint_low``)."""
+    return randint_low(0, high, size, **kwargs)
+
+
 def to_copy_via_f32(fallback: Callable | None) -> Callable:
     """``_to_copy`` f64 -> f16/bf16 as ATen does it: through float32."""
 
@@ -1235,6 +1254,8 @@ def decomposition_table() -> dict:
         table.get(aten.native_group_norm.default)
     )
     table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
+    table[aten.randint.default] = randint
+    table[aten.randint.low] = randint_low
     table[aten.cumsum.default] = cumsum
     table[aten.gelu.default] = gelu
     table[aten.sort.stable] = sort_stable

@@ -205,3 +205,34 @@ def test_an_out_argument_written_in_another_shape_is_refused():
     x = torch.zeros(12, dtype=torch.int64)
     compiled = lowerline.compile(ArangeIntoOut(), x.clone(), num_threads=1)
     assert torch.equal(compiled(x), torch.arange(1, 13)) and torch.equal(x, torch.arange(1, 13))
+
+
+class UnsignedZeroPoints(torch.nn.Module):
+    """Per-channel QDQ of uint8 with zero points from 128 up, which
+    torch-mlir's lowering of the ops read as negative (off by 256 steps)."""
+
+    def forward(self, q, x, scales, zero_points):
+        ops = torch.ops.quantized_decomposed
+        dequantized = ops.dequantize_per_channel.default(
+            q, scales, zero_points, 1, 0, 255, torch.uint8
+        )
+        quantized = ops.quantize_per_channel.default(x, scales, zero_points, 1, 0, 255, torch.uint8)
+        return dequantized, quantized.to(torch.int32)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_per_channel_qdq_with_unsigned_zero_points(batch):
+    import torch.ao.quantization.fx._decomposed  # defines the ops
+
+    torch.manual_seed(0)
+    zero_points = torch.randint(128, 192, (7,)).to(torch.uint8)
+    # Eager subtracts in uint8: inputs at or above every zero point do not wrap.
+    args = (
+        torch.randint(192, 256, (batch, 7, 5)).to(torch.uint8),
+        10 * torch.rand(batch, 7, 5) - 5,
+        torch.rand(7) + 0.01,
+        zero_points,
+    )
+    compiled = lowerline.compile(UnsignedZeroPoints(), *args, num_threads=1)
+    for got, want in zip(compiled(*args), UnsignedZeroPoints()(*args), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -221,6 +221,7 @@ from lowerline.frontend import (
     fft,
     gathers,
     number_comparisons,
+    quantized,
 )
 
 aten = torch.ops.aten
@@ -1304,6 +1305,7 @@ def decomposition_table() -> dict:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
+    table.update(quantized.table())
     for op, entry in number_comparisons.table().items():
         table[op] = _first_of(entry, table.get(op))
     for op, entry in {**complex_ops.table(), **complex_reductions.table(), **fft.table()}.items():

@@ -236,3 +236,26 @@ def test_per_channel_qdq_with_unsigned_zero_points(batch):
     compiled = lowerline.compile(UnsignedZeroPoints(), *args, num_threads=1)
     for got, want in zip(compiled(*args), UnsignedZeroPoints()(*args), strict=True):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class AvgPools3d(torch.nn.Module):
+    """avg_pool3d with padding, ceil mode, counts without padding and a divisor."""
+
+    def forward(self, x):
+        pool = torch.nn.functional.avg_pool3d
+        return (
+            pool(x, 2, 2),
+            pool(x, 3, (1, 2, 2), 1, ceil_mode=True),
+            pool(x, (2, 3, 3), 2, (1, 1, 0), count_include_pad=False, ceil_mode=True),
+            pool(x, (3, 2, 2), 1, (1, 0, 1), divisor_override=5),
+        )
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_avg_pool3d_is_tiled_as_2d_pools(batch):
+    # torch-mlir's channels-last linalg.pooling_ndhwc_sum was left as loops.
+    x = torch.rand(batch, 5, 6, 9, 11)
+    compiled = lowerline.compile(AvgPools3d(), x, num_threads=1)
+    assert not compiled.fallbacks, compiled.fallbacks
+    for got, want in zip(compiled(x), AvgPools3d()(x), strict=True):
+        torch.testing.assert_close(got, want)

@@ -458,6 +458,56 @@ def unbatched_avg_pool(op: Any, spatial: int) -> Callable:
     return decomposition
 
 
+def _triple(value: Any) -> list[int]:
+    values = [value] if isinstance(value, int) else list(value)
+    return values * 3 if len(values) == 1 else values
+
+
+def avg_pool3d_as_2d(
+    x: torch.Tensor,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Any:
+    """avg_pool3d of (N, C, D, H, W) as two 2-D poolings: each depth plane's
+    rows and columns (``(N, C * D, H, W)``), then the depth (a ``(kd, 1)``
+    window over ``(N, C, D, H' * W')``). torch-mlir lowers avg_pool3d to a
+    channels-last ``linalg.pooling_ndhwc_sum`` between two transposes, which
+    lowerline-tile-and-fuse does not plan (scalar loops); the 2-D poolings
+    are its NCHW window nests. The same average: a window's element count
+    (clipped by padding, ceil mode) is the product of its counts per axis,
+    so the mean of the planes' means is the mean; with ``divisor_override``
+    the planes are summed (divisor 1) and the depth pass divides."""
+    if x.dim() != 5:
+        return NotImplemented
+    k, p = _triple(kernel_size), _triple(padding)
+    s = _triple(stride) if stride else k
+    n, c, d, h, w = x.shape
+    planes = aten.avg_pool2d.default(
+        x.reshape(n, c * d, h, w),
+        k[1:],
+        s[1:],
+        p[1:],
+        ceil_mode,
+        count_include_pad,
+        1 if divisor_override else None,
+    )
+    rows, columns = planes.shape[-2:]
+    depth = aten.avg_pool2d.default(
+        planes.reshape(n, c, d, rows * columns),
+        [k[0], 1],
+        [s[0], 1],
+        [p[0], 0],
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    return depth.reshape(n, c, depth.shape[2], rows, columns)
+
+
 UNBATCHED_AVG_POOLS = {
     aten.avg_pool1d.default: 1,
     aten.avg_pool2d.default: 2,
@@ -1237,6 +1287,8 @@ def decomposition_table() -> dict:
     table[aten._pdist_forward.default] = pdist_forward
     for op, spatial in UNBATCHED_AVG_POOLS.items():
         table[op] = unbatched_avg_pool(op, spatial)
+    pool3d = aten.avg_pool3d.default
+    table[pool3d] = _first_of(table[pool3d], avg_pool3d_as_2d)
     for op in ACCUMULATE_IN_F32:
         table[op] = accumulate_in_f32(op, table.get(op))
     moments = {

@@ -395,8 +395,11 @@ COLLATERAL = re.compile(
 # A pattern's own diagnostic and the op it names (MLIRError's text):
 #   error: "f.py":3:0: unimplemented: Only integer/float dtype supported
 #    note: "f.py":3:0: see current operation: %1 = "torch.aten.mul.Scalar"(...
+# A diagnostic's location: a file's line (one op), a call site (an op made
+# by a helper of the user's code: ``callsite("lib.py":3:0 at "model.py":9:0)``)
+# or a word.
 _DIAGNOSTIC = re.compile(
-    r"error: (?:\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
+    r"error: (?:callsite\([^\n]*?\)|\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
     r"see current operation: [^\n]*?\"(?P<op>[\w.]+)\"\("
 )
 

@@ -291,7 +291,7 @@ def _float_comparison(graph, node) -> None:
     node.target, node.args = torch.ops.aten.eq.int, (as_int, 0)
 
 
-def _as_float(graph, arg, kind: type):
+def _as_float(graph, arg, kind: type | None):
     """A number argument as a float: an int constant converted, an int node
     through ``aten.Float.Scalar`` (inserted at the graph's insertion point)."""
     import torch

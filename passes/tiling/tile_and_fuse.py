@@ -939,7 +939,35 @@ def unshare_root_fills(func: ir.Operation) -> None:
             fill.erase()
 
 
+# Ops on tensors only (no memory effects): erasable once nothing reads them.
+_PURE_TENSOR_OPS = (
+    "tensor.empty",
+    "tensor.extract_slice",
+    "tensor.insert_slice",
+    "tensor.pad",
+    "bufferization.alloc_tensor",
+)
+
+
+def erase_dead_tensor_ops(func: ir.Operation) -> None:
+    """Erase the function's tensor ops whose results nothing reads (a pad
+    whose reader a rewrite replaced, after lowerline-decompose-pad made it
+    fills and a copy into slices of a buffer). Planned, such an op got a
+    group of its own, and an earlier group's script (its canonicalization)
+    erased it before that group's own script was built: the script read a
+    root that was gone. Users come after their producers in the block, so
+    one sweep from the end erases whole dead chains."""
+    block = func.regions[0].blocks[0]
+    for op in reversed([o.operation for o in block.operations]):
+        # A linalg op with results works on tensors (on memrefs it has none).
+        if not (is_linalg(op) or op.name in _PURE_TENSOR_OPS) or not op.results:
+            continue
+        if not any(list(r.uses) for r in op.results):
+            op.erase()
+
+
 def plan_function(func: ir.Operation, target: CpuTarget, plan: Plan, counter: list[int]) -> None:
+    erase_dead_tensor_ops(func)
     unshare_root_fills(func)
     # AMX contractions become tiles on buffers (lowerline-amx-tiles).
     ops = [

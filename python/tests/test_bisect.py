@@ -160,3 +160,38 @@ def test_the_reference_path_calls_libm_instead_of_lowerline_s_approximations():
     reference = bisect.reference_pipeline(CpuOptions())
     assert "lowerline-approximate" not in reference and "convert-math-to-libm" in reference
     assert "lowerline-approximate-math" in llvm(CpuOptions())  # compiles keep them
+
+
+RETURNED_RESHAPE = """
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%x: tensor<1x2x4x5xf32>) -> tensor<8x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x4x5xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x2x4x5xf32>) outs(%e : tensor<1x2x4x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x5xf32>
+  %c = tensor.collapse_shape %r [[0, 1, 2], [3]] : tensor<1x2x4x5xf32> into tensor<8x5xf32>
+  return %c : tensor<8x5xf32>
+}
+"""
+
+
+def test_the_reference_path_writes_a_returned_reshape_in_place(tmp_path):
+    # As the bufferized stage does (lowerline-allocate-reshaped-results): the
+    # out-parameter is the computed buffer, not a copy of it after the kernel.
+    lowerer = Lowerer()
+    module = lowerer.parse(RETURNED_RESHAPE, "reshape.mlir")
+    lowerer.run(module, bisect.reference_pipeline(CpuOptions()))
+    lowered = str(module)
+    assert "memcpy" not in lowered and "memrefCopy" not in lowered
+    x = np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype(np.float32)
+    module = lowerer.parse(RETURNED_RESHAPE, "reshape.mlir")
+    expected = [np.maximum(x, 0).reshape(8, 5)]
+    found = bisect.bisect(
+        lowerer, module, _stages(None), CpuOptions(), [x], expected, str(tmp_path)
+    )
+    assert found is None

@@ -27,6 +27,8 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   the caller's tensor failed at the call; it is refused at compile time now.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -149,20 +151,22 @@ def test_size_products_computed_as_tensors(batch):
 class MixedNumberComparisons(torch.nn.Module):
     """Numbers read from tensors compared across kinds: ``int(b)`` is made a
     float (``sym_float``) for ``float(a) >= int(b)``, which torch-mlir's
-    importer did not implement, and ``!=`` of two floats became
-    ``aten.ne.float``, which torch-mlir does not define."""
+    importer did not implement, ``!=`` and ``<=`` of two floats became ops
+    torch-mlir does not define, ``<`` one it does not lower, and torch-mlir
+    lowered all of them with unordered predicates (``nan >= 1`` true)."""
 
     def forward(self, a, b):
-        x, n = float(a), int(b)
-        return x >= n, x > n, x != n, n <= x, x != float(b)
+        x, n, y = float(a), int(b), float(b)
+        return (
+            (x >= n, x > n, x != n, n <= x, x < n, n < x, x == n),
+            (x >= y, x > y, x != y, x <= y, x < y, y < x, x == y),
+        )
 
 
-# Not NaN: torch-mlir lowers number comparisons to unordered predicates
-# (NaN >= 1 is true); a separate bug, in its TorchToArith.
 @pytest.mark.parametrize(
     ("a", "b"),
-    [(0.5, 0), (2.0, 2), pytest.param(-3.5, -3, marks=pytest.mark.long)],
-    ids=["gt", "eq", "lt"],
+    [(0.5, 0), (2.0, 2), (math.nan, 1), pytest.param(-3.5, -3, marks=pytest.mark.long)],
+    ids=["gt", "eq", "nan", "lt"],
 )
 def test_numbers_compared_across_kinds(a, b):
     args = (torch.tensor(a, dtype=torch.float64), torch.tensor(b))
@@ -201,3 +205,57 @@ def test_an_out_argument_written_in_another_shape_is_refused():
     x = torch.zeros(12, dtype=torch.int64)
     compiled = lowerline.compile(ArangeIntoOut(), x.clone(), num_threads=1)
     assert torch.equal(compiled(x), torch.arange(1, 13)) and torch.equal(x, torch.arange(1, 13))
+
+
+class UnsignedZeroPoints(torch.nn.Module):
+    """Per-channel QDQ of uint8 with zero points from 128 up, which
+    torch-mlir's lowering of the ops read as negative (off by 256 steps)."""
+
+    def forward(self, q, x, scales, zero_points):
+        ops = torch.ops.quantized_decomposed
+        dequantized = ops.dequantize_per_channel.default(
+            q, scales, zero_points, 1, 0, 255, torch.uint8
+        )
+        quantized = ops.quantize_per_channel.default(x, scales, zero_points, 1, 0, 255, torch.uint8)
+        return dequantized, quantized.to(torch.int32)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_per_channel_qdq_with_unsigned_zero_points(batch):
+    import torch.ao.quantization.fx._decomposed  # defines the ops
+
+    torch.manual_seed(0)
+    zero_points = torch.randint(128, 192, (7,)).to(torch.uint8)
+    # Eager subtracts in uint8: inputs at or above every zero point do not wrap.
+    args = (
+        torch.randint(192, 256, (batch, 7, 5)).to(torch.uint8),
+        10 * torch.rand(batch, 7, 5) - 5,
+        torch.rand(7) + 0.01,
+        zero_points,
+    )
+    compiled = lowerline.compile(UnsignedZeroPoints(), *args, num_threads=1)
+    for got, want in zip(compiled(*args), UnsignedZeroPoints()(*args), strict=True):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class AvgPools3d(torch.nn.Module):
+    """avg_pool3d with padding, ceil mode, counts without padding and a divisor."""
+
+    def forward(self, x):
+        pool = torch.nn.functional.avg_pool3d
+        return (
+            pool(x, 2, 2),
+            pool(x, 3, (1, 2, 2), 1, ceil_mode=True),
+            pool(x, (2, 3, 3), 2, (1, 1, 0), count_include_pad=False, ceil_mode=True),
+            pool(x, (3, 2, 2), 1, (1, 0, 1), divisor_override=5),
+        )
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_avg_pool3d_is_tiled_as_2d_pools(batch):
+    # torch-mlir's channels-last linalg.pooling_ndhwc_sum was left as loops.
+    x = torch.rand(batch, 5, 6, 9, 11)
+    compiled = lowerline.compile(AvgPools3d(), x, num_threads=1)
+    assert not compiled.fallbacks, compiled.fallbacks
+    for got, want in zip(compiled(x), AvgPools3d()(x), strict=True):
+        torch.testing.assert_close(got, want)

@@ -168,3 +168,21 @@ def test_a_higher_order_op_is_named_not_a_key_error(cache_dir) -> None:
     assert [op["mlir_op"] for op in ops] == ["torch.ops.higher_order.while_loop"], ops
     assert ops[0]["reason"] == import_worker.HIGHER_ORDER_OP
     assert ops[0]["where"] == [_line_of(CountsInALoop.forward, "# while_loop")]
+
+
+# An op made by a helper of the user's code: its location is a call site.
+AT_A_CALL_SITE = (
+    "Failure while executing pass pipeline:\n"
+    'error: callsite("/lib.py":167:0 at "/m.py":17:0): failed to legalize operation '
+    "'torch.operator' that was explicitly marked illegal: %4:2\n"
+    ' note: callsite("/lib.py":167:0 at "/m.py":17:0): see current operation: %4:2 = '
+    '"torch.operator"(%0) <{name = "quantized_decomposed.choose_qparams_per_token"}> : () -> ()\n'
+)
+
+
+def test_an_op_at_a_call_site_is_named_by_its_diagnostic() -> None:
+    # The location was not read: no op named, and with named_only (torch-mlir's
+    # first pipeline) none reported: a bare "torch-mlir failed" instead of an
+    # UnsupportedOpsError naming the op.
+    assert import_worker._failing_ops(AT_A_CALL_SITE) == {"torch.operator"}
+    assert import_worker.root_causes(["torch.operator"], {"torch.operator"}, True) == [True]

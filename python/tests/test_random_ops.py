@@ -110,6 +110,33 @@ def test_randint_takes_every_value_in_range_equally_often(random_ops):
     assert ((counts - expected).abs() < 0.05 * expected).all(), counts
 
 
+class SignedAndFloatRandint(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        return (
+            torch.randint(1000, x.shape, dtype=torch.float64),
+            torch.randint(-3, 4, x.shape, dtype=torch.float32),
+            torch.randint(-3, 4, x.shape),
+        )
+
+
+@pytest.mark.parametrize("rows", [1, 16])
+def test_randint_of_a_float_dtype_or_below_zero_draws_integers_equally_often(rows):
+    # torch-mlir converted the uniform sample toward zero: unrounded for a
+    # float dtype (0.00016, 999.99994), -3 never drawn and 0 twice as often.
+    x = torch.zeros(rows, COLS)
+    torch.manual_seed(3)
+    wide, narrow, signed = lowerline.compile(SignedAndFloatRandint(), x, num_threads=1)(x)
+    assert (wide.dtype, narrow.dtype, signed.dtype) == (torch.float64, torch.float32, torch.int64)
+    assert torch.equal(wide, wide.floor()) and wide.min() >= 0 and wide.max() <= 999
+    for samples in (narrow, signed):
+        assert torch.equal(samples, samples.floor())
+        counts = torch.bincount(samples.flatten().long() + 3, minlength=7).double()
+        assert counts.numel() == 7 and (counts > 0).all(), counts
+        if rows > 1:
+            expected = samples.numel() / 7
+            assert ((counts - expected).abs() < 0.1 * expected).all(), counts
+
+
 def test_bernoulli_follows_its_probabilities(random_ops):
     _, _, _, _, _, bernoulli, *_ = _call(random_ops, 3)
     p = random_ops[2]

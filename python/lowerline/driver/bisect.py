@@ -13,7 +13,10 @@ stand in for what upstream lacks or gets wrong, not for speed:
 loads and stores), the bf16 truncation expansion (no libgcc helper), and the
 run-time checks (``lowerline-check-integer-division``,
 ``lowerline-report-failed-asserts``: a failed check would otherwise kill the
-worker with SIGFPE or abort()). With the input right and the last pass wrong,
+worker with SIGFPE or abort()), and ``lowerline-allocate-reshaped-results``,
+so that a returned reshape reaches its out-parameter as in a compile (the
+bufferized stage runs it): written in place, not copied after the kernel.
+With the input right and the last pass wrong,
 a binary search finds two neighbouring passes, right then wrong: the second
 is the one named, with the IR before and after it (files) and the
 ``lowerline-opt`` command that replays it. Its op: the first op line the pass
@@ -51,6 +54,9 @@ def reference_pipeline(options: CpuOptions) -> str:
     return (
         "builtin.module(one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map},"
+        # As the bufferized stage: a returned reshape is allocated in its
+        # returned shape, so the out-param replaces it instead of a copy.
+        "func.func(lowerline-allocate-reshaped-results),"
         "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
         "convert-bufferization-to-memref,"
         "func.func(scf-forall-to-for,convert-linalg-to-loops,"

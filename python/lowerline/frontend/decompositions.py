@@ -221,6 +221,7 @@ from lowerline.frontend import (
     fft,
     gathers,
     number_comparisons,
+    quantized,
 )
 
 aten = torch.ops.aten
@@ -455,6 +456,56 @@ def unbatched_avg_pool(op: Any, spatial: int) -> Callable:
         return out.reshape(out.shape[1:])
 
     return decomposition
+
+
+def _triple(value: Any) -> list[int]:
+    values = [value] if isinstance(value, int) else list(value)
+    return values * 3 if len(values) == 1 else values
+
+
+def avg_pool3d_as_2d(
+    x: torch.Tensor,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Any:
+    """avg_pool3d of (N, C, D, H, W) as two 2-D poolings: each depth plane's
+    rows and columns (``(N, C * D, H, W)``), then the depth (a ``(kd, 1)``
+    window over ``(N, C, D, H' * W')``). torch-mlir lowers avg_pool3d to a
+    channels-last ``linalg.pooling_ndhwc_sum`` between two transposes, which
+    lowerline-tile-and-fuse does not plan (scalar loops); the 2-D poolings
+    are its NCHW window nests. The same average: a window's element count
+    (clipped by padding, ceil mode) is the product of its counts per axis,
+    so the mean of the planes' means is the mean; with ``divisor_override``
+    the planes are summed (divisor 1) and the depth pass divides."""
+    if x.dim() != 5:
+        return NotImplemented
+    k, p = _triple(kernel_size), _triple(padding)
+    s = _triple(stride) if stride else k
+    n, c, d, h, w = x.shape
+    planes = aten.avg_pool2d.default(
+        x.reshape(n, c * d, h, w),
+        k[1:],
+        s[1:],
+        p[1:],
+        ceil_mode,
+        count_include_pad,
+        1 if divisor_override else None,
+    )
+    rows, columns = planes.shape[-2:]
+    depth = aten.avg_pool2d.default(
+        planes.reshape(n, c, d, rows * columns),
+        [k[0], 1],
+        [s[0], 1],
+        [p[0], 0],
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    return depth.reshape(n, c, depth.shape[2], rows, columns)
 
 
 UNBATCHED_AVG_POOLS = {
@@ -765,6 +816,25 @@ def native_group_norm(fallback: Callable | None) -> Callable:
         return out.reshape(x.shape), mean.reshape(n, group), rstd.reshape(n, group)
 
     return decomposition
+
+
+def randint_low(low: Any, high: Any, size: Any, **kwargs: Any) -> Any:
+    """``randint(low, high)`` as ``low + randint(0, high - low)`` drawn as
+    int64, then converted to its dtype. torch-mlir lowers it to the uniform
+    sample of [low, high) converted toward zero, which is no integer draw
+    for a float dtype (``dtype=float64`` gave 0.00016 and 999.99994) and,
+    below zero, rounds up (``randint(-3, 4)`` never gave -3 and gave 0 twice
+    as often). A draw from 0 of int64 is kept."""
+    dtype = kwargs.get("dtype") or torch.int64
+    if (isinstance(low, int) and low == 0) and dtype == torch.int64:
+        return NotImplemented
+    drawn = aten.randint.low(0, high - low, size, **{**kwargs, "dtype": torch.int64})
+    return aten._to_copy.default(drawn + low, dtype=dtype)
+
+
+def randint(high: Any, size: Any, **kwargs: Any) -> Any:
+    """``randint(high)`` is ``randint(0, high)`` (``randint_low``)."""
+    return randint_low(0, high, size, **kwargs)
 
 
 def to_copy_via_f32(fallback: Callable | None) -> Callable:
@@ -1217,6 +1287,8 @@ def decomposition_table() -> dict:
     table[aten._pdist_forward.default] = pdist_forward
     for op, spatial in UNBATCHED_AVG_POOLS.items():
         table[op] = unbatched_avg_pool(op, spatial)
+    pool3d = aten.avg_pool3d.default
+    table[pool3d] = _first_of(table[pool3d], avg_pool3d_as_2d)
     for op in ACCUMULATE_IN_F32:
         table[op] = accumulate_in_f32(op, table.get(op))
     moments = {
@@ -1235,6 +1307,8 @@ def decomposition_table() -> dict:
         table.get(aten.native_group_norm.default)
     )
     table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
+    table[aten.randint.default] = randint
+    table[aten.randint.low] = randint_low
     table[aten.cumsum.default] = cumsum
     table[aten.gelu.default] = gelu
     table[aten.sort.stable] = sort_stable
@@ -1283,6 +1357,7 @@ def decomposition_table() -> dict:
         table[op] = TORCH_TABLE[op]
     table.update(fake_quantize.table())
     table.update(embedding_bag.table())
+    table.update(quantized.table())
     for op, entry in number_comparisons.table().items():
         table[op] = _first_of(entry, table.get(op))
     for op, entry in {**complex_ops.table(), **complex_reductions.table(), **fft.table()}.items():

@@ -249,31 +249,39 @@ def _sym_floats_as_aten(graph) -> None:
     ``float(a) >= int(b)``) as ``aten.Float.Scalar(n)``, the op torch-mlir's
     importer itself promotes mixed number operands with: it imports no
     ``sym_float`` node ("Unimplemented call_function"). Then the comparisons
-    of two floats that torch-mlir does not define (``_float_comparison``)."""
+    of floats that torch-mlir does not define or lower (``_float_comparison``)."""
     import torch
 
     for node in graph.nodes:
         if node.op == "call_function" and node.target is torch.sym_float:
             node.target = torch.ops.aten.Float.Scalar
     for node in list(graph.nodes):
-        if node.op == "call_function" and node.target in (operator.le, operator.ne):
+        if node.op == "call_function" and node.target in (operator.le, operator.lt, operator.ne):
             _float_comparison(graph, node)
 
 
 def _float_comparison(graph, node) -> None:
-    """``a <= b`` and ``a != b`` of two floats in ops torch-mlir defines: its
-    importer makes ``aten.le.float`` and ``aten.ne.float`` of them, which it
-    does not define (it has ``ge``, ``gt``, ``lt`` and ``eq``, and lowers
-    neither ``aten.__not__`` nor ``aten.eq.bool``). ``a <= b`` is ``b >= a``;
-    ``a != b`` is ``int(a == b) == 0``, true for a NaN as ``!=`` is. Other
-    kinds of operands are left as they are."""
+    """``a <= b``, ``a < b`` and ``a != b`` of numbers, one of them a float,
+    in ops torch-mlir defines and lowers: its importer makes
+    ``aten.le.float``, ``aten.lt.float`` and ``aten.ne.float`` of them; it
+    defines no ``le`` or ``ne`` and has no linalg lowering of ``lt`` (it
+    lowers ``ge``, ``gt`` and ``eq``, but neither ``aten.__not__`` nor
+    ``aten.eq.bool``). An int operand is made a float first. ``a <= b`` is
+    ``b >= a``, ``a < b`` is ``b > a``; ``a != b`` is ``int(a == b) == 0``,
+    true for a NaN as ``!=`` is (``_ordered_number_comparisons`` makes the
+    ``==`` false for a NaN). Other kinds of operands are left as they are."""
     import torch
 
-    if not all(_number_kind(arg) is float for arg in node.args):
+    kinds = [_number_kind(arg) for arg in node.args]
+    if float not in kinds or not all(kind in (int, float) for kind in kinds):
         return
-    a, b = node.args
+    with graph.inserting_before(node):
+        a, b = (_as_float(graph, arg, kind) for arg, kind in zip(node.args, kinds, strict=True))
     if node.target is operator.le:
         node.target, node.args = operator.ge, (b, a)
+        return
+    if node.target is operator.lt:
+        node.target, node.args = operator.gt, (b, a)
         return
     with graph.inserting_before(node):
         equal = graph.call_function(torch.ops.aten.eq.float, (a, b))
@@ -281,6 +289,69 @@ def _float_comparison(graph, node) -> None:
     equal.meta = dict(node.meta)
     as_int.meta = {**node.meta, "val": 0}
     node.target, node.args = torch.ops.aten.eq.int, (as_int, 0)
+
+
+def _as_float(graph, arg, kind: type | None):
+    """A number argument as a float: an int constant converted, an int node
+    through ``aten.Float.Scalar`` (inserted at the graph's insertion point)."""
+    import torch
+
+    if kind is float:
+        return arg
+    if not hasattr(arg, "meta"):
+        return float(arg)
+    promoted = graph.call_function(torch.ops.aten.Float.Scalar, (arg,))
+    value = arg.meta.get("val")
+    promoted.meta = {**arg.meta, "val": torch.sym_float(value)}
+    return promoted
+
+
+# arith.cmpf predicates (MLIR's CmpFPredicate values): the unordered ones
+# torch-mlir gives number comparisons (ueq, ugt, uge, ult, ule) and their
+# ordered twins (oeq, ogt, oge, olt, ole: false when an operand is a NaN).
+_ORDERED = {8: 1, 9: 2, 10: 3, 11: 4, 12: 5}
+
+
+def _ordered_number_comparisons(module) -> None:
+    """Comparisons of numbers (not tensors) with Python's meaning for a NaN.
+
+    torch-mlir lowers ``aten.{eq,gt,ge}.float`` (and the comparisons of a
+    float with an int) to ``arith.cmpf`` with unordered predicates, true
+    when an operand is a NaN: ``float(nan) >= 1`` was true compiled and false
+    in eager. Python's ``==``, ``<``, ``<=``, ``>``, ``>=`` are false for a
+    NaN (its ``!=`` is true: ``une``, kept). Only scalar comparisons outside
+    linalg bodies are number comparisons: inside a body, unordered
+    predicates are deliberate (a ReLU selects ``ugt`` to keep a NaN)."""
+    from torch_mlir import ir
+
+    found: list = []
+
+    def visit(op):
+        if op.name == "arith.cmpf" and _outside_payloads(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        predicate = ir.IntegerAttr(op.attributes["predicate"])
+        if predicate.value in _ORDERED:
+            ordered = _ORDERED[predicate.value]
+            op.attributes["predicate"] = ir.IntegerAttr.get(predicate.type, ordered)
+
+
+def _outside_payloads(op) -> bool:
+    """The op compares scalars and sits in no linalg (or other payload)
+    region: its ancestors up to the function are control flow only."""
+    from torch_mlir import ir
+
+    if any(isinstance(v.type, ir.ShapedType) for v in op.operands):
+        return False
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if not parent.name.startswith("scf."):
+            return False
+        parent = parent.parent
+    return parent is not None
 
 
 def _number_kind(arg) -> type | None:
@@ -324,8 +395,11 @@ COLLATERAL = re.compile(
 # A pattern's own diagnostic and the op it names (MLIRError's text):
 #   error: "f.py":3:0: unimplemented: Only integer/float dtype supported
 #    note: "f.py":3:0: see current operation: %1 = "torch.aten.mul.Scalar"(...
+# A diagnostic's location: a file's line (one op), a call site (an op made
+# by a helper of the user's code: ``callsite("lib.py":3:0 at "model.py":9:0)``)
+# or a word.
 _DIAGNOSTIC = re.compile(
-    r"error: (?:\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
+    r"error: (?:callsite\([^\n]*?\)|\"[^\"]*\"(?::\d+)*|\S+): (?P<message>[^\n]+)\n\s*note: [^\n]*?"
     r"see current operation: [^\n]*?\"(?P<op>[\w.]+)\"\("
 )
 
@@ -638,6 +712,7 @@ def import_job(job: str) -> dict[str, Any]:
         _run_backend(TORCH_BACKEND, module, torch_dirs, named_only=True)
         _write(job, "torch.mlir", module)
         _run_backend(LINALG_BACKEND, module, torch_dirs, named_only=False)
+        _ordered_number_comparisons(module)
     _stand_in_tm_tensor_ops(module)
     ops = _unsupported_ops(module, torch_dirs)
     if ops:

@@ -331,6 +331,7 @@ class NativeFunction:
         # Multithreaded code: each call sizes its teams by the free cores.
         self._sized_teams = teams.attach(self._lib)
         self._frames = threading.local()
+        self._held_arenas: list[torch.Tensor] = []  # prepared()'s, for good
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         shapes, outputs = self._outputs_for(inputs)
@@ -407,8 +408,18 @@ class NativeFunction:
         runs the code with no Python of lowerline's around it, the floor a
         call's overhead is measured from (``bench/call_overhead.py``)."""
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
-        # One arena held for good: the floor has no pool traffic.
-        trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
+        return self._prepared_frame(inputs, outputs)
+
+    def _prepared_frame(
+        self, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
+    ) -> tuple[Any, tuple, list[torch.Tensor]]:
+        """``prepared``'s descriptors over ``inputs`` and ``outputs``."""
+        trailing = outputs
+        if self.arenas is not None:
+            # One arena held for good: the floor has no pool traffic. The
+            # function keeps it (the descriptors hold only its address).
+            self._held_arenas.append(self.arenas.take())
+            trailing = [*outputs, self._held_arenas[-1]]
         self._omp.ensure()
         self._tiles.ensure()
         frame = _CallFrame(inputs, trailing)
@@ -516,12 +527,7 @@ class DynamicNativeFunction(NativeFunction):
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
         allocators = self._allocators_for(tuple([t.shape for t in inputs]))
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
-        trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
-        self._omp.ensure()
-        self._tiles.ensure()
-        frame = _CallFrame(inputs, trailing)
-        frame.point_at(inputs, trailing)
-        return self._function, frame.arguments, outputs
+        return self._prepared_frame(inputs, outputs)
 
 
 class _DeviceEntry(NativeFunction):

@@ -39,7 +39,9 @@ no containers, remembers what the checked path decided for each signature
 (types, shapes, strides, dtypes, device, grad) of the calls it has seen; a
 later call with a known signature whose inputs do not overlap goes straight
 to the library (the fast path, ``_FastPlan``; bench/call_overhead.py
-measures it). Every other call, bad ones included, takes the checked path.
+measures it); a library compiled for dynamic dims runs there as a static
+function at the signature's shapes (``DynamicNativeFunction.at_shapes``).
+Every other call, bad ones included, takes the checked path.
 """
 
 from __future__ import annotations
@@ -249,15 +251,16 @@ class _FastPlan:
     # The inputs are the library's arguments as they are: contiguous, no buffer, no seed.
     direct: bool
     extents: tuple[int, ...]  # bytes each input spans; () for one input (nothing to overlap)
+    # What runs the call: the specialization's function, or (dynamic dims)
+    # that function at this signature's shapes (``_plan``).
+    function: NativeFunction | GpuFunction
     # direct, nothing to write back and one tensor out: the call is function(args)[0].
     simple: bool = field(init=False)
-    function: NativeFunction | GpuFunction = field(init=False)
 
     def __post_init__(self) -> None:
         specialization = self.specialization
         simple = self.direct and not specialization.writes and specialization.single_tensor
         object.__setattr__(self, "simple", simple)
-        object.__setattr__(self, "function", specialization.function)
 
     def run(self, args: tuple, state: dict[str, torch.Tensor]) -> Any:
         specialization = self.specialization
@@ -278,7 +281,13 @@ class _FastPlan:
 def _plan(args: tuple, specialization: Specialization) -> _FastPlan:
     contiguous = all(a.is_contiguous() for a in args)
     extents = tuple(calls.span_bytes(a) for a in args) if len(args) > 1 else ()
-    return _FastPlan(specialization, specialization.takes_inputs and contiguous, extents)
+    direct = specialization.takes_inputs and contiguous
+    function = specialization.function
+    if direct and isinstance(function, DynamicNativeFunction):
+        # A signature fixes the shapes: the library runs as a static function
+        # there (its calls look up no shapes; the checked path checked the ranges).
+        function = function.at_shapes([a.shape for a in args])
+    return _FastPlan(specialization, direct, extents, function)
 
 
 def _options_text(options: CpuOptions | GpuOptions) -> str:

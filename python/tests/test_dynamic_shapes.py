@@ -10,8 +10,10 @@ from torch import nn
 from torch.export import Dim
 
 import lowerline
+from lowerline.api import MAX_FAST_PLANS
 from lowerline.driver import workers
 from lowerline.examples.classifier import Classifier
+from lowerline.runtime.native import MAX_DYNAMIC_FRAMES, NativeFunction
 from lowerline.runtime.sizes import SizeExpressionError, SizeFunction, compile_dim, valid_dim
 
 
@@ -285,6 +287,63 @@ def test_a_repeated_size_evaluates_no_size_expression(cache_dir):
     assert [shapes[0][0] for shapes in evaluated] == [5, 1, 64]
     # Each call's output is its own tensor, not a buffer kept from a former call.
     assert len({out.data_ptr() for out in outputs[:2]}) == 2
+
+
+def test_fast_calls_run_a_static_view_per_size(cache_dir):
+    """The fast path runs a dynamic library as a static function at each
+    signature's shapes (no per-call shape lookup); a new size in the range
+    after cached ones gets its own view with its own output size, and a cached
+    size's view keeps giving that size's results."""
+    model, compiled = _dynamic_mlp(cache_dir)
+    dynamic = compiled.specializations[0].function
+    inputs = {b: torch.randn(b, 37) for b in (5, 3, 64, 1)}
+    for b in [5, 5, 3, 3, 5, 64, 1, 3, 64, 5, 1]:
+        got = compiled(inputs[b])
+        assert got.shape == (b, 10)
+        with torch.no_grad():
+            torch.testing.assert_close(got, model(inputs[b]), rtol=1e-4, atol=1e-5)
+    views = [plan.function for plan in compiled._plans.values()]
+    assert len(views) == 4 and len({id(view) for view in views}) == 4
+    assert all(type(view) is NativeFunction for view in views)  # not the dynamic one
+    assert {view._allocators[0][0] for view in views} == {(5, 10), (3, 10), (64, 10), (1, 10)}
+    # The views share the library's arena pool: a call at any size allocates nothing.
+    assert all(view.arenas is dynamic.arenas for view in views)
+    assert compiled.memory().allocations == 0
+
+
+def test_checks_still_fire_after_cached_sizes(cache_dir):
+    """A size outside the range, a wrong dtype or rank after fast calls at
+    sizes in the range: each a clear error, not a call of the library."""
+    _, compiled = _dynamic_mlp(cache_dir)
+    for _ in range(2):
+        compiled(torch.randn(4, 37))
+    with pytest.raises(ValueError, match=r"input has size 65 in dim 0, .*\[1, 64\]"):
+        compiled(torch.randn(65, 37))
+    with pytest.raises(
+        TypeError, match=r"input: expected dtype torch\.float32, got torch\.float64"
+    ):
+        compiled(torch.randn(4, 37, dtype=torch.float64))
+    # Another rank is another specialization, which torch.export refuses.
+    with pytest.raises(lowerline.ExportError, match="could not capture"):
+        compiled(torch.randn(37))
+    assert compiled(torch.randn(4, 37)).shape == (4, 10)
+
+
+def test_per_size_caches_stay_bounded(cache_dir):
+    """More sizes than the caches hold: the thread's frames stop at
+    MAX_DYNAMIC_FRAMES and the fast plans at MAX_FAST_PLANS; calls beyond
+    them are still right (rebuilt per call, or through the checked path)."""
+    model, compiled = _dynamic_mlp(cache_dir)
+    dynamic = compiled.specializations[0].function
+    sizes = list(range(1, 65))
+    for b in [*sizes, 64, 3]:
+        x = torch.randn(b, 37)
+        with torch.no_grad():
+            expected = model(x)
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(dynamic([x])[0], expected, rtol=1e-4, atol=1e-5)
+    assert len(dynamic._by_shape()) == MAX_DYNAMIC_FRAMES
+    assert len(compiled._plans) <= MAX_FAST_PLANS
 
 
 class Doubled(nn.Module):

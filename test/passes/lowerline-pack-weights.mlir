@@ -153,20 +153,25 @@ func.func @keeps_elided_weight(%a: tensor<8x4xf32>) -> tensor<8x64xf32> {
 
 // A matmul over dynamic rows: its full 8x32 register tiles read packed
 // panels; its remainder pieces, widened along N (4x64, 2x64, 1x64 here),
-// read their k x 64 panel once, in contiguous rows of the original B:
-// left alone, with no packed copy of B per piece width.
-// CHECK-LABEL: func.func @leaves_widened_pieces(
-// CHECK-NOT:     .p64
+// read their k x 64 panel once. The 4- and 2-row pieces read the rows of
+// the original B (no packed copy per piece width); the 1-row piece, all a
+// batch of 1 runs, reads a [N / 64, K, 64] copy (packed: the static
+// batch-1 build's time; row by row at a stride of N: 1.6x that).
+// CHECK-LABEL: func.func @packs_only_the_one_row_piece(
+// CHECK:         %[[P64:.+]] = arith.constant dense_resource<{{lowerline_weight[0-9]+}}.p64> : tensor<2x1x64xf32>
 // CHECK:         %[[P:.+]] = arith.constant dense_resource<{{lowerline_weight[0-9]+}}.p32> : tensor<4x1x32xf32>
-// CHECK-NOT:     .p64
 // CHECK:         %[[W:.+]] = arith.constant dense<"0x{{.+}}"> : tensor<1x128xf32>
 // CHECK:         %[[WT:.+]] = tensor.extract_slice %[[W]][0, %{{.+}}] [1, 64] [1, 1] : tensor<1x128xf32> to tensor<1x64xf32>
 // CHECK:         tensor.extract_slice %[[P]]{{.+}} : tensor<4x1x32xf32> to tensor<1x32xf32>
 // CHECK:         linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>)
 // CHECK:         tensor.extract_slice %[[WT]]
 // CHECK:         linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x64xf32>)
-// CHECK-NOT:     .p64
-func.func @leaves_widened_pieces(%a: tensor<?x1xf32>) -> tensor<?x128xf32> {
+// CHECK:         tensor.extract_slice %[[WT]]
+// CHECK:         linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x64xf32>)
+// CHECK:         tensor.extract_slice %[[P64]]{{.+}} : tensor<2x1x64xf32> to tensor<1x64xf32>
+// CHECK:         linalg.matmul {{.+}} : tensor<1x1xf32>, tensor<1x64xf32>)
+// CHECK-NOT:     .p128
+func.func @packs_only_the_one_row_piece(%a: tensor<?x1xf32>) -> tensor<?x128xf32> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0, 85.0, 86.0, 87.0, 88.0, 89.0, 90.0, 91.0, 92.0, 93.0, 94.0, 95.0, 96.0, 97.0, 98.0, 99.0, 100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0, 120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0]]> : tensor<1x128xf32>

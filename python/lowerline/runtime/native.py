@@ -331,37 +331,36 @@ class NativeFunction:
         # Multithreaded code: each call sizes its teams by the free cores.
         self._sized_teams = teams.attach(self._lib)
         self._frames = threading.local()
+        self._held_arenas: list[torch.Tensor] = []  # prepared()'s, for good
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        shapes, outputs = self._outputs_for(inputs)
+        shape, outputs = self._outputs_for(inputs)
         if self._slot_lock is None:
-            self._run(shapes, inputs, outputs)
+            self._run(shape, inputs, outputs)
             return outputs
         # The slot is the library's: no other call may fail into it (or take
         # this call's failure) between this call's start and its read.
         with self._slot_lock:
-            self._run(shapes, inputs, outputs)
+            self._run(shape, inputs, outputs)
             assert self._failed_slot is not None  # the lock exists only with it
             if self._failed_slot.value:
                 raise self._failure()
         return outputs
 
-    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
-        """The key of the inputs' shapes for ``_frame_for`` (static: none) and
-        fresh outputs."""
-        return (), [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, list[torch.Tensor]]:
+        """What ``_frame_for`` needs of the inputs' shapes (static: nothing)
+        and fresh outputs."""
+        return None, [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
 
     def _frame_for(
-        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+        self, shape: Any, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
     ) -> _CallFrame:
         frame = getattr(self._frames, "frame", None)
         if frame is None:  # this thread's first call
             frame = self._new_frame(inputs, trailing)
         return frame
 
-    def _run(
-        self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
-    ) -> None:
+    def _run(self, shape: Any, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]) -> None:
         """One call of the entry; raises the failure its arena's word holds."""
         self._tiles.ensure()
         if self._sized_teams:
@@ -369,7 +368,7 @@ class NativeFunction:
         pool = self.arenas
         # The arena is one more out-parameter, after the outputs.
         trailing = outputs if pool is None else [*outputs, pool.take()]
-        frame = self._frame_for(shapes, inputs, trailing)
+        frame = self._frame_for(shape, inputs, trailing)
         if self._reset is not None:
             self._reset()  # memory() is about this call
         frame.point_at(inputs, trailing)
@@ -401,14 +400,34 @@ class NativeFunction:
         frame = self._frames.frame = _CallFrame(inputs, outputs)
         return frame
 
+    def _static_view(self, allocators: list[tuple[tuple, torch.dtype]]) -> NativeFunction:
+        """A static function on the same entry whose outputs ``allocators``
+        make: it shares the library, the arena pool, the failure slot and
+        OpenMP settings, and keeps its own descriptors per thread."""
+        view = object.__new__(NativeFunction)
+        view.__dict__.update(self.__dict__)
+        view._allocators = allocators
+        view._frames = threading.local()
+        return view
+
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
         """The entry point, its arguments (descriptors built once over
         ``inputs`` and fresh outputs) and the outputs: ``entry(*arguments)``
         runs the code with no Python of lowerline's around it, the floor a
         call's overhead is measured from (``bench/call_overhead.py``)."""
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in self._allocators]
-        # One arena held for good: the floor has no pool traffic.
-        trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
+        return self._prepared_frame(inputs, outputs)
+
+    def _prepared_frame(
+        self, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
+    ) -> tuple[Any, tuple, list[torch.Tensor]]:
+        """``prepared``'s descriptors over ``inputs`` and ``outputs``."""
+        trailing = outputs
+        if self.arenas is not None:
+            # One arena held for good: the floor has no pool traffic. The
+            # function keeps it (the descriptors hold only its address).
+            self._held_arenas.append(self.arenas.take())
+            trailing = [*outputs, self._held_arenas[-1]]
         self._omp.ensure()
         self._tiles.ensure()
         frame = _CallFrame(inputs, trailing)
@@ -461,8 +480,10 @@ class DynamicNativeFunction(NativeFunction):
     A thread keeps one frame per set of input shapes (descriptors hold sizes
     and strides, which a static function fixes once) with its outputs' sizes,
     so a steady stream of calls at a few sizes evaluates no size expression
-    and builds nothing but the output tensors. The sizes' ranges are the caller's
-    check (``lowerline.api``): the code trusts its descriptors.
+    and builds nothing but the output tensors; the compiled module's fast
+    path goes further and calls a static view per signature (``at_shapes``).
+    The sizes' ranges are the caller's check (``lowerline.api``): the code
+    trusts its descriptors.
     """
 
     def __init__(
@@ -491,37 +512,44 @@ class DynamicNativeFunction(NativeFunction):
             by_shape = self._frames.by_shape = {}
         return by_shape
 
-    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[tuple, list[torch.Tensor]]:
+    def _outputs_for(self, inputs: Sequence[torch.Tensor]) -> tuple[list, list[torch.Tensor]]:
+        """The inputs' shapes' ``[allocators, frame or None]`` (kept for up to
+        MAX_DYNAMIC_FRAMES shapes) and fresh outputs."""
         # torch.Size is a tuple: the key costs no conversion.
-        shapes = tuple([t.shape for t in inputs])
-        known = self._by_shape().get(shapes)
-        # A repeated shape evaluates no size expression (and builds no descriptor).
-        allocators = self._allocators_for(shapes) if known is None else known[0]
-        outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
-        if known is None and len(self._frames.by_shape) < MAX_DYNAMIC_FRAMES:
-            self._frames.by_shape[shapes] = [allocators, None]
-        return shapes, outputs
+        known = self._known(tuple([t.shape for t in inputs]))
+        return known, [torch.empty(*sizes, dtype=dtype) for sizes, dtype in known[0]]
+
+    def _known(self, shapes: tuple) -> list:
+        """``[allocators, frame or None]`` of these input shapes, kept for up
+        to MAX_DYNAMIC_FRAMES shapes: each one's sizes evaluated once."""
+        by_shape = self._by_shape()
+        known = by_shape.get(shapes)
+        if known is None:
+            known = [self._allocators_for(shapes), None]
+            if len(by_shape) < MAX_DYNAMIC_FRAMES:
+                by_shape[shapes] = known
+        return known
 
     def _frame_for(
-        self, shapes: tuple, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
+        self, shape: Any, inputs: Sequence[torch.Tensor], trailing: Sequence[torch.Tensor]
     ) -> _CallFrame:
-        known = self._by_shape().get(shapes)
-        if known is not None and known[1] is not None:
-            return known[1]
-        frame = _CallFrame(inputs, trailing)
-        if known is not None:  # kept with its allocators (up to MAX_DYNAMIC_FRAMES shapes)
-            known[1] = frame
-        return frame
+        if shape[1] is None:  # kept with its allocators (if its shapes are)
+            shape[1] = _CallFrame(inputs, trailing)
+        return shape[1]
+
+    def at_shapes(self, shapes: Sequence[torch.Size]) -> NativeFunction:
+        """This function for inputs of ``shapes`` only: a static function
+        (its outputs' sizes evaluated now, descriptors built once per
+        thread) on the same library, arena pool and failure slot. The fast
+        path (``lowerline.api``) calls one per signature it has seen, so a
+        dynamic call there costs what a static one does: no shape key, no
+        lookup. The sizes' ranges are the caller's check."""
+        return self._static_view(self._known(tuple(shapes))[0])
 
     def prepared(self, inputs: Sequence[torch.Tensor]) -> tuple[Any, tuple, list[torch.Tensor]]:
         allocators = self._allocators_for(tuple([t.shape for t in inputs]))
         outputs = [torch.empty(*sizes, dtype=dtype) for sizes, dtype in allocators]
-        trailing = outputs if self.arenas is None else [*outputs, self.arenas.take()]
-        self._omp.ensure()
-        self._tiles.ensure()
-        frame = _CallFrame(inputs, trailing)
-        frame.point_at(inputs, trailing)
-        return self._function, frame.arguments, outputs
+        return self._prepared_frame(inputs, outputs)
 
 
 class _DeviceEntry(NativeFunction):
@@ -571,10 +599,8 @@ class _DeviceEntry(NativeFunction):
         frame = self._frames.frame = _CallFrame(inputs, outputs, raw=self._sizes)
         return frame
 
-    def _run(
-        self, shapes: tuple, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]
-    ) -> None:
-        frame = self._frame_for(shapes, inputs, outputs)
+    def _run(self, shape: Any, inputs: Sequence[torch.Tensor], outputs: list[torch.Tensor]) -> None:
+        frame = self._frame_for(shape, inputs, outputs)
         frame.point_at(inputs, outputs)
         scratch = self.scratch.take()
         frame.point_raw(self.weights, scratch)

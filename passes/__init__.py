@@ -42,6 +42,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",
     "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
+    "lowerline-carry-masked-accumulators": "tiling.carry_masked_accumulators",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
     "lowerline-amx-matmul": "tiling.amx_matmul",

@@ -178,7 +178,10 @@ def tiled(o: CpuOptions) -> str:
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
         # After CSE (equal loop bounds are one value); CSE again computes the
         # fused loops' shared reads and values once.
-        "lowerline-fuse-row-sweeps,cse"
+        "lowerline-fuse-row-sweeps,cse,"
+        # A dynamic row's masked last chunk updates its partial results in
+        # a register, not through a scratch buffer.
+        "lowerline-carry-masked-accumulators"
     )
 
 

@@ -60,6 +60,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-erfc": "graph.fold_erfc",
     "lowerline-hoist-thread-number": "lowering.hoist_thread_number",
     "lowerline-minmax-accumulators": "lowering.minmax_accumulators",
+    "lowerline-expand-minmax-reductions": "lowering.expand_minmax_reductions",
     "lowerline-omp-loop-nowait": "lowering.omp_loop_nowait",
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",
     "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",

@@ -315,6 +315,8 @@ def llvm(o: CpuOptions) -> str:
         "convert-complex-to-standard",
         # A max/min reduction's step as vmaxps, the NaN check off its chain.
         "lowerline-minmax-accumulators",
+        # ...and a horizontal max/min as vmaxps halves, one NaN check.
+        "lowerline-expand-minmax-reductions",
     ]
     if o.approximate_math:
         passes += [

@@ -20,6 +20,7 @@ looked up.
 
 PASS_MODULES: dict[str, str] = {
     "lowerline-drop-dead-results": "graph.drop_dead_results",
+    "lowerline-fold-all-inf-checks": "graph.fold_all_inf_checks",
     "lowerline-bound-dynamic-dims": "graph.bound_dynamic_dims",
     "lowerline-fold-identity-extracts": "graph.fold_identity_extracts",
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",

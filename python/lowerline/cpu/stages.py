@@ -144,6 +144,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # After fusion: the check's compare is in its reduction's body.
+        "lowerline-fold-all-inf-checks,"
         # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
         "lowerline-fold-erfc,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.

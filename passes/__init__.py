@@ -20,6 +20,7 @@ looked up.
 
 PASS_MODULES: dict[str, str] = {
     "lowerline-drop-dead-results": "graph.drop_dead_results",
+    "lowerline-fold-all-inf-checks": "graph.fold_all_inf_checks",
     "lowerline-bound-dynamic-dims": "graph.bound_dynamic_dims",
     "lowerline-fold-identity-extracts": "graph.fold_identity_extracts",
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
@@ -42,6 +43,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",
     "lowerline-fuse-row-sweeps": "tiling.fuse_row_sweeps",
+    "lowerline-carry-masked-accumulators": "tiling.carry_masked_accumulators",
     "lowerline-winograd-conv": "tiling.winograd_conv",
     "lowerline-int8-conv-matmul": "tiling.int8_conv_matmul",
     "lowerline-amx-matmul": "tiling.amx_matmul",
@@ -59,6 +61,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-erfc": "graph.fold_erfc",
     "lowerline-hoist-thread-number": "lowering.hoist_thread_number",
     "lowerline-minmax-accumulators": "lowering.minmax_accumulators",
+    "lowerline-expand-minmax-reductions": "lowering.expand_minmax_reductions",
     "lowerline-omp-loop-nowait": "lowering.omp_loop_nowait",
     "lowerline-report-failed-asserts": "lowering.report_failed_asserts",
     "lowerline-require-llvm-dialect": "lowering.require_llvm_dialect",

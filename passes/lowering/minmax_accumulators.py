@@ -26,7 +26,7 @@ false); its sign and payload are not ``x``'s, which torch does not
 distinguish. Equal values keep the accumulator, so of -0 and +0 the one seen
 first in a lane wins, as in ATen's own reductions
 (``torch.tensor([-0., 0.]).amax()`` is -0); the final horizontal
-``vector.reduction`` is left as it is.
+``vector.reduction`` is left to ``lowerline-expand-minmax-reductions``.
 
 Only a ``maximumf`` / ``minimumf`` with one operand read (through
 ``vector.extract`` / ``broadcast`` / ``shape_cast``) from an ``scf.for``

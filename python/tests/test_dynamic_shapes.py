@@ -198,6 +198,54 @@ def test_encoder_dynamic_sequence_tails(cache_dir, batch):
     _check_sizes(compiled, model, lambda s: torch.randn(batch, s, 32), [2, 17, 33, 80, 128])
 
 
+class _Softmaxes(nn.Module):
+    """torch's softmax, attention's ``_safe_softmax`` (0, not NaN, for a
+    row that is all -inf) and the row's maximum and minimum, over the last dim."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.softmax(x, dim=-1),
+            torch.ops.aten._safe_softmax(x, -1),
+            x.amax(dim=-1),
+            x.amin(dim=-1),
+        )
+
+
+def _special_rows(n: int) -> torch.Tensor:
+    """Rows of ``n`` scores: plain; all -inf (a fully masked query); -inf
+    but the last (a masked prefix); a NaN first and last (in the full
+    register steps and in the masked last one); +inf last; and -0 / +0."""
+    torch.manual_seed(n)
+    x = torch.randn(7, n)
+    x[1] = float("-inf")
+    x[2, :-1] = float("-inf")
+    x[3, 0] = x[3, -1] = float("nan")
+    x[4, -1] = float("inf")
+    x[5] = 0.0
+    x[5, ::2] = -0.0
+    return x
+
+
+def test_softmax_dynamic_rows_with_nan_and_infinities(cache_dir):
+    """Row max, min and sum over a dynamic row, in register steps and a
+    masked last one whose partial results stay in a register
+    (lowerline-carry-masked-accumulators), the max and min of a register
+    in halving steps (lowerline-expand-minmax-reductions); lengths 1, 5,
+    17, 31, 64 and the range's maximum 128: each special row gives what
+    eager gives, NaNs where eager has them."""
+    model = _Softmaxes().eval()
+    compiled = lowerline.compile(
+        model, _special_rows(17), dynamic={"x": {1: (1, 128)}}, cache_dir=cache_dir
+    )
+    for n in [1, 5, 17, 31, 64, 128]:
+        x = _special_rows(n)
+        with torch.no_grad():
+            expected = model(x)
+        got = compiled(x)
+        for g, e in zip(got, expected, strict=True):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 def test_a_dim_the_model_specializes_is_refused_with_torchs_reason():
     # torch's attention takes another path for a batch of 1: a dynamic batch
     # from 1 cannot be one artifact; the error says which values the guard allows.

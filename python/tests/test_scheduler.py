@@ -45,6 +45,7 @@ def test_named_pipelines_expand_in_place(context):
         "lowerline-check-integer-division",
         "lowerline-report-failed-asserts",
         "lowerline-minmax-accumulators",
+        "lowerline-expand-minmax-reductions",
         "lowerline-approximate-exp",
         "lowerline-approximate-math",
         "lowerline-require-llvm-dialect",

@@ -144,6 +144,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # After fusion: the check's compare is in its reduction's body.
+        "lowerline-fold-all-inf-checks,"
         # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
         "lowerline-fold-erfc,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.
@@ -178,7 +180,10 @@ def tiled(o: CpuOptions) -> str:
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
         # After CSE (equal loop bounds are one value); CSE again computes the
         # fused loops' shared reads and values once.
-        "lowerline-fuse-row-sweeps,cse"
+        "lowerline-fuse-row-sweeps,cse,"
+        # A dynamic row's masked last chunk updates its partial results in
+        # a register, not through a scratch buffer.
+        "lowerline-carry-masked-accumulators"
     )
 
 
@@ -312,6 +317,8 @@ def llvm(o: CpuOptions) -> str:
         "convert-complex-to-standard",
         # A max/min reduction's step as vmaxps, the NaN check off its chain.
         "lowerline-minmax-accumulators",
+        # ...and a horizontal max/min as vmaxps halves, one NaN check.
+        "lowerline-expand-minmax-reductions",
     ]
     if o.approximate_math:
         passes += [

@@ -183,3 +183,20 @@ def test_parallel_row_tiles_are_shared_evenly_by_the_cores(cores, m, n, mc):
     tiles = matmul_tiles(cpu, m, n, 384)
     assert tiles.mc == mc, tiles
     assert m % tiles.mc == 0, tiles
+
+
+@pytest.mark.parametrize(
+    ("n", "nr", "masked"),
+    [
+        (384, 128, False),  # not 192: 12 registers, which LLVM splits lane by lane
+        (512, 256, False),  # 16 vectors: half of the registers
+        (96, 64, True),  # 6 vectors: 4 and a masked tile, not 2 (latency-bound chains)
+        (48, 16, False),  # fewer than 4 vectors in all: any power-of-two divisor
+        (200, 128, True),  # no whole vectors: the widest power of two, masked
+        (10, 10, False),  # less than a vector
+    ],
+)
+def test_row_vector_tiles_are_powers_of_two_vectors(n, nr, masked):
+    target = CPU_TARGETS["sapphirerapids"]
+    tiles = matmul_tiles(target, 1, n, 128)
+    assert (tiles.mr, tiles.nr, tiles.masked) == (1, nr, masked)

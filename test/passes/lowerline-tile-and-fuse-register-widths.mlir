@@ -70,3 +70,40 @@ func.func @batch_entries_are_the_parallel_tiles(%a: tensor<24x65x64xf32>, %b: te
   %c = linalg.batch_matmul ins(%a, %b : tensor<24x65x64xf32>, tensor<24x64x65xf32>) outs(%f : tensor<24x65x65xf32>) -> tensor<24x65x65xf32>
   return %c : tensor<24x65x65xf32>
 }
+
+// -----
+
+// A row vector (one row: a recurrent cell's step at batch 1) spends the
+// registers along n, in a power-of-two number of vectors: 384 columns are
+// 3 tiles of 128, not 2 of 192, whose 12-register accumulator LLVM split
+// lane by lane through the stack at every k step (3x slower).
+// EXPLAIN-SPR: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 1x128, registers 1x128, k loop of 1
+// CHECK-LABEL: func.func @row_vector_in_power_of_two_vectors(
+// CHECK:         scf.forall {{.+}} in (1, 3)
+// CHECK:             scf.for {{.+}} -> (tensor<1x128xf32>)
+// CHECK:               linalg.matmul {{.+}} -> tensor<1x128xf32>
+// CHECK-NOT:     tensor<1x192xf32>
+// CHECK:         return
+func.func @row_vector_in_power_of_two_vectors(%a: tensor<1x128xf32>, %b: tensor<128x384xf32>) -> tensor<1x384xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x384xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x384xf32>) -> tensor<1x384xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<1x128xf32>, tensor<128x384xf32>) outs(%f : tensor<1x384xf32>) -> tensor<1x384xf32>
+  return %c : tensor<1x384xf32>
+}
+
+// -----
+
+// Not changed: 512 columns are 2 tiles of 256 (16 vectors, half of the
+// registers), already a power of two.
+// EXPLAIN-SPR: remark: linalg.matmul: g0: matmul; fused fill; tiles: parallel 1x256, registers 1x256, k loop of 1
+// CHECK-LABEL: func.func @row_vector_of_sixteen_vectors(
+// CHECK:         scf.forall {{.+}} in (1, 2)
+// CHECK:               linalg.matmul {{.+}} -> tensor<1x256xf32>
+func.func @row_vector_of_sixteen_vectors(%a: tensor<1x128xf32>, %b: tensor<128x512xf32>) -> tensor<1x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<1x128xf32>, tensor<128x512xf32>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
+  return %c : tensor<1x512xf32>
+}

@@ -104,13 +104,16 @@ def matmul_tiles(
     nr_vectors = 2 if n >= 2 * vl else 1
     mr_limit = max(1, (regs - nr_vectors - 2) // nr_vectors)
     mr_limit = min(mr_limit, 8) if regs >= 32 else min(mr_limit, 6)
-    if m == 1:  # a row vector: use the registers along n instead
-        nr_vectors = max(1, min(regs // 2, -(-n // vl)))
     # nr: whole vectors, a masked partial tile where n has no such divisor.
     # A divisor of another width (N = 196 gave 28) makes vectors LLVM splits
     # lane by lane when they cross loop iterations: measured 14x slower than
     # eager on a 128x384x196 linear, against 0.9x with 32 columns masked.
-    nr, nr_divides = _tile(n, nr_vectors * vl, vl, whole=True) if n >= vl else (n, True)
+    if m == 1:  # a row vector: use the registers along n instead
+        nr, nr_divides = _row_vector_nr(n, vl, regs // 2)
+    elif n >= vl:
+        nr, nr_divides = _tile(n, nr_vectors * vl, vl, whole=True)
+    else:
+        nr, nr_divides = n, True
     mr, mr_divides = _tile(m, mr_limit, 1)
     # mc: an mc x k block of A in half of L2, in whole register tiles (the
     # k x nr panel of B a register tile streams is reused across those rows).
@@ -134,6 +137,35 @@ def matmul_tiles(
         mc //= 2
     mc = _balanced_mc(batch * (n // nc), m, mc, mr, target.cores)
     return MatmulTiles(mc, nc, mr, nr, masked=not (mr_divides and nr_divides))
+
+
+# A row vector's register tile splits n into independent accumulator chains:
+# fewer than this many vectors leave the FMA latency exposed (4 cycles, two
+# FMAs a cycle), so a masked wider tile is preferred to a narrow divisor.
+_ROW_VECTOR_MIN_VECTORS = 4
+
+
+def _row_vector_nr(n: int, vl: int, limit_vectors: int) -> tuple[int, bool]:
+    """A 1 x n matmul's register tile width: a power-of-two number of vectors.
+
+    The accumulator is one vector of nr lanes carried by the k loop. LLVM
+    legalizes a vector of 12 registers (nr = 192, the 384-wide gates of a
+    GRU at batch 1) by splitting it lane by lane through the stack in every
+    step: a 1 x 128 x 384 linear took 15.2 us of CPU time against 5.3 us at
+    n = 512 (16 vectors) and 4.8 us at n = 256 (one thread). So: the widest
+    power-of-two tile that divides n, at least ``_ROW_VECTOR_MIN_VECTORS``
+    vectors; else the widest power-of-two tile, its last one masked.
+    Returns (nr, divides)."""
+    if n < vl:
+        return n, True
+    vectors = 1 << (min(limit_vectors, -(-n // vl)).bit_length() - 1)
+    widest = vectors
+    least = _ROW_VECTOR_MIN_VECTORS if widest >= _ROW_VECTOR_MIN_VECTORS else 1
+    while vectors >= least:
+        if n % (vectors * vl) == 0:
+            return vectors * vl, True
+        vectors //= 2
+    return widest * vl, n % (widest * vl) == 0
 
 
 def _balanced_mc(column_tiles: int, m: int, mc: int, mr: int, cores: int) -> int:

@@ -1,9 +1,12 @@
 """Strided convolutions A/B in one process: lowerline with and without
-``split_strided_columns`` (``lowerline-split-strided-columns``), eager and
-ONNX Runtime, one thread, CPU time (``time.thread_time``), interleaved.
+``split_strided_columns`` (``lowerline-split-strided-columns``; ``--before``
+names another CpuOptions flag to turn off instead, e.g.
+``conv_channel_vectors``), eager and ONNX Runtime, one thread, CPU time
+(``time.thread_time``), interleaved.
 
     .venv/bin/python bench/strided_conv_ab.py [--only c3s2-64to128x56] [--batches 1,8] [--rounds 3]
     .venv/bin/python bench/strided_conv_ab.py --models resnet_basic,resnet_stem
+    .venv/bin/python bench/strided_conv_ab.py --before conv_channel_vectors
 
 Layers are ``nn.Conv2d(cin, cout, k, stride, k // 2)`` + ReLU on
 ``size x size`` planes. The table gives the median over rounds of each
@@ -67,12 +70,17 @@ def main() -> None:
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=0.2, help="CPU seconds per call series")
+    parser.add_argument(
+        "--before",
+        default="split_strided_columns",
+        help="the CpuOptions flag that the 'before' build turns off (conv_channel_vectors...)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     workdir = tempfile.mkdtemp()
     cases = []
     for name, model, inputs in _cases(args):
-        before = lowerline.compile(model, *inputs, num_threads=1, split_strided_columns=False)
+        before = lowerline.compile(model, *inputs, num_threads=1, **{args.before: False})
         after = lowerline.compile(model, *inputs, num_threads=1)
         with torch.no_grad():
             expected = model(*inputs)

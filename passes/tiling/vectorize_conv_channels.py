@@ -126,6 +126,16 @@ def _narrow_or_strided(width: int, stride: int, lanes: int) -> bool:
     return stride > 1 or width % lanes != 0
 
 
+def _accumulators(target: CpuTarget, vectors: int, taps: int, most: int) -> int:
+    """Accumulator vectors of a register tile: the target's vector registers
+    less a row of taps' packed filter vectors (``vectors`` per tap, all of
+    which LLVM may load ahead) and two for the broadcast input elements,
+    ``most`` at most. The 7x7 stem with 24 accumulators and 14 filter
+    vectors spilled: 1.67x ONNX Runtime's time against 1.13x for the row
+    kernels (one thread, CPU time)."""
+    return max(vectors, min(most, target.vector_registers - vectors * taps - 2))
+
+
 def _plan(op: ir.Operation, target: CpuTarget, options: VectorizeConvChannels) -> _Conv | str:
     """The convolution to rewrite, or why it keeps the direct kernels."""
     types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
@@ -145,13 +155,25 @@ def _plan(op: ir.Operation, target: CpuTarget, options: VectorizeConvChannels) -
     winograd = strides == (1, 1) and dilations == (1, 1) and window == [3, 3]
     if options.keep_winograd and winograd and min(f, flt.shape[1]) >= options.winograd_channels:
         return "a 3x3 stride-1 convolution left to lowerline-winograd-conv"
+    if flt.shape[1] < options.min_channels:
+        # The ResNet stem (3 channels, 7x7 stride 2, 64 x 64, BN + ReLU + max
+        # pool), one thread: 90 us with the row kernels (column phases,
+        # lowerline-split-strided-columns), 133 us with this; 16 channels at
+        # 3x3 stride 2 were 30% faster with this.
+        return f"{flt.shape[1]} input channels: below min-channels={options.min_channels}"
+    if window == [1, 1]:
+        # No input element serves two taps: the broadcasts are as many as the
+        # multiplies' vectors, and the row kernels (a 1x1 stride-1 plane as one
+        # long row, lowerline-pointwise-conv-rows) were faster (1x1 stride 2,
+        # 64 -> 128 channels at 56 x 56, one thread: 71 -> 86 us).
+        return "a 1x1 window"
     if not _narrow_or_strided(ow, strides[1], lanes):
         return f"{ow}-wide unit-stride rows: whole vectors for the direct kernels"
     array = _filter(op)
     if array is None:
         return "the filter is not a constant with known bytes"
     vectors = 2 if f % (2 * lanes) == 0 else 1
-    pixels = max(1, options.accumulators // vectors)
+    pixels = max(1, _accumulators(target, vectors, window[1], options.accumulators) // vectors)
     accumulate = not _zero_init(op.operands[2])
     return _Conv(
         op, array, n, oh, ow, strides, dilations, lanes, vectors, pixels, accumulate, _epilogue(op)
@@ -346,6 +368,7 @@ class VectorizeConvChannels(Pass):
     keep_winograd: bool = opt(
         True, "leave 3x3 stride-1 convolutions lowerline-winograd-conv takes to it"
     )
+    min_channels: int = opt(16, "fewest input channels rewritten (fewer: the row kernels)")
     winograd_channels: int = opt(
         16, "lowerline-winograd-conv's min-channels (what keep-winograd leaves to it)"
     )

@@ -1,9 +1,12 @@
 """Strided convolutions A/B in one process: lowerline with and without
-``split_strided_columns`` (``lowerline-split-strided-columns``), eager and
-ONNX Runtime, one thread, CPU time (``time.thread_time``), interleaved.
+``split_strided_columns`` (``lowerline-split-strided-columns``; ``--before``
+names another CpuOptions flag to turn off instead, e.g.
+``conv_channel_vectors``), eager and ONNX Runtime, one thread, CPU time
+(``time.thread_time``), interleaved.
 
     .venv/bin/python bench/strided_conv_ab.py [--only c3s2-64to128x56] [--batches 1,8] [--rounds 3]
     .venv/bin/python bench/strided_conv_ab.py --models resnet_basic,resnet_stem
+    .venv/bin/python bench/strided_conv_ab.py --before conv_channel_vectors
 
 Layers are ``nn.Conv2d(cin, cout, k, stride, k // 2)`` + ReLU on
 ``size x size`` planes. The table gives the median over rounds of each
@@ -35,6 +38,8 @@ LAYERS = {
     "c3s2-64to128x20": (64, 128, 3, 2, 20),
     "c3s2-128to256x28": (128, 256, 3, 2, 28),
     "c3s2-24to53x41": (24, 53, 3, 2, 41),
+    "c3s2-16to64x40": (16, 64, 3, 2, 40),
+    "c3s2-32to64x40": (32, 64, 3, 2, 40),
     "c7s2-3to64x112": (3, 64, 7, 2, 112),
     "c1s2-64to128x56": (64, 128, 1, 2, 56),
 }
@@ -67,12 +72,17 @@ def main() -> None:
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--budget", type=float, default=0.2, help="CPU seconds per call series")
+    parser.add_argument(
+        "--before",
+        default="split_strided_columns",
+        help="the CpuOptions flag that the 'before' build turns off (conv_channel_vectors...)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     workdir = tempfile.mkdtemp()
     cases = []
     for name, model, inputs in _cases(args):
-        before = lowerline.compile(model, *inputs, num_threads=1, split_strided_columns=False)
+        before = lowerline.compile(model, *inputs, num_threads=1, **{args.before: False})
         after = lowerline.compile(model, *inputs, num_threads=1)
         with torch.no_grad():
             expected = model(*inputs)

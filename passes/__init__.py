@@ -39,6 +39,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-collapse-expanded-elementwise": "graph.collapse_expanded_elementwise",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-split-strided-columns": "tiling.split_strided_columns",
+    "lowerline-vectorize-conv-channels": "tiling.vectorize_conv_channels",
     "lowerline-pack-weights": "tiling.pack_weights",
     "lowerline-tile-and-fuse": "tiling.tile_and_fuse",
     "lowerline-vectorize": "tiling.vectorize",

@@ -24,6 +24,7 @@
 // OPTS-NEXT:     buffer-reuse=<bool>  (default: true)  bufferized stage:
 // OPTS-NEXT:     arena=<bool>  (default: true)  bufferized stage:
 // OPTS-NEXT:     winograd=<bool>  (default: true)  tiled stage: 3x3 stride-1 convolutions
+// OPTS-NEXT:     conv-channel-vectors=<bool>  (default: true)  tiled stage: f32 convolutions whose output rows
 // OPTS-NEXT:     split-strided-columns=<bool>  (default: true)  tiled stage: a convolution strided along the row
 // OPTS-NEXT:     time-kernels=<bool>  (default: false)  loops stage: bracket each top-level kernel
 // OPTS-NEXT:     approximate-math=<bool>  (default: true)  llvm stage: f32 exp, tanh, erf

@@ -58,6 +58,12 @@ class CpuOptions:
         "F(4x4, 3x3) (lowerline-winograd-conv; 4x fewer multiplies, rounding differs "
         "by ~1e-6 relative); False: direct convolution kernels",
     )
+    conv_channel_vectors: bool = opt(
+        True,
+        "tiled stage: f32 convolutions whose output rows are strided or not whole vectors, "
+        "with output channels a multiple of the lanes, as outer products along the output "
+        "channels (lowerline-vectorize-conv-channels); False: the direct row kernels",
+    )
     split_strided_columns: bool = opt(
         True,
         "tiled stage: a convolution strided along the row as one row-strided convolution "
@@ -171,10 +177,14 @@ def tiled(o: CpuOptions) -> str:
         return "func.func(lowerline-fold-constant-transposes)"
     winograd = f",lowerline-winograd-conv{{target={o.target}}}" if o.winograd else ""
     split = "lowerline-split-strided-columns," if o.split_strided_columns else ""
+    channels = ""
+    if o.conv_channel_vectors:
+        keep = "true" if o.winograd else "false"
+        channels = f"lowerline-vectorize-conv-channels{{target={o.target} keep-winograd={keep}}},"
     return (
         "func.func(lowerline-fold-constant-transposes,"
         f"lowerline-int8-conv-matmul{{target={o.target}}},"
-        f"{split}lowerline-decompose-pad{winograd},"
+        f"{channels}{split}lowerline-decompose-pad{winograd},"
         f"lowerline-amx-matmul{{target={o.target}}}),"
         f"lowerline-tile-and-fuse{{target={o.target}}},"
         f"func.func(lowerline-pack-weights),lowerline-vectorize{{target={o.target}}},canonicalize,cse,"
@@ -384,6 +394,7 @@ _ALL_OPTIONS = (
     "target",
     "tile",
     "winograd",
+    "conv_channel_vectors",
     "split_strided_columns",
     "num_threads",
     "parallel",
@@ -408,7 +419,7 @@ PIPELINES: tuple[NamedPipeline, ...] = tuple(
             "lowerline-to-tiled",
             "graph -> tiled (weights folded, tile and fuse, vectorize)",
             tiled,
-            ("target", "tile", "winograd", "split_strided_columns"),
+            ("target", "tile", "winograd", "conv_channel_vectors", "split_strided_columns"),
         ),
         (
             "lowerline-to-bufferized",

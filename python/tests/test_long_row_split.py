@@ -17,16 +17,17 @@ import torch.nn.functional as F
 
 import lowerline
 from lowerline.cpu.tile_plan import reduction_chunk
-from lowerline.passes.tiling.row_moments import block_elements, min_row_elements
+from lowerline.passes.tiling.row_kernels import split_row_elements
+from lowerline.passes.tiling.row_moments import block_elements
 from lowerline.targets import host_cpu
 
 
 def _split_length() -> int:
-    """A row the host splits: more blocks than ``min_row_elements`` asks,
+    """A row the host splits: more blocks than ``split_row_elements`` asks,
     one more than a multiple of the cores, and 17 elements more."""
     target = host_cpu()
     block = block_elements(target, 4, reduction_chunk(target, 4))
-    blocks = -(-min_row_elements(target, 4, block) // block)
+    blocks = -(-split_row_elements(target, 4) // block)
     cores = max(target.cores, 2)
     blocks = (blocks // cores + 1) * cores + 1
     return blocks * block + 17

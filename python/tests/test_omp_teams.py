@@ -249,10 +249,10 @@ TEAM_CASES = {
     "var_long_rows": (lambda: _Function(lambda x: x.var(-1)), (2, 393216)),
     "sum_first_axis": (lambda: _Function(lambda x: x.sum(0)), (4096, 16)),
     "group_norm": (lambda: torch.nn.GroupNorm(2, 64), (1, 64, 25, 51)),
-    # One row longer than half of L2: its blocks split in runs across the
-    # threads, merged in order; the normalization split by halves.
-    "group_norm_one_long_row": (lambda: torch.nn.GroupNorm(1, 4), (1, 4, 100003)),
-    "layer_norm_one_long_row": (lambda: torch.nn.LayerNorm(400001), (1, 400001)),
+    # One row longer than the cores' L2s hold in halves: its blocks split in
+    # runs across the threads, merged in order; the normalization by halves.
+    "group_norm_one_long_row": (lambda: torch.nn.GroupNorm(1, 4), (1, 4, 200003)),
+    "layer_norm_one_long_row": (lambda: torch.nn.LayerNorm(800001), (1, 800001)),
     "cnn": (
         lambda: torch.nn.Sequential(
             torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 8, 3)

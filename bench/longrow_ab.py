@@ -27,9 +27,9 @@ import sys
 
 os.environ.setdefault("LOWERLINE_OMP_TEAMS", "fixed")
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from timing import cpu_median, settle, time_calls  # noqa: E402
+import torch
+import torch.nn.functional as F
+from timing import cpu_median, settle, time_calls
 
 
 class ChannelsFirst(torch.nn.Module):

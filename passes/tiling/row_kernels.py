@@ -39,6 +39,16 @@ A variance over a row longer than half of L2 (its sum and its sum of
 squared differences) is computed in blocks merged by Chan's formula
 (``row_moments``): one sweep from memory for both statistics.
 
+One such row with fewer rows than cores (group norm with one group, layer
+norm of a batch of one) would run on one core in a loop over rows, and op
+by op it takes three sweeps (sum, squares, normalization). Instead the
+kernel is split within the row (``RowKernel.split``): its blocks in one run
+per core (an ``scf.forall``), each run's (sum, mean, M2) merged after it in
+the runs' order, and the normalization in equal static pieces of the row
+(``_split_last_op``): two sweeps, both across the cores. The split is by
+runs fixed at compile time, never by thread: any team size gives the same
+bits.
+
 What is a row kernel: an all-parallel ``linalg.generic`` (the last op), and
 the linalg ops before it whose results only the kernel reads, as long as
 each has the kernel's rows as its leading dims; at least one of them must
@@ -86,6 +96,9 @@ class RowKernel:
     members: list[ir.Operation]
     rows: int  # leading dims of the last op that are rows
     parallel: bool
+    # One long row (fewer rows than cores): its moments' blocks and its
+    # last op are split across this many threads within the row (else 1).
+    split: int = 1
     text: str = ""  # what describe() says, fixed before the ops are rewritten
     # Members tiled in reduction chunks, not elementwise tiles: each is also
     # computed by a reduction, whose chunk loop its own loop joins.
@@ -98,6 +111,8 @@ class RowKernel:
     def tag(self) -> None:
         shape = _shape(self.last)
         where = "rows split across threads" if self.parallel else "one thread"
+        if self.split > 1:
+            where = f"one row split across {self.split} threads"
         self.text = (
             f"{self.name}: row kernel of {len(self.members)} ops over {shape[: self.rows]} "
             f"rows of {shape[self.rows :] or [1]} ({where})"
@@ -180,11 +195,39 @@ def find_row_kernel(
     large = target.cores >= 2 and max(elements, widest) >= PARALLEL_MIN_ELEMENTS
     if large and int(np.prod(lead)) < target.cores:
         # Fewer rows than cores: one loop over rows would run on one core.
-        # Op by op, each reduction is split along its row across the cores
+        # One long row with a variance: its blocks and its last op are split
+        # within the row (two sweeps, Chan's merge). Else op by op, each
+        # reduction is split along its row across the cores
         # (lowerline.passes.tiling.thread_reductions) and each elementwise
         # op along its columns; a long row is read again from L2, not memory.
-        return None
+        if not _one_long_row_of_moments(members, lead, target):
+            return None
+        return RowKernel("", members, rows, False, split=target.cores)
     return RowKernel("", members, rows, large)
+
+
+def _one_long_row_of_moments(
+    members: list[ir.Operation], lead: list[int], target: CpuTarget
+) -> bool:
+    """Whether the kernel is one row (``lead`` all ones) whose variance
+    ``row_moments`` computes in blocks, split within the row: longer than
+    ``split_row_elements``."""
+    if int(np.prod(lead)) != 1:
+        return False
+    eb = _ELEMENT_BYTES.get(str(ir.RankedTensorType(members[-1].results[0].type).element_type), 4)
+    return find_moments(members, split_row_elements(target, eb)) is not None
+
+
+def split_row_elements(target: CpuTarget, element_bytes: int) -> int:
+    """The shortest single row split within the row: Chan's blocks, and
+    more than the cores' L2 caches hold in halves. Op by op, each core
+    sweeps its share of the row three times, and a share that its L2 keeps
+    is read from memory once: a group norm of one 2 x 65536 group (half of
+    a 1 MiB L2) took 1.17x the op-by-op time split within the row (1
+    thread, CPU time, loaded machine)."""
+    block = block_elements(target, element_bytes, reduction_chunk(target, element_bytes))
+    halves = target.cores * target.l2_bytes // (2 * element_bytes)
+    return max(min_row_elements(target, element_bytes, block), target.cores * block, halves + 1)
 
 
 def _fuse_script(kernel: RowKernel) -> str:
@@ -563,10 +606,48 @@ def apply_row_kernel(module: ir.Operation, kernel: RowKernel, target: CpuTarget)
         # other: each copy gets a tag of its own.
         for copy, op in enumerate(_tagged(module, member)):
             chunked = index in kernel.chunked
-            failure = _tile_member(module, op, f"{member}.{copy}", target, chunked)
+            tag = f"{member}.{copy}"
+            if kernel.split > 1 and index == len(kernel.members) - 1:
+                failure = _split_last_op(module, op, tag, kernel.rows, kernel.split)
+                if failure:
+                    return f"{op.name} of the row kernel, split across threads: {failure}"
+                tiled = _tagged(module, tag)  # empty where no dim divides
+                op = tiled[0] if tiled else op
+            failure = _tile_member(module, op, tag, target, chunked)
             if failure:
                 return f"{op.name} of the row kernel: {failure}"
     return None
+
+
+def _split_dim(sizes: list[int], rows: int, parts: int) -> int | None:
+    """The outermost dim past the rows that ``parts`` divides; None when
+    there is none (the last op then runs on one thread)."""
+    return next((d for d in range(rows, len(sizes)) if sizes[d] % parts == 0), None)
+
+
+def _split_last_op(
+    module: ir.Operation, op: ir.Operation, tag: str, rows: int, parts: int
+) -> str | None:
+    """Tile the last op of a split row (the normalization) by an
+    ``scf.forall`` into ``parts`` equal static pieces of its row, so that
+    each thread writes its share and each piece (tagged ``tag``) is then
+    tiled in vectors like a whole row; None on success or when no dim
+    divides evenly (left whole, on one thread), else why not."""
+    sizes = static_loop_sizes(op) or []
+    dim = _split_dim(sizes, rows, parts)
+    if dim is None:
+        return None
+    OP_TAG.set(op, tag)
+    tiles = [0] * len(sizes)
+    tiles[dim] = sizes[dim] // parts
+    return apply_script(
+        module,
+        _match("%op", tag, "%root")
+        + (
+            f"  %tiled, %loop = transform.structured.tile_using_forall %op tile_sizes "
+            f"[{', '.join(map(str, tiles))}] : ({ANY}) -> ({ANY}, {ANY})\n"
+        ),
+    )
 
 
 def _merge_long_row_moments(
@@ -587,7 +668,7 @@ def _merge_long_row_moments(
     if moments is None:
         return None
     prefix = f"{kernel.name}.moments"
-    merge_moments(moments, block, prefix)
+    merge_moments(moments, block, prefix, kernel.split)
     kernel.text += f"; variance in blocks of {block} merged by Chan's formula"
     for number, op in enumerate(
         ops_matching(module, lambda o: (OP_TAG.get(o) or "").startswith(prefix))

@@ -19,7 +19,12 @@ operations per block), with Chan's parallel formula::
     mean = mean_a + delta * n_b / n
     M2 = M2_a + q_b + delta^2 * n_a * n_b / n
 
-so the row is read once from memory for both statistics. Each block is two
+so the row is read once from memory for both statistics. A single long row
+(``parts`` > 1) has its blocks split into equal runs of whole blocks, one
+per core, in an ``scf.forall``: each run's state is reduced on its own and
+the runs are merged by the same formula in their order after the loop (the
+blocks the runs leave and the partial last block follow on one thread).
+Each block is two
 passes, so the precision is at least that of the two-pass scheme (a
 one-pass ``sum(x^2) - sum(x)^2 / n`` or a sampled pilot mean loses digits
 on a row with a large offset; both were measured at 6e-4). Everything is
@@ -364,12 +369,20 @@ def _block(
     block_mean = arith.addf(_wide(mean), arith.divf(dev, n_b))
     q = arith.subf(_wide(q), arith.divf(arith.mulf(dev, dev), n_b))
     total = arith.mulf(block_mean, n_b)
+    return _chan(state, before, n_b, _State(total, block_mean, q))
+
+
+def _chan(state: _State, before: ir.Value, n_b: ir.Value, part: _State) -> _State:
+    """Chan's merge of ``part`` (``n_b`` elements) into ``state`` (``before``
+    elements), in f64."""
     n = arith.addf(before, n_b)
-    delta = arith.subf(block_mean, state.mean)
+    delta = arith.subf(part.mean, state.mean)
     merged_mean = arith.addf(state.mean, arith.mulf(delta, arith.divf(n_b, n)))
     weight = arith.divf(arith.mulf(before, n_b), n)
-    merged_m2 = arith.addf(arith.addf(state.m2, q), arith.mulf(arith.mulf(delta, delta), weight))
-    return _State(arith.addf(state.total, total), merged_mean, merged_m2)
+    merged_m2 = arith.addf(
+        arith.addf(state.m2, part.m2), arith.mulf(arith.mulf(delta, delta), weight)
+    )
+    return _State(arith.addf(state.total, part.total), merged_mean, merged_m2)
 
 
 def _wide(value: ir.Value) -> ir.Value:
@@ -381,24 +394,71 @@ def _narrow(value: ir.Value, element: ir.Type) -> ir.Value:
     return value if value.type == element else arith.truncf(element, value)
 
 
-def _blocks(row: _Row, block: int, tag: str) -> _State:
+def _block_loop(
+    row: _Row, start: ir.Value | None, begin: int, end: int, block: int, state: _State, tag: str
+) -> _State:
+    """``state`` (of the elements from ``start`` to ``start + begin``) with
+    the full blocks from ``start + begin`` to ``start + end`` merged in
+    (``start`` None: 0)."""
+    f64 = ir.F64Type.get()
+    loop = scf.ForOp(_index(begin), _index(end), _index(block), [state.total, state.mean, state.m2])
+    with ir.InsertionPoint(loop.body):
+        offset = loop.induction_variable
+        i64 = arith.index_cast(ir.IntegerType.get_signless(64), offset)
+        before = arith.sitofp(f64, i64)
+        inner = _State(*loop.inner_iter_args)
+        at = offset if start is None else arith.addi(start, offset)
+        merged = _block(row, at, block, before, inner, tag)
+        scf.YieldOp([merged.total, merged.mean, merged.m2])
+    return _State(*loop.results)
+
+
+def _parts(row: _Row, part_blocks: int, block: int, parts: int, tag: str) -> _State:
+    """The state of the row's first ``parts * part_blocks`` blocks: an
+    ``scf.forall`` over ``parts`` runs of ``part_blocks`` blocks, each run's
+    (sum, mean, M2) reduced on its own, then merged in the runs' order.
+    The split is by runs fixed here, never by the threads that run them: a
+    team of any size computes the same bits."""
+    f64 = ir.F64Type.get()
+    zero = _scalar(f64, 0.0)
+    states = tensor.empty([parts, 3], f64)
+    run = part_blocks * block
+    loop = scf.ForallOp([0], [parts], [1], shared_outs=[states])
+    with ir.InsertionPoint(loop.body):
+        (p,) = loop.induction_variables
+        start = arith.muli(p, _index(run))
+        state = _block_loop(row, start, 0, run, block, _State(zero, zero, zero), tag)
+        values = tensor.from_elements(
+            ir.RankedTensorType.get([1, 3], f64), [state.total, state.mean, state.m2]
+        )
+        with ir.InsertionPoint(loop.terminator().block):
+            dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+            tensor.parallel_insert_slice(
+                values, loop.inner_iter_args[0], [p], [], [], [dynamic, 0], [1, 3], [1, 1]
+            )
+    state = _State(zero, zero, zero)
+    n_b = _scalar(f64, float(run))
+    for index in range(parts):
+        read = [tensor.extract(loop.results[0], [_index(index), _index(k)]) for k in range(3)]
+        state = _chan(state, _scalar(f64, float(index * run)), n_b, _State(*read))
+    return state
+
+
+def _blocks(row: _Row, block: int, tag: str, parts: int = 1) -> _State:
     """The whole row's state, all of ``x - p``: a loop over its full
-    blocks, then the partial last block; in f64."""
+    blocks (``parts`` > 1: most of them in ``_parts``, split across the
+    threads), then the partial last block; in f64."""
     element = ir.F64Type.get()
     length = ir.RankedTensorType(row.values.type).shape[1]
     full = length // block
     zero = _scalar(element, 0.0)
     state = _State(zero, zero, zero)
-    if full:
-        loop = scf.ForOp(_index(0), _index(full * block), _index(block), [zero, zero, zero])
-        with ir.InsertionPoint(loop.body):
-            offset = loop.induction_variable
-            i64 = arith.index_cast(ir.IntegerType.get_signless(64), offset)
-            before = arith.sitofp(element, i64)
-            inner = _State(*loop.inner_iter_args)
-            merged = _block(row, offset, block, before, inner, f"{tag}.full")
-            scf.YieldOp([merged.total, merged.mean, merged.m2])
-        state = _State(*loop.results)
+    done = 0
+    if parts > 1 and full >= parts:
+        state = _parts(row, full // parts, block, parts, f"{tag}.part")
+        done = full // parts * parts
+    if full > done:
+        state = _block_loop(row, None, done * block, full * block, block, state, f"{tag}.full")
     tail = length - full * block
     if tail:
         before = _scalar(element, float(full * block))
@@ -424,16 +484,17 @@ def _replace(op: ir.Operation, value: ir.Value) -> None:
     op.results[0].replace_all_uses_with(result)
 
 
-def merge_moments(moments: Moments, block: int, tag: str) -> None:
+def merge_moments(moments: Moments, block: int, tag: str, parts: int = 1) -> None:
     """Replace the two reductions of ``moments`` by the block loop (before
-    the sum) and the exact sum of squares about ``c`` (where it was)."""
+    the sum) and the exact sum of squares about ``c`` (where it was);
+    ``parts`` > 1: the blocks split into that many runs across the threads."""
     total, squares = moments.total, moments.squares
     element = ir.RankedTensorType(moments.x.type).element_type
     with ir.InsertionPoint(total), total.location:
         values = _flat_row(moments.x)
         pilot = _own_pilot(values) if moments.pilot is None else _extract(moments.pilot)
         row = _Row(values, pilot, _stat(pilot))
-        state = _blocks(row, block, tag)
+        state = _blocks(row, block, tag, parts)
         f64 = ir.F64Type.get()
         length = _scalar(f64, float(ir.RankedTensorType(values.type).shape[1]))
         total_sum = state.total

@@ -241,13 +241,18 @@ class _Function(torch.nn.Module):
 
 # Kernels whose parallel work is not one tile per row: a long row's halves
 # reduced apart then combined, a first-axis reduction split by columns,
-# Chan-merged moments, group norm's rows, Winograd, attention.
+# Chan-merged moments (of many rows and of one row split in runs), group
+# norm's rows, Winograd, attention.
 TEAM_CASES = {
     "softmax_long_row": (lambda: _Function(lambda x: torch.softmax(x, -1)), (1, 50257)),
     "sum_long_row": (lambda: _Function(lambda x: x.sum(-1)), (1, 131072)),
     "var_long_rows": (lambda: _Function(lambda x: x.var(-1)), (2, 393216)),
     "sum_first_axis": (lambda: _Function(lambda x: x.sum(0)), (4096, 16)),
     "group_norm": (lambda: torch.nn.GroupNorm(2, 64), (1, 64, 25, 51)),
+    # One row longer than the cores' L2s hold in halves: its blocks split in
+    # runs across the threads, merged in order; the normalization by halves.
+    "group_norm_one_long_row": (lambda: torch.nn.GroupNorm(1, 4), (1, 4, 200003)),
+    "layer_norm_one_long_row": (lambda: torch.nn.LayerNorm(800001), (1, 800001)),
     "cnn": (
         lambda: torch.nn.Sequential(
             torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 8, 3)

@@ -388,3 +388,232 @@ func.func @long_group_norm_rows(%x: tensor<1x4x3x100000xf32>) -> tensor<1x4x3x10
   } -> tensor<1x4x3x100000xf32>
   return %y : tensor<1x4x3x100000xf32>
 }
+
+// -----
+
+// Group norm with one group: one row of 4 x 200001 = 800004 elements (more
+// than the two cores' 2 MiB L2s hold in halves) and fewer rows than cores.
+// Its 260 full blocks of 3072 are split into one run of 130 blocks per core
+// (an scf.forall of 2 writing each run's (sum, mean, M2) in f64), merged in
+// the runs' order after it, then the partial last block (1284); the
+// normalization is split across the cores by whole channels (4 / 2).
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 7 ops over [1, 1] rows of [4, 200001] (one row split across 2 threads); variance in blocks of 3072 merged by Chan's formula [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @one_long_row_split(
+// CHECK:         %[[ROW:.+]] = tensor.collapse_shape %{{.+}} : tensor<1x1x4x200001xf32> into tensor<1x800004xf32>
+// CHECK:         %[[RUNS:.+]] = scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<2x3xf64>)
+// CHECK:           scf.for {{.+}} to %c399360{{.*}} step %c3072{{.*}} iter_args({{.+}}) -> (f64, f64, f64)
+// CHECK:             tensor.extract_slice %[[ROW]][0, %{{.+}}] [1, 3072]
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice {{.+}} [1, 3] [1, 1] : tensor<1x3xf64> into tensor<2x3xf64>
+// CHECK:         tensor.extract %[[RUNS]]
+// CHECK:         tensor.extract_slice %[[ROW]][0, %c798720] [1, 1284]
+// CHECK:         math.rsqrt
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<1x1x4x200001xf32>)
+// CHECK:           scf.for {{.+}} to %c200000 step %c64
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice {{.+}} [1, 1, 2, 200001]
+// CHECK:         return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#grp = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+func.func @one_long_row_split(%x: tensor<1x1x4x200001xf32>) -> tensor<1x1x4x200001xf32> {
+  %zero = arith.constant 0.0 : f32
+  %zeros = arith.constant dense<0.0> : tensor<1x1x1x1xf32>
+  %inf = arith.constant 0x7F800000 : f32
+  %n = arith.constant 800004.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %first = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 1, 1] [1, 1, 1, 1] : tensor<1x1x4x200001xf32> to tensor<1x1x1x1xf32>
+  %e1 = tensor.empty() : tensor<1x1x1x1xf32>
+  %pilot = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%first, %zeros : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %z: f32, %o: f32):
+    %abs = math.absf %a : f32
+    %finite = arith.cmpf olt, %abs, %inf : f32
+    %p = arith.select %finite, %a, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<1x1x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %pilot : tensor<1x1x4x200001xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %p: f32, %acc: f32):
+    %d = arith.subf %a, %p : f32
+    %s = arith.addf %d, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pilot, %sum : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%p: f32, %s: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    %m = arith.addf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %mean : tensor<1x1x4x200001xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %rstd = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sq : tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.divf %a, %n : f32
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x1x1xf32>
+  %e2 = tensor.empty() : tensor<1x1x4x200001xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #grp, #grp, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %rstd : tensor<1x1x4x200001xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e2 : tensor<1x1x4x200001xf32>) {
+  ^bb0(%a: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<1x1x4x200001xf32>
+  return %y : tensor<1x1x4x200001xf32>
+}
+
+// -----
+
+// Not split within the row: one row of 3 x 100000 = 300000 elements, more
+// than half of one L2 but less than the two cores' L2s hold in halves: op
+// by op, each core's share of each sweep stays in its L2.
+// EXPLAIN-NOT: row kernel
+// CHECK-LABEL: func.func @one_row_held_by_the_l2s_in_halves(
+// CHECK-NOT:     tensor<2x3xf64>
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<1x1x2xf32>)
+// CHECK-NOT:     tensor<2x3xf64>
+// CHECK:         return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#grp = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+func.func @one_row_held_by_the_l2s_in_halves(%x: tensor<1x1x3x100000xf32>) -> tensor<1x1x3x100000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %zeros = arith.constant dense<0.0> : tensor<1x1x1x1xf32>
+  %inf = arith.constant 0x7F800000 : f32
+  %n = arith.constant 300000.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %first = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 1, 1] [1, 1, 1, 1] : tensor<1x1x3x100000xf32> to tensor<1x1x1x1xf32>
+  %e1 = tensor.empty() : tensor<1x1x1x1xf32>
+  %pilot = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%first, %zeros : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %z: f32, %o: f32):
+    %abs = math.absf %a : f32
+    %finite = arith.cmpf olt, %abs, %inf : f32
+    %p = arith.select %finite, %a, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<1x1x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %pilot : tensor<1x1x3x100000xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %p: f32, %acc: f32):
+    %d = arith.subf %a, %p : f32
+    %s = arith.addf %d, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pilot, %sum : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%p: f32, %s: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    %m = arith.addf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %mean : tensor<1x1x3x100000xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %rstd = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sq : tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.divf %a, %n : f32
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x1x1xf32>
+  %e2 = tensor.empty() : tensor<1x1x3x100000xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #grp, #grp, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %rstd : tensor<1x1x3x100000xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e2 : tensor<1x1x3x100000xf32>) {
+  ^bb0(%a: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<1x1x3x100000xf32>
+  return %y : tensor<1x1x3x100000xf32>
+}
+
+// -----
+
+// One row of 600001 (odd): 195 full blocks, two runs of 97 split across
+// the cores, the 195th block after them on one thread, then the partial
+// last block (961). No dim of the normalization divides between the cores:
+// it runs on one thread (no scf.forall after the moments).
+// EXPLAIN: remark: linalg.generic: g0: row kernel of 7 ops over [1, 1] rows of [1, 600001] (one row split across 2 threads); variance in blocks of 3072 merged by Chan's formula [lowerline-tile-and-fuse]
+// CHECK-LABEL: func.func @one_long_row_odd_length(
+// CHECK:         scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}}) -> (tensor<2x3xf64>)
+// CHECK:           scf.for {{.+}} to %c297984{{.*}} step %c3072
+// CHECK:         scf.for {{.+}} = %c595968 to %c599040 step %c3072
+// CHECK:         tensor.extract_slice %{{.+}}[0, %c599040{{.*}}] [1, 961]
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#grp = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+func.func @one_long_row_odd_length(%x: tensor<1x1x1x600001xf32>) -> tensor<1x1x1x600001xf32> {
+  %zero = arith.constant 0.0 : f32
+  %zeros = arith.constant dense<0.0> : tensor<1x1x1x1xf32>
+  %inf = arith.constant 0x7F800000 : f32
+  %n = arith.constant 600001.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %first = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 1, 1] [1, 1, 1, 1] : tensor<1x1x1x600001xf32> to tensor<1x1x1x1xf32>
+  %e1 = tensor.empty() : tensor<1x1x1x1xf32>
+  %pilot = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%first, %zeros : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %z: f32, %o: f32):
+    %abs = math.absf %a : f32
+    %finite = arith.cmpf olt, %abs, %inf : f32
+    %p = arith.select %finite, %a, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<1x1x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %pilot : tensor<1x1x1x600001xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %p: f32, %acc: f32):
+    %d = arith.subf %a, %p : f32
+    %s = arith.addf %d, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pilot, %sum : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%p: f32, %s: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    %m = arith.addf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x1x1xf32>
+  %sq = linalg.generic {indexing_maps = [#id4, #grp, #grp], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %mean : tensor<1x1x1x600001xf32>, tensor<1x1x1x1xf32>) outs(%f : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %d2, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1xf32>
+  %rstd = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sq : tensor<1x1x1x1xf32>) outs(%e1 : tensor<1x1x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.divf %a, %n : f32
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x1x1xf32>
+  %e2 = tensor.empty() : tensor<1x1x1x600001xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #grp, #grp, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mean, %rstd : tensor<1x1x1x600001xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%e2 : tensor<1x1x1x600001xf32>) {
+  ^bb0(%a: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %r : f32
+    linalg.yield %v : f32
+  } -> tensor<1x1x1x600001xf32>
+  return %y : tensor<1x1x1x600001xf32>
+}

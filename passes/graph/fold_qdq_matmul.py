@@ -7,7 +7,8 @@ weight are each a ``linalg.generic`` of ``ext``/``subi``/``sitofp``/``mulf``
 (``real = scale * (stored - zero_point)``, the weight's scale and zero point
 per output channel), feeding a float ``linalg.matmul``, the bias add, ReLU
 or a clamp (ReLU6, hardtanh, clamp), and the next layer's quantize
-(``divf``/``roundeven``/``addf``/clamp/``fpto*i``).
+(``divf``/``roundeven``/``addf``/clamp/``fpto*i``, or the frontend's marked
+``mulf`` by ``f32(1 / scale)``: ``match_requantize``).
 This pass computes the same layer on the stored integers::
 
     %xd = generic {extui, subi zx, sitofp, mulf sx} (%xq : tensor<MxKxi8>)

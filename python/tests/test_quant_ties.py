@@ -161,3 +161,34 @@ def test_int8_calibrated_model_is_bit_exact_at_input_ties():
     assert "lowerline.quantize" in compiled.ir("linalg")
     with torch.no_grad():
         assert torch.equal(compiled(x), reference(x))
+
+
+class EagerQuantized(torch.nn.Module):
+    """Eager quantized-tensor code: torch.quantize_per_tensor, then dequantize."""
+
+    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.scale, self.zero_point, self.dtype = scale, zero_point, dtype
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = torch.quantize_per_tensor(x, self.scale, self.zero_point, self.dtype)
+        return q.dequantize() * 2
+
+
+@pytest.mark.parametrize(("zero_point", "dtype"), [(3, torch.quint8), (-7, torch.qint8)])
+def test_eager_quantized_tensor_is_bit_exact_at_ties(zero_point, dtype):
+    """Eager torch adds the zero point before its one rounding (an fma), so
+    an odd zero point rounds a tie the other way from the decomposed ops."""
+    model = EagerQuantized(0.1, zero_point, dtype)
+    x = at_ties(np.float64(0.1), (5, 61), seed=6)
+    compiled = lowerline.compile(model, x)
+    assert torch.equal(compiled(x), model(x))
+
+
+def test_eager_quantized_tensor_read_otherwise_is_named():
+    class ReturnsQuantized(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+
+    with pytest.raises(lowerline.ExportError, match="quantize -> dequantize only"):
+        lowerline.compile(ReturnsQuantized(), torch.randn(4))

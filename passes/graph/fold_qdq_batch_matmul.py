@@ -93,7 +93,7 @@ def plan(bmm: ir.Operation) -> BatchPlan | None:
     epilogue = follow_epilogue(bmm, steps)
     scale = float(x.scale[0]) * float(y.scale[0])
     if epilogue.requantize is not None:
-        scale /= epilogue.requantize.scale
+        scale = float(epilogue.requantize.multiplier(scale))
     zx, zy = _shifted_zero_point(x), _shifted_zero_point(y)
     return BatchPlan(bmm, x, y, zx, zy, scale, epilogue)
 

@@ -7,7 +7,8 @@ weight are each a ``linalg.generic`` of ``ext``/``subi``/``sitofp``/``mulf``
 (``real = scale * (stored - zero_point)``, the weight's scale and zero point
 per output channel), feeding a float ``linalg.matmul``, the bias add, ReLU
 or a clamp (ReLU6, hardtanh, clamp), and the next layer's quantize
-(``divf``/``roundeven``/``addf``/clamp/``fpto*i``).
+(``divf``/``roundeven``/``addf``/clamp/``fpto*i``, or the frontend's marked
+``mulf`` by ``f32(1 / scale)``: ``match_requantize``).
 This pass computes the same layer on the stored integers::
 
     %xd = generic {extui, subi zx, sitofp, mulf sx} (%xq : tensor<MxKxi8>)
@@ -60,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from mlir import ir
@@ -67,6 +69,7 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from lowerline import weights
 from lowerline.passes.support.linalg_info import all_parallel, indexing_maps
+from lowerline.pipeline import protocol
 from lowerline.pipeline.pass_api import Pass, ops_matching
 
 
@@ -88,18 +91,37 @@ class Affine:
 
 @dataclass
 class Requantize:
-    """``clamp(roundeven(real / scale) + zero_point, low, high)`` stored in i8."""
+    """``clamp(roundeven(real / scale) + zero_point, low, high)`` stored in i8;
+    with ``inverse`` (the frontend's marked form) ``real * inverse`` instead
+    of the division, ``inverse`` being the float32 ``1 / scale`` eager torch
+    multiplies by."""
 
     scale: float
     zero_point: float
     low: float
     high: float
     unsigned: bool
+    inverse: float | None = None
+
+    def scaled(self, real: ir.Value) -> ir.Value:
+        """``real`` in steps of the scale, as the matched quantize computes it."""
+        if self.inverse is not None:
+            return arith.mulf(real, _f32(self.inverse))
+        return arith.divf(real, _f32(self.scale))
+
+    def multiplier(self, scale: Any) -> Any:
+        """Values in units of ``scale`` converted to steps of this quantize."""
+        if self.inverse is not None:
+            return scale * np.float64(np.float32(self.inverse))
+        return scale / self.scale
 
 
 def quantized(q: Requantize, real: float) -> int:
     """The stored integer ``q`` gives ``real``, in float32 as the kernel computes it."""
-    scaled = np.float32(real) / np.float32(q.scale)
+    if q.inverse is not None:
+        scaled = np.float32(real) * np.float32(q.inverse)
+    else:
+        scaled = np.float32(real) / np.float32(q.scale)
     stored = np.float32(np.rint(scaled) + np.float32(q.zero_point))
     return int(np.clip(stored, q.low, q.high))
 
@@ -322,13 +344,31 @@ def match_requantize(op: ir.Operation) -> Requantize | None:
     # torch-mlir keeps the add of a zero zero point; a canonicalized one has none.
     shifted = _with_scalar(op, low[1], "arith.addf") or (0.0, low[1])
     rounded = _defining(shifted[1], "math.roundeven")
-    divide = rounded and _defining(rounded.operands[0], "arith.divf")
-    if not divide or not _is_input_arg(divide.operands[0], block, 0):
+    scaling = rounded and _scaling(op, block, rounded.operands[0])
+    if not scaling:
         return None
-    scale = _scalar(op, divide.operands[1])
-    if scale is None or scale <= 0:
+    scale, inverse = scaling
+    unsigned = to_int.name == "arith.fptoui"
+    return Requantize(scale, shifted[0], low[0], high[0], unsigned, inverse)
+
+
+def _scaling(op: ir.Operation, block: ir.Block, value: ir.Value) -> tuple | None:
+    """(scale, inverse) of the input's scaling in a quantize's body: torch-mlir's
+    ``in / scale`` (inverse None), or ``in * inverse`` in a generic the frontend
+    marked with its scale. An unmarked multiply is a user's own arithmetic,
+    which this matcher leaves alone."""
+    divide = _defining(value, "arith.divf")
+    if divide is not None and _is_input_arg(divide.operands[0], block, 0):
+        scale = _scalar(op, divide.operands[1])
+        return (scale, None) if scale is not None and scale > 0 else None
+    multiply = _defining(value, "arith.mulf")
+    scale = protocol.QUANTIZE.get(op)
+    if multiply is None or scale is None or not _is_input_arg(multiply.operands[0], block, 0):
         return None
-    return Requantize(scale, shifted[0], low[0], high[0], to_int.name == "arith.fptoui")
+    inverse = _scalar(op, multiply.operands[1])
+    if inverse is None or inverse <= 0 or not scale > 0:
+        return None
+    return scale, inverse
 
 
 def _bias(op: ir.Operation) -> np.ndarray | None:
@@ -720,7 +760,7 @@ def epilogue_constants(
         # The bias joins the i32 sum in units of the accumulator's scale.
         if bias is not None:
             correction = correction + np.rint(bias.astype(np.float64) / scale)
-        multiplier, bias = scale / q.scale, None
+        multiplier, bias = q.multiplier(scale), None
     if np.abs(correction).max(initial=0) >= 2**31:
         return None
     return correction, multiplier, bias

@@ -3,14 +3,13 @@ the integer values of float constants, for the QDQ passes
 (lowerline-sink-qdq-through-layout-ops, lowerline-fold-qdq-conv,
 lowerline-fold-qdq-batch-matmul).
 
-The steps are rebuilt as torch-mlir lowers ``quantized_decomposed``:
-quantize is ``divf``, ``roundeven``, the zero point added, clamped,
-``fpto[us]i``; dequantize is ``ext``, ``subi``, ``sitofp``, ``mulf`` (in i32
-where torch-mlir uses i64: the values are the same). Eager torch quantizes
-with a multiply by ``f32(1 / scale)``, not a division: at a rounding tie the
-two can differ by one step (measured: 9 of 13M random values, docs/
-quantization.md), a difference torch-mlir's lowering already has. The
-matchers live in lowerline-fold-qdq-matmul.
+The steps are rebuilt in the form they were matched in: quantize is the
+scaling (torch-mlir's ``divf`` by the scale, or, in a generic marked
+``lowerline.quantize``, the frontend's ``mulf`` by ``f32(1 / scale)``, which
+is eager torch's ``quantized_decomposed`` arithmetic bit for bit),
+``roundeven``, the zero point added, clamped, ``fpto[us]i``; dequantize is
+``ext``, ``subi``, ``sitofp``, ``mulf`` (in i32 where torch-mlir uses i64:
+the values are the same). The matchers live in lowerline-fold-qdq-matmul.
 """
 
 from __future__ import annotations
@@ -19,8 +18,14 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, math
 
-from lowerline.passes.graph.fold_qdq_matmul import Affine, Requantize, _f32, _generic
+from lowerline.passes.graph.fold_qdq_matmul import (
+    Affine,
+    Requantize,
+    _f32,
+    _generic,
+)
 from lowerline.passes.graph.fold_qdq_matmul import quantized as quantized  # re-exported
+from lowerline.pipeline import protocol
 
 
 def i8_type() -> ir.Type:
@@ -60,11 +65,14 @@ def quantize(q: Requantize, value: ir.Value) -> ir.Value:
     identity = ir.AffineMap.get_identity(kind.rank)
 
     def body(args: list[ir.Value]) -> ir.Value:
-        stored = arith.addf(math.roundeven(arith.divf(args[0], _f32(q.scale))), _f32(q.zero_point))
+        stored = arith.addf(math.roundeven(q.scaled(args[0])), _f32(q.zero_point))
         stored = arith.minimumf(arith.maximumf(stored, _f32(q.low)), _f32(q.high))
         return (arith.fptoui if q.unsigned else arith.fptosi)(i8_type(), stored)
 
-    return _generic(out, [value], [identity] * 2, body)
+    result = _generic(out, [value], [identity] * 2, body)
+    if q.inverse is not None:  # still the frontend's form: the matchers take it again
+        protocol.QUANTIZE.set(result.owner, q.scale)
+    return result
 
 
 def dequantize(x: Affine, value: ir.Value) -> ir.Value:

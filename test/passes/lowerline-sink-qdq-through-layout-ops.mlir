@@ -315,3 +315,66 @@ func.func @different_scale_keeps_requantize_after_slice(%x: tensor<3x4x8xi8>, %y
   } -> tensor<4x8xi8>
   return %k, %fq : tensor<4x8xi8>, tensor<4x8xi8>
 }
+
+// -----
+
+// The frontend's quantize (x * f32(1 / 0.3), marked with its scale) moves
+// above a transpose as torch-mlir's division does, rebuilt in the same form:
+// the multiply and the mark stay, so the folds take it again.
+// CHECK-LABEL: func.func @hoists_marked_quantize_above_transpose(
+// CHECK-SAME:      %[[Y:.+]]: tensor<2x3xf32>
+// CHECK:         %[[Q:.+]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<2x3xi8>) attrs = {lowerline.quantize = 0.30000001192092896 : f64}
+// CHECK:           arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:      math.roundeven
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[Q]] : tensor<2x3xi8>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[T]] : tensor<3x2xi8>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @hoists_marked_quantize_above_transpose(%y: tensor<2x3xf32>) -> tensor<3x2xi8> {
+  %f0 = arith.constant 0.000000e+00 : f32
+  %f255 = arith.constant 2.550000e+02 : f32
+  %inv = arith.constant 3.33333325 : f32
+  %e0 = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%y : tensor<2x3xf32>) outs(%e0 : tensor<3x2xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<3x2xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<3x2xf32>) outs(%e1 : tensor<3x2xi8>) attrs = {lowerline.quantize = 0.30000001192092896 : f64} {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.mulf %in, %inv : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %f0 : f32
+    %3 = arith.maximumf %2, %f0 : f32
+    %4 = arith.minimumf %3, %f255 : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<3x2xi8>
+  return %q : tensor<3x2xi8>
+}
+
+// -----
+
+// Without the mark the same generic is a user's round(x * 3.33333325): no
+// quantize to move, the transpose stays on the floats.
+// CHECK-LABEL: func.func @keeps_unmarked_multiply_after_transpose(
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x3xf32>)
+// CHECK:         %[[Q:.+]] = linalg.generic {{.*}} ins(%[[T]] : tensor<3x2xf32>)
+// CHECK:         return %[[Q]] : tensor<3x2xi8>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @keeps_unmarked_multiply_after_transpose(%y: tensor<2x3xf32>) -> tensor<3x2xi8> {
+  %f0 = arith.constant 0.000000e+00 : f32
+  %f255 = arith.constant 2.550000e+02 : f32
+  %inv = arith.constant 3.33333325 : f32
+  %e0 = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%y : tensor<2x3xf32>) outs(%e0 : tensor<3x2xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<3x2xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<3x2xf32>) outs(%e1 : tensor<3x2xi8>) {
+  ^bb0(%in: f32, %out: i8):
+    %0 = arith.mulf %in, %inv : f32
+    %1 = math.roundeven %0 : f32
+    %2 = arith.addf %1, %f0 : f32
+    %3 = arith.maximumf %2, %f0 : f32
+    %4 = arith.minimumf %3, %f255 : f32
+    %5 = arith.fptoui %4 : f32 to i8
+    linalg.yield %5 : i8
+  } -> tensor<3x2xi8>
+  return %q : tensor<3x2xi8>
+}

@@ -38,6 +38,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.errors import LowerlineError
+from lowerline.frontend import eager_quantized
 from lowerline.frontend.dynamic import (
     DynamicDim,
     export_dynamic_shapes,
@@ -208,6 +209,10 @@ def _export(
         why = [line.strip() for line in lines if line.strip().startswith("- Not all values")]
         detail = "".join(f"\n  {line}" for line in why[:3])
         raise ExportError(f"torch.export could not capture the model: {first}{detail}") from err
+    try:
+        exported = eager_quantized.decompose(exported)
+    except ValueError as err:
+        raise ExportError(str(err)) from err
     if dynamic_shapes is not None:
         inputs = _with_dynamic_dims(exported, inputs)
     outputs = _check_outputs(exported)

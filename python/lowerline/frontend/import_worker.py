@@ -82,7 +82,8 @@ class ImportFailure(Exception):
 
 def _user_frame(location: str, torch_dirs: tuple[str, ...]) -> str | None:
     """The first file:line of a location that is not inside torch itself."""
-    frames = _FRAME.findall(location)
+    # The quantize tag (frontend.quantize_multiply) is no file of the user's.
+    frames = [f for f in _FRAME.findall(location) if not f[0].startswith("<lowerline.")]
     for path, line in frames:
         if not path.startswith(torch_dirs):
             return f"{path}:{line}"
@@ -688,7 +689,7 @@ def import_job(job: str) -> dict[str, Any]:
     from torch_mlir.dialects import torch as torch_d
     from torch_mlir.extras.fx_importer import FxImporter
 
-    from lowerline.frontend import quantized
+    from lowerline.frontend import quantize_multiply, quantized
     from lowerline.frontend.decompositions import decompose
     from lowerline.frontend.dynamic import size_oblivious
 
@@ -702,6 +703,7 @@ def import_job(job: str) -> dict[str, Any]:
     _drop_bool_range_checks(ep.graph)
     _sym_floats_as_aten(ep.graph)
     _refuse_higher_order_ops(ep.graph, torch_dirs)
+    quantize_multiply.tag(ep.graph)  # the quantizes, picked out for rewrite() below
     layout = _prepare_graph(ep, job)
     context = ir.Context()
     torch_d.register_dialect(context)
@@ -713,6 +715,7 @@ def import_job(job: str) -> dict[str, Any]:
         _write(job, "torch.mlir", module)
         _run_backend(LINALG_BACKEND, module, torch_dirs, named_only=False)
         _ordered_number_comparisons(module)
+        quantize_multiply.rewrite(module)  # x * f32(1 / scale), as eager torch
     _stand_in_tm_tensor_ops(module)
     ops = _unsupported_ops(module, torch_dirs)
     if ops:

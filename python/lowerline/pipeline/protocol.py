@@ -7,8 +7,9 @@ attributes are the protocol between passes; this module is its only
 definition. Each ``Attr`` declares:
 
 - the attribute's name and value kind (``StringAttr``, ``IntegerAttr`` of
-  i64, ``DenseI64ArrayAttr``, ``UnitAttr``) and the Python value it stands
-  for (``str``, ``int``, ``list[int]``, ``True``);
+  i64, ``DenseI64ArrayAttr``, ``FloatAttr`` of f64, ``UnitAttr``) and the
+  Python value it stands for (``str``, ``int``, ``list[int]``, ``float``,
+  ``True``);
 - the ops that may carry it (op names, or ``dialect.*``);
 - the passes that set it and the passes that read it.
 
@@ -88,6 +89,13 @@ I64_ARRAY: Kind[list[int]] = Kind(
     ir.DenseI64ArrayAttr.get,
     lambda a: list(ir.DenseI64ArrayAttr(a)),
     lambda v: f"array<i64: {', '.join(map(str, v))}>",
+)
+F64: Kind[float] = Kind(
+    "an f64 float (X : f64)",
+    lambda a: isinstance(a, ir.FloatAttr) and isinstance(a.type, ir.F64Type),
+    lambda v: ir.FloatAttr.get(ir.F64Type.get(), v),
+    lambda a: ir.FloatAttr(a).value,
+    lambda v: f"{v!r} : f64",
 )
 UNIT: Kind[bool] = Kind(
     "a unit attribute (no value)",
@@ -316,6 +324,24 @@ DYNAMIC_RANGES = declare(
     "range analysis then folds torch-mlir's size checks); "
     "lowerline-plan-arena sizes a buffer whose dynamic sizes follow those dims at the "
     "ranges' maxima, so it lives in the arena (a view of the call's actual size).",
+)
+
+QUANTIZE = declare(
+    "lowerline.quantize",
+    F64,
+    ("linalg.generic",),
+    (IMPORT_WORKER, "lowerline-sink-qdq-through-layout-ops"),
+    (
+        "lowerline-sink-qdq-through-layout-ops",
+        "lowerline-fold-qdq-matmul",
+        "lowerline-fold-qdq-conv",
+        "lowerline-fold-qdq-batch-matmul",
+    ),
+    "On a per-tensor quantize generic the frontend emitted as eager torch computes it, "
+    "round(x * f32(1 / scale)) + zero point (lowerline.frontend.quantize_multiply): the "
+    "scale. The QDQ matchers take a multiply before the rounding only in a generic so "
+    "marked (an unmarked one is a user's own arithmetic); the sink pass rebuilds a moved "
+    "quantize marked. Left on: fusion drops it with the op.",
 )
 
 FAILURE_RECORD = declare(

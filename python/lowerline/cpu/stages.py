@@ -108,7 +108,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     ``-batch-matmul``), after the
     layout ops between quantized layers (reshapes, transposes, pads, max
     pooling, concat) moved onto the integers
-    (``lowerline-sink-qdq-through-layout-ops``). A transposed convolution
+    (``lowerline-sink-qdq-through-layout-ops``). After fusion, a row max of
+    dequantized bytes (an int8 softmax) runs on the bytes
+    (``lowerline-sink-dequantize-through-max``). A transposed convolution
     (a stride-1 conv over the input spread out with zeros) becomes one
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
@@ -144,6 +146,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # A row max of dequantized int8 (softmax) on the integers; the
+        # dequantize it leaves with one user fuses into that one.
+        "lowerline-sink-dequantize-through-max,lowerline-fuse-elementwise,"
         # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
         "lowerline-fold-erfc,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.

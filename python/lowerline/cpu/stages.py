@@ -110,7 +110,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     pooling, concat) moved onto the integers
     (``lowerline-sink-qdq-through-layout-ops``). After fusion, a row max of
     dequantized bytes (an int8 softmax) runs on the bytes
-    (``lowerline-sink-dequantize-through-max``). A transposed convolution
+    (``lowerline-sink-dequantize-through-max``), and the u8 -> s8 shifts
+    behind layout ops move into the ops producing the bytes
+    (``lowerline-hoist-sign-flips``). A transposed convolution
     (a stride-1 conv over the input spread out with zeros) becomes one
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
@@ -149,6 +151,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         # A row max of dequantized int8 (softmax) on the integers; the
         # dequantize it leaves with one user fuses into that one.
         "lowerline-sink-dequantize-through-max,lowerline-fuse-elementwise,"
+        # The u8 -> s8 shifts fusion could not reach (behind layout ops).
+        "lowerline-hoist-sign-flips,"
         # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
         "lowerline-fold-erfc,"
         # After fusion: a chain fused over (b, m, n) collapses as one op.

@@ -347,7 +347,12 @@ def llvm(o: CpuOptions) -> str:
         # Before finalize-memref-to-llvm: transfers become plain or masked loads;
         # x86vector.avx512.dot (lowerline-vectorize's vdpbf16ps) its intrinsic.
         # amx.tile_* (lowerline-amx-tiles) their intrinsics likewise.
-        "convert-vector-to-llvm{enable-x86vector enable-amx}",
+        # reassociate-fp-reductions: a row's horizontal float sum (the end of
+        # a vector<64xf32> accumulator: softmax, layer norm, mean) as a tree
+        # of shuffles; without it LLVM adds the 64 lanes one after another
+        # (~200 cycles of latency per row). The lanes already accumulate
+        # separately in the loop, so the sum's order was never torch's.
+        "convert-vector-to-llvm{enable-x86vector enable-amx reassociate-fp-reductions}",
         # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
         # library's runtime_support.c counts (CompiledModule.memory()).
         "finalize-memref-to-llvm{use-generic-functions=true}",

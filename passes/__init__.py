@@ -30,6 +30,8 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-qdq-batch-matmul": "graph.fold_qdq_batch_matmul",
     "lowerline-sink-qdq-through-layout-ops": "graph.sink_qdq_through_layout_ops",
     "lowerline-fuse-elementwise": "graph.fuse_elementwise",
+    "lowerline-sink-dequantize-through-max": "graph.sink_dequantize_through_max",
+    "lowerline-hoist-sign-flips": "graph.hoist_sign_flips",
     "lowerline-fold-extf-into-contractions": "graph.fold_extf_into_contractions",
     "lowerline-decompose-transposed-conv": "graph.decompose_transposed_conv",
     "lowerline-collapse-broadcast-batch-matmul": "graph.collapse_broadcast_batch_matmul",

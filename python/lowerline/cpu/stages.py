@@ -114,7 +114,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     ``-batch-matmul``), after the
     layout ops between quantized layers (reshapes, transposes, pads, max
     pooling, concat) moved onto the integers
-    (``lowerline-sink-qdq-through-layout-ops``). A transposed convolution
+    (``lowerline-sink-qdq-through-layout-ops``). After fusion, a row max of
+    dequantized bytes (an int8 softmax) runs on the bytes
+    (``lowerline-sink-dequantize-through-max``), and the u8 -> s8 shifts
+    behind layout ops move into the ops producing the bytes
+    (``lowerline-hoist-sign-flips``). A transposed convolution
     (a stride-1 conv over the input spread out with zeros) becomes one
     sub-convolution per output phase (``lowerline-decompose-transposed-conv``).
     A batch matmul by a weight broadcast over the batch becomes one matmul
@@ -150,6 +154,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         "lowerline-decompose-transposed-conv,"
         f"convert-elementwise-to-linalg,{narrow}lowerline-fold-iota-extracts,"
         "lowerline-drop-dead-results,lowerline-fuse-elementwise,"
+        # A row max of dequantized int8 (softmax) on the integers; the
+        # dequantize it leaves with one user fuses into that one.
+        "lowerline-sink-dequantize-through-max,lowerline-fuse-elementwise,"
+        # The u8 -> s8 shifts fusion could not reach (behind layout ops).
+        "lowerline-hoist-sign-flips,"
         # After fusion: the check's compare is in its reduction's body.
         "lowerline-fold-all-inf-checks,"
         # 1 - erf(x) (the frontend's erfc) as math.erfc: no cancellation.
@@ -355,7 +364,12 @@ def llvm(o: CpuOptions) -> str:
         # Before finalize-memref-to-llvm: transfers become plain or masked loads;
         # x86vector.avx512.dot (lowerline-vectorize's vdpbf16ps) its intrinsic.
         # amx.tile_* (lowerline-amx-tiles) their intrinsics likewise.
-        "convert-vector-to-llvm{enable-x86vector enable-amx}",
+        # reassociate-fp-reductions: a row's horizontal float sum (the end of
+        # a vector<64xf32> accumulator: softmax, layer norm, mean) as a tree
+        # of shuffles; without it LLVM adds the 64 lanes one after another
+        # (~200 cycles of latency per row). The lanes already accumulate
+        # separately in the loop, so the sum's order was never torch's.
+        "convert-vector-to-llvm{enable-x86vector enable-amx reassociate-fp-reductions}",
         # Allocations call _mlir_memref_to_llvm_alloc / _free, which the
         # library's runtime_support.c counts (CompiledModule.memory()).
         "finalize-memref-to-llvm{use-generic-functions=true}",

@@ -167,7 +167,7 @@ def test_unknown_option_target_and_bad_arguments_are_clear_errors(cache_dir):
     model, x = torch.nn.ReLU(), torch.randn(3)
     with pytest.raises(
         TypeError,
-        match=r"unknown compile option\(s\) widen \(known: approximate_math, arena, buffer_reuse, num_threads, .*widen_i1, winograd\)",
+        match=r"unknown compile option\(s\) widen \(known: approximate_math, arena, buffer_reuse, conv_channel_vectors, num_threads, .*widen_i1, winograd\)",
     ):
         lowerline.compile(model, x, cache_dir=cache_dir, widen=False)
     with pytest.raises(TypeError, match="widen_i1 takes a bool, got str 'no'"):

@@ -24,7 +24,10 @@ freezing, oneDNN int8 kernels), as torchao's PT2E x86 tutorial runs it,
 and torch's eager quantized modules (``torch.ao.nn.quantized``, eager-mode
 ``prepare``/``convert`` with the x86 qconfig and engine, calibrated on the
 same 8 batches; ``quant_eager.py``): a model it cannot express is listed as
-failed under the table. Writes bench/quant.md (``--output`` elsewhere).
+failed under the table. ``--bf16`` adds lowerline's ``precision="bf16"``
+build of the float model (the issue's mixed-precision figure: bf16 against
+lowerline's f32, same rounds, same process). Writes bench/quant.md
+(``--output`` elsewhere).
 """
 
 from __future__ import annotations
@@ -122,7 +125,9 @@ def eager_peer(model: torch.nn.Module, inputs: tuple, runs: dict, failed: dict) 
     runs["torch eager int8"] = lambda: peer(*inputs)
 
 
-def builds(name: str, cache: str, threads: int, peers: bool) -> tuple[dict, dict]:
+def builds(
+    name: str, cache: str, threads: int, peers: bool, bf16: bool = False
+) -> tuple[dict, dict]:
     """Build name -> a callable running that build of model ``name`` on its
     inputs, and peer name -> why it failed."""
     torch.manual_seed(0)
@@ -140,6 +145,8 @@ def builds(name: str, cache: str, threads: int, peers: bool) -> tuple[dict, dict
             quantized(model, inputs, xnnpack_quantizer()), *inputs, **options
         ),
     }
+    if bf16:
+        compiled["bf16"] = lowerline.compile(model, *inputs, precision="bf16", **options)
     runs = {"eager": lambda: model(*inputs)}
     failed: dict[str, str] = {}
     if peers:
@@ -156,7 +163,7 @@ def errors(runs: dict) -> dict[str, float]:
     expected = runs["eager"]()
     return {
         build: float((runs[build]() - expected).abs().max())
-        for build in (*INT8_BUILDS, *PEERS)
+        for build in (*INT8_BUILDS, "bf16", *PEERS)
         if build in runs
     }
 
@@ -184,7 +191,8 @@ def table(rows: list, failures: list, args) -> list[str]:
     keys = list(dict.fromkeys(key for _, row in rows for key in row))
     for _, failed in failures:  # a peer that failed on every model still gets its column
         keys += [peer for peer in PEERS if peer in failed and peer not in keys]
-    ratios = [f"f32 / {build}" for build in INT8_BUILDS]
+    low = [build for build in (*INT8_BUILDS, "bf16") if build in keys]
+    ratios = [f"f32 / {build}" for build in low]
     peers = [peer for peer in PEERS if peer in keys]
     header = [*keys, *ratios, *(f"int8 / {peer}" for peer in peers)]
     lines = [
@@ -201,7 +209,7 @@ def table(rows: list, failures: list, args) -> list[str]:
     ]
     for name, row in rows:
         cells = [cell(row, key) for key in keys]
-        cells += [f"{row['f32'] / row[build]:.2f}x" for build in INT8_BUILDS]
+        cells += [f"{row['f32'] / row[build]:.2f}x" for build in low]
         cells += [peer_ratio(row, peer) for peer in peers]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     failed = [(name, peer, why) for name, found in failures for peer, why in found.items()]
@@ -216,7 +224,7 @@ def error_table(error_rows: list) -> list[str]:
     builds = list(dict.fromkeys(build for _, found in error_rows for build in found))
     lines = [
         "",
-        "Largest |int8 output - float output| on the timed inputs:",
+        "Largest |int8 or bf16 output - float output| on the timed inputs:",
         "",
         "| model | " + " | ".join(builds) + " |",
         "| --- | " + " | ".join("---" for _ in builds) + " |",
@@ -233,13 +241,16 @@ def main() -> None:
         "--peers", action="store_true", help="also torch's int8 (inductor, eager modules)"
     )
     here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument(
+        "--bf16", action="store_true", help='also lowerline\'s precision="bf16" build'
+    )
     parser.add_argument("--output", default=os.path.join(here, "quant.md"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as cache, torch.inference_mode():
         rows, error_rows, failures = [], [], []
         for name in args.models.split(","):
-            runs, failed = builds(name, cache, args.threads, args.peers)
+            runs, failed = builds(name, cache, args.threads, args.peers, args.bf16)
             rows.append((name, medians(runs, args.rounds)))
             error_rows.append((name, errors(runs)))
             failures.append((name, failed))

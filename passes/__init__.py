@@ -73,6 +73,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-widen-i1-memrefs": "lowering.widen_i1_memrefs",
     "lowerline-gpu-align-shared-memory": "gpu.gpu_align_shared_memory",
     "lowerline-gpu-distribute": "gpu.gpu_distribute",
+    "lowerline-gpu-dp4a": "gpu.gpu_dp4a",
     "lowerline-gpu-host-buffers": "gpu.gpu_host_buffers",
     "lowerline-gpu-map-to-launch": "gpu.gpu_map_to_launch",
     "lowerline-gpu-shared-to-host-memory": "gpu.gpu_shared_to_host_memory",

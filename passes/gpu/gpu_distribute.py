@@ -36,6 +36,7 @@ from mlir.dialects import memref, scf
 from lowerline.gpu.plan import THREADS, point_tiles, thread_split
 from lowerline.passes.bufferization.strided_copies_to_linalg import copies_to_linalg
 from lowerline.passes.gpu.alignment import aligned_vector
+from lowerline.passes.gpu.byte_dots import byte_dot_products
 from lowerline.passes.gpu.mapping import WORKGROUP_SPACE, mapped_to
 from lowerline.passes.support.linalg_info import describe, indexing_maps, iterator_kinds
 from lowerline.passes.support.transform_scripts import ANY, apply_script, canonicalize
@@ -445,6 +446,9 @@ class GpuDistribute(Pass):
             for index, linalg_op in enumerate(o for o in host if _is_linalg(o)):
                 _map_host_op(linalg_op, f"h{counter}.{index}", op, problems)
             problems += _host_problems(func)
+        # i8 tiles as 4-byte dot products (dp4a in the kernels), before the
+        # rest of the contractions become outer products.
+        byte_dot_products(op)
         if failure := apply_script(op, LOWERING_IN_PLACE):
             problems.append(f"lowering the vector code: {failure}")
         _strip(op)

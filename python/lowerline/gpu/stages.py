@@ -89,6 +89,7 @@ def loops(o: GpuOptions) -> str:
 # The vector transfers of the thread tiles become loads and stores before
 # convert-gpu-to-nvvm (which lowers vector ops to LLVM but not transfers).
 _KERNEL_LOWERING = (
+    "lowerline-gpu-dp4a,"
     "gpu.module("
     "convert-vector-to-scf{full-unroll target-rank=1},"
     "expand-strided-metadata,"

@@ -52,7 +52,16 @@ WAIT_SETTINGS = {
     "spin": {"KMP_BLOCKTIME": "1"},
 }
 ORT_SPIN = {"default": None, "passive": False, "spin": True}
-WAIT_ENV = ("OMP_WAIT_POLICY", "KMP_BLOCKTIME", "GOMP_SPINCOUNT", "LOWERLINE_OMP_BLOCKTIME")
+# Recorded in the header: the waiting settings, and lowerline's team sizing
+# (a run with LOWERLINE_OMP_TEAMS=fixed left over in the shell times fixed teams).
+WAIT_ENV = (
+    "OMP_WAIT_POLICY",
+    "KMP_BLOCKTIME",
+    "GOMP_SPINCOUNT",
+    "LOWERLINE_OMP_BLOCKTIME",
+    "LOWERLINE_OMP_TEAMS",
+    "LOWERLINE_OMP_DYNAMIC",
+)
 
 
 def _wait_mode(argv: list[str]) -> str:

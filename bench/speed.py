@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from peers import SYSTEMS, add_run_arguments, outputs  # noqa: E402
 from timing import format_seconds as _fmt  # noqa: E402
-from timing import quantile, save_result, settle, time_calls  # noqa: E402
+from timing import quantile, save_result, settle, settle_threads, time_calls  # noqa: E402
 from torch import nn  # noqa: E402
 
 
@@ -159,6 +159,7 @@ def measure(runners, expected, rounds, budget):
     for r in range(rounds):
         for key, runner in runners.items():  # interleaved: every system, every model
             results[key].times[r] = time_calls(runner.run, budget)
+            settle_threads()  # the block's pool may spin on into the next block
     return results
 
 
@@ -180,7 +181,8 @@ def report(all_results, missing, args) -> str:
         + ("on" if SPIN else "off")
         + "; IREE --task_topology_max_group_count=T; lowerline LOWERLINE_OMP_BLOCKTIME="
         + os.environ.get("LOWERLINE_OMP_BLOCKTIME", "1 (default)")
-        + " ms.",
+        + " ms. After each block: a wait until no other thread of the process runs"
+        + " (timing.settle_threads, at most 1 s), for every system.",
         "",
     ]
     for threads, results in all_results.items():

@@ -9,7 +9,13 @@ Protocol. All systems and models run in one process; compiles happen first,
 then ``--rounds`` rounds, each timing every system on every case in turn, so
 that the shared machine's drift hits all of them alike. A system's ratio on
 a case is the median over rounds of (its median in the round / the other's
-median in the same round). Thread counts are set with each system's own
+median in the same round). After each system's block the suite waits until
+no other thread of the process runs (``--block-settle``, at most 1 s; the
+waits are in the result's header): a pool spins for a while after its last
+task (ONNX Runtime's some 30 ms of CPU, torch's OpenMP pool a few), and the
+next system's block would otherwise share the cores with it (issue 14: at
+2 threads lowerline's first calls after eager's block ran on one thread).
+Thread counts are set with each system's own
 setting (``torch.set_num_threads``, ONNX Runtime ``intra_op_num_threads``,
 IREE ``--task_topology_max_group_count``, lowerline ``num_threads``).
 
@@ -46,7 +52,16 @@ WAIT_SETTINGS = {
     "spin": {"KMP_BLOCKTIME": "1"},
 }
 ORT_SPIN = {"default": None, "passive": False, "spin": True}
-WAIT_ENV = ("OMP_WAIT_POLICY", "KMP_BLOCKTIME", "GOMP_SPINCOUNT", "LOWERLINE_OMP_BLOCKTIME")
+# Recorded in the header: the waiting settings, and lowerline's team sizing
+# (a run with LOWERLINE_OMP_TEAMS=fixed left over in the shell times fixed teams).
+WAIT_ENV = (
+    "OMP_WAIT_POLICY",
+    "KMP_BLOCKTIME",
+    "GOMP_SPINCOUNT",
+    "LOWERLINE_OMP_BLOCKTIME",
+    "LOWERLINE_OMP_TEAMS",
+    "LOWERLINE_OMP_DYNAMIC",
+)
 
 
 def _wait_mode(argv: list[str]) -> str:
@@ -70,7 +85,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 from models import KERNELS, MODELS, build, cases, parse_case  # noqa: E402
 from peers import PEERS, SYSTEMS, add_run_arguments, outputs  # noqa: E402
-from timing import first_line, quantile, save_result, settle, time_calls  # noqa: E402
+from timing import (  # noqa: E402
+    first_line,
+    quantile,
+    save_result,
+    settle,
+    settle_threads,
+    time_calls,
+)
 from timing import format_seconds as _fmt  # noqa: E402
 
 # A result off eager by more than this (relative to the output's magnitude)
@@ -139,12 +161,21 @@ def reason(err: Exception) -> str:
     return first_line(err)
 
 
-def measure(table: dict[str, dict[str, Entry]], rounds: int, budget: float) -> None:
+def measure(
+    table: dict[str, dict[str, Entry]], rounds: int, budget: float, block_settle: float
+) -> list[float]:
+    """Times every case's systems in interleaved rounds; the seconds waited
+    after each block for the block's threads to stop spinning (``settle_threads``,
+    at most ``block_settle``; 0: no wait)."""
+    waits = []
     for _ in range(rounds):
         for entries in table.values():  # interleaved: every case, every system
             for entry in entries.values():
                 if entry.run is not None:
                     entry.times.append(time_calls(entry.run, budget))
+                    if block_settle > 0:
+                        waits.append(settle_threads(block_settle))
+    return waits
 
 
 def ratio(entry: Entry, base: Entry) -> float | None:
@@ -271,7 +302,26 @@ def output_scale(case: str) -> float:
         return max(t.double().abs().max().item() for t in outputs(model(*inputs)) if t.numel())
 
 
-def report(results, systems, args) -> str:
+def settle_note(waits: dict[int, list[float]], limit: float) -> str:
+    """The header's line on the pause after each block."""
+    if limit <= 0:
+        return "Settle after each block: none (`--block-settle 0`)."
+    parts = []
+    for threads, seconds in waits.items():
+        if not seconds:
+            continue
+        capped = sum(w >= limit for w in seconds)
+        parts.append(
+            f"{threads} thread(s): {len(seconds)} blocks, waited median "
+            f"{_fmt(statistics.median(seconds))}, max {_fmt(max(seconds))}, {capped} at the limit"
+        )
+    return (
+        "Settle after each block (every system alike): until no other thread of the process "
+        f"runs, at most {limit:g} s (`--block-settle`); " + ("; ".join(parts) or "no blocks") + "."
+    )
+
+
+def report(results, systems, args, waits) -> str:
     env = ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in WAIT_ENV)
     lines = [
         f"# Benchmark suite: lowerline and its peers (--wait {WAIT})",
@@ -284,6 +334,8 @@ def report(results, systems, args) -> str:
         "",
         f"Waiting: {env}; ONNX Runtime spinning "
         f"{ {None: 'default (on)', False: 'off', True: 'on'}[ORT_SPIN[WAIT]] }.",
+        "",
+        settle_note(waits, args.block_settle),
         "",
         "Ratios are times relative to eager (or to the fastest peer on the case): "
         "lower is faster. `failed`: see the failures below.",
@@ -313,6 +365,13 @@ def main() -> None:
     add_run_arguments(parser, list(MODELS), rounds=3, budget=0.2)
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--wait", choices=list(WAIT_SETTINGS), default="default")
+    parser.add_argument(
+        "--block-settle",
+        type=float,
+        default=1.0,
+        help="after each system's block, wait (at most this many seconds) until no other "
+        "thread of the process runs; 0: no wait",
+    )
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "suite.md"))
     args = parser.parse_args()
     systems = args.systems.split(",")
@@ -325,15 +384,15 @@ def main() -> None:
         systems.insert(0, "eager")  # every ratio and the correctness check need it
     names = cases(args.models.split(","), tuple(int(b) for b in args.batches.split(",")))
     workroot = tempfile.mkdtemp(prefix="lowerline-suite-")
-    results = {}
+    results, waits = {}, {}
     for threads in (int(t) for t in args.threads.split(",")):
         torch.set_num_threads(threads)
         print(f"{threads} thread(s): preparing {len(names)} cases", file=sys.stderr, flush=True)
         table = {case: prepare_case(case, systems, threads, workroot) for case in names}
         settle()
-        measure(table, args.rounds, args.budget)
+        waits[threads] = measure(table, args.rounds, args.budget, args.block_settle)
         results[threads] = table
-    save_result(args.out, report(results, systems, args))
+    save_result(args.out, report(results, systems, args, waits))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """bench/timing.py's ``settle``: benchmarks wait for lowerline's workers to
-finish warming up before their first timed call."""
+finish warming up before their first timed call; ``settle_threads``: the
+suite waits for a system's spinning threads after its block."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import select
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -39,3 +42,26 @@ def test_settle_waits_for_a_busy_child_and_not_for_an_idle_one():
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_settle_threads_waits_for_a_spinning_thread_of_this_process():
+    # Like a thread pool after its last task: spins for a while, then sleeps.
+    spinning_until = time.monotonic() + 0.5
+    spun, release = threading.Event(), threading.Event()
+
+    def pool_thread():
+        while time.monotonic() < spinning_until:
+            pass
+        spun.set()
+        release.wait()  # asleep (state S), not running
+
+    thread = threading.Thread(target=pool_thread)
+    thread.start()
+    try:
+        timing.settle_threads(limit=60.0)
+        assert spun.is_set(), "settle_threads returned while the thread was still spinning"
+        assert timing.settle_threads(limit=60.0) < 5.0  # a sleeping thread is not waited for
+    finally:
+        release.set()
+        thread.join()

@@ -115,6 +115,19 @@ def _choose_qparams(symmetric: bool) -> Callable[..., Any]:
     return choose
 
 
+def _choose_qparams_per_token(x: Any, dtype: Any) -> Any:
+    """``choose_qparams_per_token``: torch's implementation, its results in
+    the types the op declares (float64 scales, int64 zero points: its meta
+    kernel, which the exported program follows) where the implementation
+    returns float32 for both. The values are the same: float32 converts to
+    both exactly."""
+    import torch
+    from torch.ao.quantization.fx import _decomposed
+
+    scales, zero_points = _decomposed.choose_qparams_per_token(x, dtype)
+    return scales.to(torch.float64), zero_points.to(torch.int64)
+
+
 def table() -> dict:
     """Decompositions of ``quantized_decomposed`` ops: per-channel ops with
     uint8 zero points (``_unsigned_zero_points``) and the ops torch-mlir does
@@ -136,7 +149,7 @@ def table() -> dict:
         ops.dequantize_per_tensor.tensor2: dequantize_per_tensor_tensor,
         ops.choose_qparams.tensor: _choose_qparams(symmetric=False),
         ops.choose_qparams_symmetric.tensor: _choose_qparams(symmetric=True),
-        ops.choose_qparams_per_token.default: _decomposed.choose_qparams_per_token,
+        ops.choose_qparams_per_token.default: _choose_qparams_per_token,
         ops.choose_qparams_per_token_asymmetric.default: (
             _decomposed._choose_qparams_per_token_asymmetric_impl
         ),

@@ -163,6 +163,22 @@ def test_export_failure_is_an_export_error(cache_dir):
     assert lowerline.ExportError is ExportError  # users catch it from the top level
 
 
+class ScanAlongADimReadFromATensor(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.aten.cumsum(x, torch.ones([1], dtype=torch.int32).item())
+
+
+def test_a_dim_read_from_a_tensor_is_named_in_the_export_error(cache_dir):
+    # The message was torch's first line only: "Overloaded torch operator
+    # invoked from Python failed to match any schema:", naming neither the op
+    # nor why (upstream CumsumModule, CumprodModule).
+    with pytest.raises(ExportError) as info:
+        lowerline.compile(ScanAlongADimReadFromATensor(), torch.rand(2, 7, 4), cache_dir=cache_dir)
+    message = str(info.value)
+    assert "aten::cumsum() Expected a value of type 'int' for argument 'dim'" in message
+    assert "comes from a tensor's value (.item(), int(t))" in message
+
+
 def test_unknown_option_target_and_bad_arguments_are_clear_errors(cache_dir):
     model, x = torch.nn.ReLU(), torch.randn(3)
     with pytest.raises(

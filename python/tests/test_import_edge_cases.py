@@ -25,6 +25,11 @@ e2e suite (tools/upstream_e2e.py); the modules here are our own.
   the batched form; they are pools of a batch of one.
 * An ``out=`` argument that torch.export's trace resized: the write back into
   the caller's tensor failed at the call; it is refused at compile time now.
+* Floats converted to uint8 after a clamp to 255 (``quantize``'s last step):
+  torch-mlir's ``fptosi`` to ``i8`` is poison from 128 up and LLVM dropped
+  the clamp: 300 came back 44. Converted through int32 now.
+* ``pow`` of integer tensors by integer tensors: torch-mlir has no lowering
+  (an ``UnsupportedOpsError``); ATen's square-and-multiply now.
 """
 
 import math
@@ -259,3 +264,42 @@ def test_avg_pool3d_is_tiled_as_2d_pools(batch):
     assert not compiled.fallbacks, compiled.fallbacks
     for got, want in zip(compiled(x), AvgPools3d()(x), strict=True):
         torch.testing.assert_close(got, want)
+
+
+class ClampToUint8(torch.nn.Module):
+    def forward(self, x):
+        return (
+            torch.clamp(torch.round(x) + 128, 0, 255).to(torch.uint8),
+            torch.clamp(x, 0, 255).to(torch.uint8),
+            x.abs().double().clamp(max=255).to(torch.uint8),
+        )
+
+
+def test_floats_clamped_and_converted_to_uint8_keep_the_clamp():
+    # The clamp to 255 was dropped: 127.5 + 128 came back 0 and 200 + 128 came back 72.
+    x = torch.cat([torch.tensor([127.5, 128.0, -300.0, 200.0, 254.9]), 600 * torch.rand(37) - 300])
+    compiled = lowerline.compile(ClampToUint8(), x, num_threads=1)
+    for got, want in zip(compiled(x), ClampToUint8()(x), strict=True):
+        assert torch.equal(got, want), (got, want)
+
+
+class IntegerPowers(torch.nn.Module):
+    def forward(self, x, y, small, exponents):
+        return torch.pow(x, y), torch.pow(x, exponents), torch.pow(small, exponents)
+
+
+def test_integer_pow_of_integer_exponents():
+    # aten.pow.Tensor_Tensor of integers was an UnsupportedOpsError. Negative
+    # exponents (0, or +-1 for bases of +-1), wrapping products, a broadcast
+    # exponent and a mixed int8 x int64 pair.
+    torch.manual_seed(0)
+    args = (
+        torch.randint(-5, 6, (3, 4, 5), dtype=torch.int32),
+        torch.randint(-3, 40, (3, 4, 5), dtype=torch.int32),
+        torch.randint(-3, 4, (2, 5), dtype=torch.int8),
+        torch.randint(-4, 70, (5,), dtype=torch.int64),
+    )
+    module = IntegerPowers()
+    compiled = lowerline.compile(module, *args, num_threads=1)
+    for got, want in zip(compiled(*args), module(*args), strict=True):
+        assert got.dtype == want.dtype and torch.equal(got, want), (got, want)

@@ -35,9 +35,14 @@ torch with aten ops whose lowering is exact:
   ``sqrt``, ``rsqrt`` and reciprocals, as ATen's kernel computes them
   (torch-mlir emits ``powf``: a long f64 polynomial per element, and
   ``sqrt(-0.0)`` is ``-0.0`` in eager, ``+0.0`` from ``powf``).
+* ``aten.pow.Tensor_Tensor`` of integers: torch-mlir has no lowering; ATen's
+  square-and-multiply over the exponent's bits (``pow_tensor_tensor``).
 * ``aten._to_copy`` from float64 to float16/bfloat16: ATen converts through
   float32 (c10's ``Half``/``BFloat16`` are built from a float), rounding
   twice; MLIR's ``truncf`` rounds once, and differs from torch next to ties.
+* ``aten._to_copy`` from a float type to uint8: torch-mlir's ``fptosi`` to
+  ``i8`` is poison from 128 up, and LLVM dropped a clamp to 255 before it;
+  converted through int32 (``float_to_uint8_via_int32``).
 * ``aten.var``, ``aten.std``, ``aten.var_mean`` of ``float32``: torch-mlir
   computes the variance in ``float64`` through full-size temporaries (an
   extension of the whole input, its deviations, their squares), which made
@@ -638,6 +643,37 @@ def pow_tensor_scalar(x: torch.Tensor, exponent: Any) -> torch.Tensor:
     return result
 
 
+def pow_tensor_tensor(x: torch.Tensor, exponent: torch.Tensor) -> Any:
+    """Integer ``pow`` of integer exponents (torch-mlir has no lowering), as
+    ATen's ``powi`` (``aten/src/ATen/native/Pow.h``) computes it:
+    square-and-multiply, wrapping as the integer type does, over every bit an
+    exponent of the type can have (a squaring past the highest set bit
+    changes nothing); a negative exponent gives 1 for a base of 1, +-1 for
+    -1 (by its parity) and 0 otherwise. Other types keep the op."""
+    dtype = torch.result_type(x, exponent)
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+        return NotImplemented
+    value, bits = torch.broadcast_tensors(x.to(dtype), exponent.to(dtype))
+    odd = torch.bitwise_and(bits, 1) != 0
+    base = value
+    result = torch.ones_like(value)
+    steps, remaining = torch.iinfo(dtype).bits - int(dtype.is_signed), bits
+    for step in range(steps):
+        set_bit = odd if step == 0 else torch.bitwise_and(remaining, 1) != 0
+        result = torch.where(set_bit, result * base, result)
+        # The .Tensor_Scalar overload is not defined in torch-mlir.
+        remaining = torch.bitwise_right_shift(remaining, torch.ones_like(remaining))
+        base = base * base
+    if not dtype.is_signed:
+        return result
+    one = torch.ones_like(result)
+    minus_one = torch.where(odd, -one, one)
+    negative = torch.where(
+        value == 1, one, torch.where(value == -1, minus_one, torch.zeros_like(one))
+    )
+    return torch.where(bits < 0, negative, result)
+
+
 def convolution(
     x: torch.Tensor,
     weight: torch.Tensor,
@@ -847,6 +883,20 @@ def to_copy_via_f32(fallback: Callable | None) -> Callable:
         return aten._to_copy.default(single, **kwargs)
 
     return decomposition
+
+
+def float_to_uint8_via_int32(x: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``_to_copy`` of floats to uint8 through int32. torch-mlir converts
+    floats to uint8 with ``arith.fptosi`` to ``i8``, whose result is poison
+    from 128 up: LLVM then drops a clamp to 255 before it (the clamp can only
+    matter where the conversion is poison), so ``clamp(x, 0, 255).to(uint8)``
+    wrapped 300 to 44 and 127.5 + 128 to 0. ``fptosi`` to ``i32`` is exact
+    for every value eager defines (truncation toward zero, 0..255), and
+    ``trunci`` to ``i8`` keeps its bits."""
+    if kwargs.get("dtype") != torch.uint8 or not x.dtype.is_floating_point or args:
+        return NotImplemented
+    wide = aten._to_copy.default(x, dtype=torch.int32)
+    return aten._to_copy.default(wide, **kwargs)
 
 
 def _half_dtype(values: Any) -> torch.dtype | None:
@@ -1306,7 +1356,9 @@ def decomposition_table() -> dict:
     table[aten.native_group_norm.default] = native_group_norm(
         table.get(aten.native_group_norm.default)
     )
-    table[aten._to_copy.default] = to_copy_via_f32(table.get(aten._to_copy.default))
+    table[aten._to_copy.default] = _first_of(
+        float_to_uint8_via_int32, to_copy_via_f32(table.get(aten._to_copy.default))
+    )
     table[aten.randint.default] = randint
     table[aten.randint.low] = randint_low
     table[aten.cumsum.default] = cumsum
@@ -1324,6 +1376,7 @@ def decomposition_table() -> dict:
     table[aten.clamp.Tensor] = clamp
     table[aten.hardtanh.default] = hardtanh
     table[aten.pow.Tensor_Scalar] = pow_tensor_scalar
+    table[aten.pow.Tensor_Tensor] = _first_of(pow_tensor_tensor, table.get(aten.pow.Tensor_Tensor))
     table[aten._reshape_alias.default] = reshape_alias
     table[aten._weight_norm_interface.default] = weight_norm_interface
     table[aten._trilinear.default] = trilinear

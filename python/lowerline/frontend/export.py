@@ -204,10 +204,7 @@ def _export(
     except Exception as err:
         lines = str(err).strip().splitlines()
         first = lines[0] if lines else type(err).__name__
-        # A dynamic dim the model's code specializes: torch's lines say which
-        # values its guards allow ("... satisfy the generated guard ... != 1").
-        why = [line.strip() for line in lines if line.strip().startswith("- Not all values")]
-        detail = "".join(f"\n  {line}" for line in why[:3])
+        detail = "".join(f"\n  {line}" for line in _export_failure_reasons(lines))
         raise ExportError(f"torch.export could not capture the model: {first}{detail}") from err
     try:
         exported = eager_quantized.decompose(exported)
@@ -221,6 +218,30 @@ def _export(
     _keyword_defaults_explicit(exported.graph)
     state, mutated = _writes(exported)
     return Program(exported, in_spec, inputs, exported.call_spec.out_spec, outputs, state, mutated)
+
+
+# A number read from a tensor's value passed where an op's schema wants an int
+# known while tracing: torch says only "failed to match any schema:" on its
+# first line, the op, argument and cause on the next ones.
+_NUMBER_FROM_A_TENSOR = (
+    "the number comes from a tensor's value (.item(), int(t)), which torch.export "
+    "cannot know while tracing, where a constant is needed"
+)
+
+
+def _export_failure_reasons(lines: list[str]) -> list[str]:
+    """The lines of torch.export's message that say why, after its first."""
+    stripped = [line.strip() for line in lines]
+    # A dynamic dim the model's code specializes: torch's lines say which
+    # values its guards allow ("... satisfy the generated guard ... != 1").
+    reasons = [line for line in stripped if line.startswith("- Not all values")][:3]
+    schema = [line for line in stripped if "Expected a value of type" in line][:1]
+    reasons += schema
+    # "Could not guard on" is control flow on a value; these need the number itself.
+    specialized = any("Could not extract specialized integer" in line for line in stripped)
+    if specialized:
+        reasons.append(_NUMBER_FROM_A_TENSOR)
+    return reasons
 
 
 def _with_dynamic_dims(

@@ -94,6 +94,11 @@ def render(every: list[outcome.Outcome], seconds: float) -> str:
         "masked_scatter, max_unpool and pooling with indices whatever torch-mlir does "
         f"with them: **{len(counted)} ops, {_rate(counted)} pass**.",
         "",
+        "Ops outside the `torch.aten` namespace (`prims`, PT2E's `quantized_decomposed`) "
+        "and whole modules are covered by torch-mlir's own e2e tests, run through "
+        "`tools/upstream_e2e.py`: `bench/upstream-e2e.md` (counts per test file, every "
+        "failure with its reason).",
+        "",
         "## Outcomes",
         "",
     ]

@@ -178,7 +178,21 @@ def export_program(
             snapshot = copy.deepcopy(module)
         except Exception:  # a module holding something uncopyable: trace it as it is
             snapshot = module
+        if any(t.is_quantized for t in [*module.parameters(), *module.buffers()]):
+            snapshot = _without_quantized(snapshot, copied=snapshot is not module)
         return _export(snapshot, args, in_spec, inputs, shapes)
+
+
+def _without_quantized(snapshot: torch.nn.Module, copied: bool) -> torch.nn.Module:
+    """``snapshot`` with its quantized parameters and buffers rewritten
+    (``lowerline.frontend.eager_quantized``), which needs a copy."""
+    if not copied:
+        raise ExportError("a model with quantized tensors must be copyable")
+    try:
+        eager_quantized.quantized_attributes(snapshot)
+    except ValueError as err:
+        raise ExportError(str(err)) from None
+    return snapshot
 
 
 def _dynamic_shapes(
@@ -202,6 +216,9 @@ def _export(
     try:
         exported = _trace(module, args, dynamic_shapes)
     except Exception as err:
+        refused = eager_quantized.refusal(err)
+        if refused is not None:
+            raise ExportError(str(refused)) from err
         lines = str(err).strip().splitlines()
         first = lines[0] if lines else type(err).__name__
         # A dynamic dim the model's code specializes: torch's lines say which
@@ -311,7 +328,11 @@ def _trace(
     """
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stderr(printed), size_oblivious(dynamic_shapes is not None):
+        with (
+            contextlib.redirect_stderr(printed),
+            size_oblivious(dynamic_shapes is not None),
+            eager_quantized.tracing(),
+        ):
             exported = torch.export.export(
                 module, args, dynamic_shapes=dynamic_shapes, strict=False
             )

@@ -38,7 +38,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.errors import LowerlineError
-from lowerline.frontend import eager_quantized
+from lowerline.frontend import eager_quantized, eager_quantized_modules
 from lowerline.frontend.dynamic import (
     DynamicDim,
     export_dynamic_shapes,
@@ -178,17 +178,18 @@ def export_program(
             snapshot = copy.deepcopy(module)
         except Exception:  # a module holding something uncopyable: trace it as it is
             snapshot = module
-        if any(t.is_quantized for t in [*module.parameters(), *module.buffers()]):
+        if eager_quantized_modules.has_quantized(module):
             snapshot = _without_quantized(snapshot, copied=snapshot is not module)
         return _export(snapshot, args, in_spec, inputs, shapes)
 
 
 def _without_quantized(snapshot: torch.nn.Module, copied: bool) -> torch.nn.Module:
-    """``snapshot`` with its quantized parameters and buffers rewritten
-    (``lowerline.frontend.eager_quantized``), which needs a copy."""
+    """``snapshot`` with its eager quantized modules and tensors rewritten
+    (``lowerline.frontend.eager_quantized_modules``), which needs a copy."""
     if not copied:
-        raise ExportError("a model with quantized tensors must be copyable")
+        raise ExportError("a model with eager quantized modules or tensors must be copyable")
     try:
+        snapshot = eager_quantized_modules.rewrite(snapshot)
         eager_quantized.quantized_attributes(snapshot)
     except ValueError as err:
         raise ExportError(str(err)) from None

@@ -122,10 +122,13 @@ def test_converted_model_matches_eager_within_one_step(name, batch):
         assert (got - expected).abs().max().item() <= step * 1.001
 
 
-@pytest.mark.parametrize(("name", "matmuls", "convs"), [("mlp", 2, 0), ("cnn", 1, 3)])
+@pytest.mark.parametrize(
+    ("name", "matmuls", "convs"), [("mlp", 2, 0), ("cnn", 1, 3), ("residual", 0, 2)]
+)
 def test_converted_model_folds_into_integer_kernels(name, matmuls, convs):
-    """Every Linear and Conv2d of the converted model is an i8 x i8 kernel:
-    the max pooling and flatten of the model's code between them keep it."""
+    """Every Linear and convolution of the converted model is an i8 x i8
+    kernel: the max pooling and flatten of the model's code between them
+    keep it; a Conv1d is a 2-D convolution of height 1."""
     make, shape = MODELS[name]
     graph = lowerline.compile(converted(make, shape), torch.randn((8, *shape))).ir("graph")
     assert integer_matmuls(graph) == (matmuls, 0)

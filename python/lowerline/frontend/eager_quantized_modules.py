@@ -241,7 +241,6 @@ class Linear(_WeightedLayer):
 
 class Conv(_WeightedLayer):
     FUNCTIONS: ClassVar[dict[int, Callable[..., torch.Tensor]]] = {
-        1: F.conv1d,
         2: F.conv2d,
         3: F.conv3d,
     }
@@ -250,16 +249,35 @@ class Conv(_WeightedLayer):
         super().__init__(module, relu)
         if module.padding_mode != "zeros":
             _refuse(f"{type(module).__name__} with padding_mode={module.padding_mode!r}")
-        self.conv = self.FUNCTIONS[len(module.kernel_size)]
         self.options = {
             "stride": module.stride,
             "padding": module.padding,
             "dilation": module.dilation,
             "groups": module.groups,
         }
+        # A 1-D convolution is computed as a 2-D one of height 1: the
+        # convolution folds take 2-D convolutions only.
+        self.one_dimensional = len(module.kernel_size) == 1
+        if self.one_dimensional:
+            self.weight_int = self.weight_int.unsqueeze(2)
+            self.options["stride"] = (1, *module.stride)
+            self.options["padding"] = (0, *module.padding)
+            self.options["dilation"] = (1, *module.dilation)
+        self.conv = self.FUNCTIONS[2 if self.one_dimensional else len(module.kernel_size)]
 
     def compute(self, x: torch.Tensor) -> torch.Tensor:
         return self.conv(x, self.weight(), self.bias, **self.options)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.one_dimensional:
+            return super().forward(x)
+        out = super().forward(x.unsqueeze(2))
+        activations = _activations()
+        params = activations.lookup(out) if activations is not None else None
+        result = out.squeeze(2)
+        if params is not None:  # a layout op of a dequantize's output: still fresh
+            _remember(result, params[0])
+        return result
 
 
 class QFunctional(torch.nn.Module):

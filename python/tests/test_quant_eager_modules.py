@@ -80,15 +80,15 @@ class Residual(nn.Module):
 MODELS = {"mlp": (Mlp, (37,)), "cnn": (Cnn, (3, 7, 9)), "residual": (Residual, (5, 11))}
 
 
-def converted(make: type, shape: tuple) -> nn.Module:
-    """``make()`` quantized by torch's eager mode for the x86 engine,
-    calibrated on 4 seeded batches."""
+def converted(make: type, shape: tuple, qconfig: object = None) -> nn.Module:
+    """``make()`` quantized by torch's eager mode for the x86 engine (its
+    default qconfig: per-channel weights), calibrated on 4 seeded batches."""
     torch.backends.quantized.engine = ENGINE
     torch.manual_seed(0)
     model = make().eval()
     if model.fusions:
         model = tq.fuse_modules(model, [list(group) for group in model.fusions])
-    model.qconfig = tq.get_default_qconfig(ENGINE)
+    model.qconfig = qconfig or tq.get_default_qconfig(ENGINE)
     prepared = tq.prepare(model)
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
@@ -133,6 +133,53 @@ def test_converted_model_folds_into_integer_kernels(name, matmuls, convs):
     graph = lowerline.compile(converted(make, shape), torch.randn((8, *shape))).ir("graph")
     assert integer_matmuls(graph) == (matmuls, 0)
     assert convolutions(graph) == (convs, 0)
+
+
+class ReadsOutput(nn.Module):
+    """Eager code reading a quantized module's output: its integers and
+    parameters (built from quantized modules directly: a float model
+    calibrating could not call int_repr)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.quant = nnq.Quantize(0.05, 64, torch.quint8)
+        self.fc = nnq.Linear(7, 5)
+        weight = torch.randn(5, 7)
+        scales, zeros = weight.abs().amax(1) / 127, torch.zeros(5, dtype=torch.long)
+        qweight = torch.quantize_per_channel(weight, scales, zeros, 0, torch.qint8)
+        self.fc.set_weight_bias(qweight, torch.randn(5))
+        self.fc.scale, self.fc.zero_point = 0.03, 100
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = self.fc(self.quant(x))
+        return y.int_repr(), y.dequantize() * y.q_scale() + y.q_zero_point()
+
+
+def test_quantized_module_output_int_repr_and_parameters():
+    torch.backends.quantized.engine = ENGINE
+    model = ReadsOutput().eval()
+    x = torch.randn(3, 7)
+    compiled = lowerline.compile(model, x)
+    with torch.inference_mode():
+        ints, values = model(x)
+    got_ints, got_values = compiled(x)
+    assert got_ints.dtype == torch.uint8
+    assert (got_ints.int() - ints.int()).abs().max().item() <= 1
+    assert (got_values - values).abs().max().item() <= 0.03 * 0.03 * 1.001 + 1e-6
+
+
+def test_per_tensor_weights_fold_and_match_eager():
+    """``default_qconfig``: weights quantized per tensor."""
+    make, shape = MODELS["mlp"]
+    model = converted(make, shape, tq.default_qconfig)
+    assert model.a.weight().qscheme() == torch.per_tensor_affine
+    x = torch.randn((8, *shape)) * 2
+    compiled = lowerline.compile(model, x)
+    assert integer_matmuls(compiled.ir("graph")) == (2, 0)
+    with torch.inference_mode():
+        expected = model(x)
+    assert (compiled(x) - expected).abs().max().item() <= output_step(model) * 1.001
 
 
 @x86_host

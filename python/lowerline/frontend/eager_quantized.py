@@ -255,11 +255,14 @@ _HANDLED: dict[Any, Callable[..., Any]] = {
 
 
 class Tracing(TorchFunctionMode):
-    """Eager quantized tensors as ``QuantizedValue`` while torch.export traces;
-    ``observers`` see every other torch call (eager quantized modules use it)."""
+    """Eager quantized tensors as ``QuantizedValue`` while torch.export traces.
+    Eager quantized modules use the hooks: ``readers`` may answer a call
+    (anything but ``NotImplemented``) before it runs, ``observers`` see
+    every call that ran and its result."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.readers: list[Callable[[Any, tuple, dict], Any]] = []
         self.observers: list[Callable[[Any, tuple, dict, Any], None]] = []
 
     def __torch_function__(
@@ -272,6 +275,10 @@ class Tracing(TorchFunctionMode):
         # cheaper than walking every call's arguments.
         if any(issubclass(t, QuantizedValue) for t in types):
             raise Refused(_refusal(getattr(func, "__name__", str(func))))
+        for read in self.readers:
+            answer = read(func, args, kwargs)
+            if answer is not NotImplemented:
+                return answer
         result = func(*args, **kwargs)
         for observe in self.observers:
             observe(func, args, kwargs, result)

@@ -102,6 +102,25 @@ class Activations:
             return None
         return found[1], found[2]
 
+    # What eager code may ask of a quantized module's output.
+    READS: ClassVar[frozenset[Any]] = frozenset(
+        {torch.Tensor.int_repr, torch.Tensor.q_scale, torch.Tensor.q_zero_point}
+    )
+
+    def read(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """``int_repr()``, ``q_scale()``, ``q_zero_point()`` of an activation
+        with known parameters (its integers: quantized again, exact on the grid)."""
+        if func not in self.READS or not args or (found := self.lookup(args[0])) is None:
+            return NotImplemented
+        (scale, zero_point, dtype), _ = found
+        if func is torch.Tensor.q_scale:
+            return scale
+        if func is torch.Tensor.q_zero_point:
+            return zero_point
+        low, high, stored = eq.RANGES[dtype]
+        ops = eq._decomposed()
+        return ops.quantize_per_tensor(args[0], scale, zero_point, low, high, stored)
+
     def observe(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         if getattr(func, "__name__", None) not in self.KEEPING or not self.known:
             return
@@ -124,6 +143,7 @@ def _activations() -> Activations | None:
         if isinstance(owner, Activations):
             return owner
     activations = Activations()
+    mode.readers.append(activations.read)
     mode.observers.append(activations.observe)
     return activations
 

@@ -28,6 +28,7 @@ Supported: ``Quantize``, ``DeQuantize``, ``Linear``, ``Conv1d/2d/3d``
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -134,18 +135,19 @@ class Activations:
                 self.mark(leaf, source[0], fresh=False)
 
 
+# The activations of each export in progress (its Tracing mode).
+_BY_MODE: weakref.WeakKeyDictionary[eq.Tracing, Activations] = weakref.WeakKeyDictionary()
+
+
 def _activations() -> Activations | None:
     mode = eq.active()
     if mode is None:
         return None
-    for observer in mode.observers:
-        owner = getattr(observer, "__self__", None)
-        if isinstance(owner, Activations):
-            return owner
-    activations = Activations()
-    mode.readers.append(activations.read)
-    mode.observers.append(activations.observe)
-    return activations
+    if mode not in _BY_MODE:
+        activations = _BY_MODE[mode] = Activations()
+        mode.readers.append(activations.read)
+        mode.observers.append(activations.observe)
+    return _BY_MODE[mode]
 
 
 def _qdq(x: torch.Tensor, params: Params) -> torch.Tensor:

@@ -38,7 +38,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from lowerline.errors import LowerlineError
-from lowerline.frontend import eager_quantized
+from lowerline.frontend import eager_quantized, eager_quantized_modules
 from lowerline.frontend.dynamic import (
     DynamicDim,
     export_dynamic_shapes,
@@ -178,7 +178,22 @@ def export_program(
             snapshot = copy.deepcopy(module)
         except Exception:  # a module holding something uncopyable: trace it as it is
             snapshot = module
+        if eager_quantized_modules.has_quantized(module):
+            snapshot = _without_quantized(snapshot, copied=snapshot is not module)
         return _export(snapshot, args, in_spec, inputs, shapes)
+
+
+def _without_quantized(snapshot: torch.nn.Module, copied: bool) -> torch.nn.Module:
+    """``snapshot`` with its eager quantized modules and tensors rewritten
+    (``lowerline.frontend.eager_quantized_modules``), which needs a copy."""
+    if not copied:
+        raise ExportError("a model with eager quantized modules or tensors must be copyable")
+    try:
+        snapshot = eager_quantized_modules.rewrite(snapshot)
+        eager_quantized.quantized_attributes(snapshot)
+    except ValueError as err:
+        raise ExportError(str(err)) from None
+    return snapshot
 
 
 def _dynamic_shapes(
@@ -202,6 +217,9 @@ def _export(
     try:
         exported = _trace(module, args, dynamic_shapes)
     except Exception as err:
+        refused = eager_quantized.refusal(err)
+        if refused is not None:
+            raise ExportError(str(refused)) from err
         lines = str(err).strip().splitlines()
         first = lines[0] if lines else type(err).__name__
         detail = "".join(f"\n  {line}" for line in _export_failure_reasons(lines))
@@ -332,7 +350,11 @@ def _trace(
     """
     printed = io.StringIO()
     try:
-        with contextlib.redirect_stderr(printed), size_oblivious(dynamic_shapes is not None):
+        with (
+            contextlib.redirect_stderr(printed),
+            size_oblivious(dynamic_shapes is not None),
+            eager_quantized.tracing(),
+        ):
             exported = torch.export.export(
                 module, args, dynamic_shapes=dynamic_shapes, strict=False
             )

@@ -60,8 +60,12 @@ What it decides (the mechanisms are upstream's transform dialect):
   planned for ``DYNAMIC_PLANNED`` along each dynamic dim (a dynamic N known
   to be a multiple of whole vectors, ``dim_divisor``, for that multiple:
   lowerline-winograd-conv's T over a dynamic batch): its full register
-  tiles are static and the partial last row and column tiles peeled
-  (masked); k and the batch step by 1 anyway; its epilogue is not fused
+  tiles are static and the partial last column tile peeled (masked); a
+  dynamic M's partial last row tile is run as static pieces of halving
+  powers of two (``dynamic_rows_script``, not widened: their column tiles
+  are masked), not as a masked ``mr``-row tile (17 rows: the last row was
+  an 8-row tile, 8x its FMAs); k and the batch step by 1 anyway; its
+  epilogue is not fused
   (upstream's fusion into a forall over those dims fails). Convolutions and
   window nests with a dynamic batch, and elementwise ops and row reductions
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
@@ -1113,7 +1117,8 @@ def contraction_script(
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
     stored."""
-    if g.row_pieces:
+    if g.row_pieces or g.dynamic_rows:
+        # A dynamic M: static row pieces, also where N or K is dynamic too.
         return dynamic_rows_script(g)
     inner = nest_members(g)
     text = forall_over_last(g)
@@ -1247,7 +1252,10 @@ def dynamic_rows_script(g: Group) -> str:
     accumulator count (``row_piece_widths``). Every register tile has a
     static shape: its accumulators stay in registers through the k loop and
     no masks are needed (a masked tile loads and stores its accumulators at
-    every step of k: measured 4x slower than static at batch 1)."""
+    every step of k: measured 4x slower than static at batch 1). With a
+    dynamic N too (attention's ``QK^T``), each level's partial last column
+    tile is peeled and masked (``_column_tiles``) and the pieces are not
+    widened; ``lowerline-vectorize`` gives a piece's rows their own count."""
     text = _FUNCS + forall_over_last(g) + _RESOLVE_DIMS
     text += fuse_into(nest_members(g), "%forall", "p", "%root")
     mr, nr = g.reg[-2:]
@@ -1306,6 +1314,9 @@ def row_piece_widths(g: Group) -> list[tuple[int, int]]:
     mr, nr = g.reg[-2:]
     columns = g.par[-1]
     pieces = [1 << b for b in reversed(range(mr.bit_length())) if 1 << b < mr]
+    if g.dynamic_columns:
+        # Widened, a piece's masked partial column tile would be wider too.
+        return [(rows, nr) for rows in pieces]
     return [(rows, _widened(nr, columns, mr // rows)) for rows in pieces]
 
 
@@ -1347,9 +1358,9 @@ def _row_tiles(g: Group, scope: str, rows: int, var: str) -> str:
 
 def _column_tiles(g: Group, scope: str, width: int, var: str) -> str:
     """Register tiles of ``width`` columns; a partial last one (the parallel
-    tile's columns not a multiple of ``width``) peeled off, masked."""
+    tile's columns not a multiple of ``width``, or dynamic) peeled off, masked."""
     text = _tile_level(g, scope, _level_sizes(g, 0, width), var)
-    if g.par[-1] % width == 0:
+    if g.par[-1] % width == 0 and not g.dynamic_columns:
         return text
     return text + peel(f"{var}_loop", f"{var}_full", f"{var}_partial")
 

@@ -75,7 +75,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   vectors, the partial last tile peeled and run in masked steps of one
   register, or, reduced (softmax over a dynamic sequence), in chunks of one
   register (``reduction_chunks``) on one thread: a short row (17 keys) is
-  then a whole vector and a masked one, not one masked tile of four; an op
+  then a whole vector and a masked one, not one masked tile of four; a
+  division by a row's reduction over such a row (softmax's ``exp / sum``)
+  multiplies by its reciprocal, one division per row
+  (``_multiply_by_row_reciprocals``, as a static row kernel does); an op
   with another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
@@ -134,7 +137,12 @@ from lowerline.passes.tiling.reduction_chunks import (
     reduction_chunks,
     split_rows,
 )
-from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
+from lowerline.passes.tiling.row_kernels import (
+    RowKernel,
+    apply_row_kernel,
+    find_row_kernel,
+    multiply_by_reciprocals,
+)
 from lowerline.passes.tiling.thread_reductions import (
     PARALLEL_MIN_ELEMENTS,
     column_split,
@@ -790,6 +798,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         if not group.chunks and iterators[last] != "parallel":
             return _NO_CHUNKS
         group.tail_vector = _tail_vector(tiles, target, eb)
+        _multiply_by_row_reciprocals(op)
         return group
     if dynamic_rows:
         group.par = _dynamic_parallel_rows(op, shape, target)
@@ -810,6 +819,42 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+
+
+def _through_views(value: ir.Value) -> ir.Operation | None:
+    """The op that computes ``value``, looking through reshapes and casts."""
+    owner = value.owner
+    while not isinstance(owner, ir.Block) and owner.name in _VIEWS:
+        owner = owner.operands[0].owner
+    return None if isinstance(owner, ir.Block) else owner
+
+
+def _multiply_by_row_reciprocals(op: ir.Operation) -> int:
+    """An elementwise op over a dynamic row that divides by a row's
+    reduction (softmax's ``exp / sum``) multiplies by its reciprocal, as a
+    static row kernel's last op does (``multiply_by_reciprocals``): one
+    division per row, hoisted out of the row's vector loop, instead of one
+    per vector. Only divisors that a reduction computed: a user's division
+    by another tensor keeps its exact rounding. Returns the count."""
+    if op.name != "linalg.generic" or any(it != "parallel" for it in _iterators(op)):
+        return 0
+    inputs = len(op.operands) - len(op.results)
+    body = op.regions[0].blocks[0]
+    for inner in body.operations:
+        if inner.name != "arith.divf":
+            continue
+        divisor = inner.operands[1]
+        if not isinstance(divisor, ir.BlockArgument) or divisor.arg_number >= inputs:
+            return 0
+        producer = _through_views(op.operands[divisor.arg_number])
+        if producer is None or not is_linalg(producer):
+            return 0
+        if "reduction" not in _iterators(producer):
+            return 0
+    return multiply_by_reciprocals(op, len(_iterators(op)) - 1)
 
 
 def _tail_vector(tiles: list[int], target: CpuTarget, eb: int) -> int:

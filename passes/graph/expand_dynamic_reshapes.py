@@ -32,6 +32,7 @@ from a shape built of dynamic values.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from mlir import ir
 from mlir.dialects import arith, tensor
@@ -44,7 +45,7 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _CASTS = ("arith.index_cast", "arith.index_castui")
 
 # A dim's size: a constant, or the SSA value it is known to equal.
-Size = int | ir.Value
+Size: TypeAlias = int | ir.Value
 
 
 def _strip_casts(value: ir.Value) -> ir.Value:

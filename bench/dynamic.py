@@ -1,6 +1,7 @@
 """Dynamic dims against static specializations: measured.
 
     .venv/bin/python bench/dynamic.py [--threads 1] [--rounds 15] [--calls 20]
+        [--models encoder] [--out FILE]
 
 For the MLP and the CNN (dynamic batch) and the encoder layer (dynamic
 batch, then dynamic sequence length), one artifact compiled with
@@ -9,7 +10,9 @@ artifact of its own (``lowerline.compile`` on that size). Both run in
 interleaved rounds in this process: a round times ``--calls`` back-to-back
 calls of each, in an order that alternates between rounds; the table shows
 the minimum over the rounds (the steadier figure on a shared machine) and
-dynamic / static. Writes bench/dynamic.md.
+dynamic / static. Writes bench/dynamic.md, or ``--out``; ``--models``
+keeps the rows whose model name contains one of its comma-separated words
+(``--models encoder`` or ``--models "sequence"``).
 """
 
 from __future__ import annotations
@@ -92,11 +95,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--models", default="", help="comma-separated words of row names")
+    parser.add_argument("--out", default="", help="the table's file (default bench/dynamic.md)")
     args = parser.parse_args()
+    words = [word.strip().lower() for word in args.models.split(",") if word.strip()]
     cache = tempfile.mkdtemp(prefix="lowerline-bench-dynamic-")
     rows = []
     with torch.no_grad():
         for name, make, example, dynamic, sizes in CASES:
+            if words and not any(word in name.lower() for word in words):
+                continue
             torch.manual_seed(0)
             model = make().eval()
             options = {"num_threads": args.threads, "cache_dir": cache}
@@ -116,7 +124,8 @@ def main() -> None:
         "| model | size | static us | dynamic us | dynamic / static |\n"
         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
     )
-    save_result(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.md"), text)
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.md")
+    save_result(out, text)
 
 
 if __name__ == "__main__":

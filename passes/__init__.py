@@ -23,6 +23,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-fold-all-inf-checks": "graph.fold_all_inf_checks",
     "lowerline-bound-dynamic-dims": "graph.bound_dynamic_dims",
     "lowerline-fold-identity-extracts": "graph.fold_identity_extracts",
+    "lowerline-expand-dynamic-reshapes": "graph.expand_dynamic_reshapes",
     "lowerline-lower-tm-tensor": "graph.lower_tm_tensor",
     "lowerline-fold-constant-transposes": "graph.fold_constant_transposes",
     "lowerline-fold-qdq-matmul": "graph.fold_qdq_matmul",

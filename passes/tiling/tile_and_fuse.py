@@ -60,8 +60,12 @@ What it decides (the mechanisms are upstream's transform dialect):
   planned for ``DYNAMIC_PLANNED`` along each dynamic dim (a dynamic N known
   to be a multiple of whole vectors, ``dim_divisor``, for that multiple:
   lowerline-winograd-conv's T over a dynamic batch): its full register
-  tiles are static and the partial last row and column tiles peeled
-  (masked); k and the batch step by 1 anyway; its epilogue is not fused
+  tiles are static and the partial last column tile peeled (masked); a
+  dynamic M's partial last row tile is run as static pieces of halving
+  powers of two (``dynamic_rows_script``, not widened: their column tiles
+  are masked), not as a masked ``mr``-row tile (17 rows: the last row was
+  an 8-row tile, 8x its FMAs); k and the batch step by 1 anyway; its
+  epilogue is not fused
   (upstream's fusion into a forall over those dims fails). Convolutions and
   window nests with a dynamic batch, and elementwise ops and row reductions
   over dynamic outer rows, are tiled by 1 along those dims, so every tile is
@@ -71,7 +75,10 @@ What it decides (the mechanisms are upstream's transform dialect):
   vectors, the partial last tile peeled and run in masked steps of one
   register, or, reduced (softmax over a dynamic sequence), in chunks of one
   register (``reduction_chunks``) on one thread: a short row (17 keys) is
-  then a whole vector and a masked one, not one masked tile of four; an op
+  then a whole vector and a masked one, not one masked tile of four; a
+  division by a row's reduction over such a row (softmax's ``exp / sum``)
+  multiplies by its reciprocal, one division per row
+  (``_multiply_by_row_reciprocals``, as a static row kernel does); an op
   with another dynamic reduced dim stays loops, with a remark.
 
 The tiled ops keep ``lowerline.vector_sizes`` (and ``lowerline.contract``
@@ -130,7 +137,12 @@ from lowerline.passes.tiling.reduction_chunks import (
     reduction_chunks,
     split_rows,
 )
-from lowerline.passes.tiling.row_kernels import RowKernel, apply_row_kernel, find_row_kernel
+from lowerline.passes.tiling.row_kernels import (
+    RowKernel,
+    apply_row_kernel,
+    find_row_kernel,
+    multiply_by_reciprocals,
+)
 from lowerline.passes.tiling.thread_reductions import (
     PARALLEL_MIN_ELEMENTS,
     column_split,
@@ -786,6 +798,7 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
         if not group.chunks and iterators[last] != "parallel":
             return _NO_CHUNKS
         group.tail_vector = _tail_vector(tiles, target, eb)
+        _multiply_by_row_reciprocals(op)
         return group
     if dynamic_rows:
         group.par = _dynamic_parallel_rows(op, shape, target)
@@ -806,6 +819,42 @@ def _vector_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str
     if reduces and not group.par and not dynamic_rows:
         group.threads = reduction_threads(op, shape, iterators, group.chunks or tiles, target)
     return group
+
+
+_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+
+
+def _through_views(value: ir.Value) -> ir.Operation | None:
+    """The op that computes ``value``, looking through reshapes and casts."""
+    owner = value.owner
+    while not isinstance(owner, ir.Block) and owner.name in _VIEWS:
+        owner = owner.operands[0].owner
+    return None if isinstance(owner, ir.Block) else owner
+
+
+def _multiply_by_row_reciprocals(op: ir.Operation) -> int:
+    """An elementwise op over a dynamic row that divides by a row's
+    reduction (softmax's ``exp / sum``) multiplies by its reciprocal, as a
+    static row kernel's last op does (``multiply_by_reciprocals``): one
+    division per row, hoisted out of the row's vector loop, instead of one
+    per vector. Only divisors that a reduction computed: a user's division
+    by another tensor keeps its exact rounding. Returns the count."""
+    if op.name != "linalg.generic" or any(it != "parallel" for it in _iterators(op)):
+        return 0
+    inputs = len(op.operands) - len(op.results)
+    body = op.regions[0].blocks[0]
+    for inner in body.operations:
+        if inner.name != "arith.divf":
+            continue
+        divisor = inner.operands[1]
+        if not isinstance(divisor, ir.BlockArgument) or divisor.arg_number >= inputs:
+            return 0
+        producer = _through_views(op.operands[divisor.arg_number])
+        if producer is None or not is_linalg(producer):
+            return 0
+        if "reduction" not in _iterators(producer):
+            return 0
+    return multiply_by_reciprocals(op, len(_iterators(op)) - 1)
 
 
 def _tail_vector(tiles: list[int], target: CpuTarget, eb: int) -> int:
@@ -1113,7 +1162,8 @@ def contraction_script(
     holding the fill, the root (reduction loops of step 1: rank-1 updates) and
     the consumers, so the epilogue runs on the accumulators before they are
     stored."""
-    if g.row_pieces:
+    if g.row_pieces or g.dynamic_rows:
+        # A dynamic M: static row pieces, also where N or K is dynamic too.
         return dynamic_rows_script(g)
     inner = nest_members(g)
     text = forall_over_last(g)
@@ -1247,7 +1297,10 @@ def dynamic_rows_script(g: Group) -> str:
     accumulator count (``row_piece_widths``). Every register tile has a
     static shape: its accumulators stay in registers through the k loop and
     no masks are needed (a masked tile loads and stores its accumulators at
-    every step of k: measured 4x slower than static at batch 1)."""
+    every step of k: measured 4x slower than static at batch 1). With a
+    dynamic N too (attention's ``QK^T``), each level's partial last column
+    tile is peeled and masked (``_column_tiles``) and the pieces are not
+    widened; ``lowerline-vectorize`` gives a piece's rows their own count."""
     text = _FUNCS + forall_over_last(g) + _RESOLVE_DIMS
     text += fuse_into(nest_members(g), "%forall", "p", "%root")
     mr, nr = g.reg[-2:]
@@ -1306,6 +1359,9 @@ def row_piece_widths(g: Group) -> list[tuple[int, int]]:
     mr, nr = g.reg[-2:]
     columns = g.par[-1]
     pieces = [1 << b for b in reversed(range(mr.bit_length())) if 1 << b < mr]
+    if g.dynamic_columns:
+        # Widened, a piece's masked partial column tile would be wider too.
+        return [(rows, nr) for rows in pieces]
     return [(rows, _widened(nr, columns, mr // rows)) for rows in pieces]
 
 
@@ -1347,9 +1403,9 @@ def _row_tiles(g: Group, scope: str, rows: int, var: str) -> str:
 
 def _column_tiles(g: Group, scope: str, width: int, var: str) -> str:
     """Register tiles of ``width`` columns; a partial last one (the parallel
-    tile's columns not a multiple of ``width``) peeled off, masked."""
+    tile's columns not a multiple of ``width``, or dynamic) peeled off, masked."""
     text = _tile_level(g, scope, _level_sizes(g, 0, width), var)
-    if g.par[-1] % width == 0:
+    if g.par[-1] % width == 0 and not g.dynamic_columns:
         return text
     return text + peel(f"{var}_loop", f"{var}_full", f"{var}_partial")
 

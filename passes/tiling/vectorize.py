@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from lowerline.cpu.tile_plan import bf16_dot_lanes
-from lowerline.passes.support.linalg_info import iterator_kinds, static_loop_sizes
+from lowerline.passes.support.linalg_info import iterator_kinds, loop_sizes, static_loop_sizes
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.bf16_dot import bf16_dot_products, extend_extracted_lanes
 from lowerline.passes.tiling.int8_dot import (
@@ -92,6 +92,9 @@ LOWERING = _FUNCS + _CONTRACTIONS + _HOIST + _TO_RANK_1
 LOWERING_IN_PLACE = _FUNCS + _CONTRACTIONS + _TO_RANK_1
 
 
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
 def _tagged(module: ir.Operation) -> list[ir.Operation]:
     # Fused ops leave dead copies behind (removed by the next canonicalize).
     return ops_matching(
@@ -102,6 +105,16 @@ def _tagged(module: ir.Operation) -> list[ir.Operation]:
 def _script(op: ir.Operation, index: int) -> str:
     sizes = VECTOR_SIZES.require(op)
     static = static_loop_sizes(op)
+    known = loop_sizes(op) if static is None else None
+    if known is not None and len(known) == len(sizes):
+        # A static row piece of a tile with a dynamic, masked column count
+        # (the 4-, 2- and 1-row pieces of a dynamic M and N): its rows at
+        # their own power-of-two count, the dynamic dims masked at the planned
+        # size (else a 1-row piece is an 8-row masked tile: 8x the FMAs).
+        sizes = [
+            s if s != _DYNAMIC and s < v and s & (s - 1) == 0 else v
+            for v, s in zip(sizes, known, strict=True)
+        ]
     if static is not None and len(static) == len(sizes):
         # A peeled piece of a tile whose width is a power of two (a
         # convolution's 16 + 8 tail columns) is vectorized at that width,

@@ -9,10 +9,12 @@
 // RUN: FileCheck %s --input-file=%t --check-prefix=EXPLAIN
 
 // QK^T: M and N dynamic. A forall over (batch, row tiles, column tiles);
-// full 8x32 register tiles, then the peeled partial column tile, then the
-// peeled partial row tiles; the k loop (K = 16) steps by 1.
+// full 8x32 register tiles, then the peeled partial column tile; the rows
+// left (fewer than 8) as static pieces of 4, 2 and 1 rows, each with its
+// full and its peeled partial column tiles, never a masked 8-row tile; the
+// k loop (K = 16) steps by 1.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+18]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 64x64, registers 8x32, masked, k loop of 1;
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse-dynamic.mlir:[[@LINE+24]]:8: remark: linalg.batch_matmul: g0: batch_matmul; fused fill; tiles: parallel 64x64, registers 8x32, masked, k loop of 1;
 // EXPLAIN-NOT:      left as loops
 
 // CHECK-LABEL: func.func @qk_dynamic_m_n(
@@ -24,8 +26,14 @@
 // CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x8x32xf32>)
 // CHECK:             scf.for
 // CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x8x1xf32>, tensor<1x1x?xf32>) outs(%{{.+}} : tensor<1x8x?xf32>)
-// CHECK:           scf.for
-// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x?x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x?x32xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x4x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x4x32xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x4x1xf32>, tensor<1x1x?xf32>) outs(%{{.+}} : tensor<1x4x?xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x2x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x2x32xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x2x1xf32>, tensor<1x1x?xf32>) outs(%{{.+}} : tensor<1x2x?xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1xf32>, tensor<1x1x32xf32>) outs(%{{.+}} : tensor<1x1x32xf32>)
+// CHECK:                 linalg.batch_matmul {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x1x1xf32>, tensor<1x1x?xf32>) outs(%{{.+}} : tensor<1x1x?xf32>)
+// CHECK-NOT:             linalg.batch_matmul {{.+}} : tensor<1x?x1xf32>
+// CHECK:         return
 func.func @qk_dynamic_m_n(%q: tensor<8x?x16xf32>, %k: tensor<8x16x?xf32>, %s: index) -> tensor<8x?x?xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty(%s, %s) : tensor<8x?x?xf32>

@@ -107,7 +107,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     (``lowerline-bound-dynamic-dims``) so that ``int-range-optimizations``
     folds torch-mlir's size checks (a broadcast of a possible size 1 would
     read through a gather); the broadcasts left copying their source
-    unchanged are dropped (``lowerline-fold-identity-extracts``). Quantized
+    unchanged are dropped (``lowerline-fold-identity-extracts``), and the
+    views whose shape is built at run time from those sizes become expand /
+    collapse shapes, which the arena plans (``lowerline-expand-dynamic-reshapes``). Quantized
     linear layers, convolutions and batch matmuls (dequantize -> matmul/conv
     -> quantize) become integer kernels before anything fuses their
     dequantizes away (``lowerline-fold-qdq-matmul``, ``-conv``,
@@ -169,7 +171,8 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
         # Last: the rest of the graph stage sees the IR torch-mlir gave
         # (the QDQ folds match its forms); a no-op without dynamic dims.
         "func.func(lowerline-bound-dynamic-dims,int-range-optimizations,canonicalize,"
-        "lowerline-fold-identity-extracts)"
+        # A view over a dynamic size as expand/collapse: the arena plans it.
+        "lowerline-fold-identity-extracts,lowerline-expand-dynamic-reshapes,canonicalize)"
     )
 
 

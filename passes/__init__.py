@@ -40,6 +40,7 @@ PASS_MODULES: dict[str, str] = {
     "lowerline-pointwise-conv-rows": "graph.pointwise_conv_rows",
     "lowerline-fold-iota-extracts": "graph.fold_iota_extracts",
     "lowerline-collapse-expanded-elementwise": "graph.collapse_expanded_elementwise",
+    "lowerline-align-elementwise-rows": "graph.align_elementwise_rows",
     "lowerline-decompose-pad": "tiling.decompose_pad",
     "lowerline-split-strided-columns": "tiling.split_strided_columns",
     "lowerline-vectorize-conv-channels": "tiling.vectorize_conv_channels",

@@ -132,7 +132,9 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     gather's row index is read in its body, so its rows vectorize as
     contiguous reads (``lowerline-read-gather-indices``), and a 1x1
     stride-1 convolution with its elementwise epilogue works on each plane
-    as one row, tiled into whole vectors (``lowerline-pointwise-conv-rows``).
+    as one row, tiled into whole vectors (``lowerline-pointwise-conv-rows``),
+    and a returned elementwise op over rows of an odd length runs over rows
+    of whole vector tiles of the same buffers (``lowerline-align-elementwise-rows``).
     An index check's read of ``arange`` at the index is the index itself,
     with no table written (``lowerline-fold-iota-extracts``). An elementwise
     op reading a 2-D result (a linear layer's) through a reshape to (batch,
@@ -144,7 +146,11 @@ def graph(o: CpuOptions, vector_rows: bool = True) -> str:
     contractions).
     """
     rows = f"{{vector-bits={cpu_target(o.target).vector_bits} threads={threads(o)}}}"
+    bits = cpu_target(o.target).vector_bits
     gathers = ",lowerline-read-gather-indices,lowerline-pointwise-conv-rows" if vector_rows else ""
+    # A returned elementwise op over rows of an odd length: over rows of whole vectors.
+    if vector_rows:
+        gathers += f",lowerline-align-elementwise-rows{{vector-bits={bits}}}"
     # Before fusion merges the extensions into other elementwise ops.
     narrow = "lowerline-fold-extf-into-contractions," if vector_rows else ""
     return (

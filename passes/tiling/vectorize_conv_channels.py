@@ -52,18 +52,20 @@ from mlir.dialects import arith, scf, tensor, vector
 
 from lowerline import weights
 from lowerline.cpu.tile_plan import lanes as vector_lanes
+from lowerline.passes.support.conv_epilogue import (
+    ConvFilter,
+    Epilogue,
+    apply_epilogue,
+    constant_filter,
+    find_epilogue,
+    index,
+    read_row,
+    write_row,
+    zero_init,
+)
 from lowerline.passes.support.ir_constants import constant_attr
 from lowerline.passes.support.linalg_info import describe
 from lowerline.passes.support.pass_options import cpu_target_option
-from lowerline.passes.tiling.winograd_conv import (
-    _apply,
-    _Epilogue,
-    _epilogue,
-    _filter,
-    _read,
-    _write,
-    _zero_init,
-)
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
@@ -74,9 +76,7 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 @dataclass
-class _Conv:
-    op: ir.Operation
-    filter: np.ndarray  # F x C x KH x KW
+class _Conv(ConvFilter):
     batch: int
     height: int  # of the output
     width: int
@@ -86,15 +86,7 @@ class _Conv:
     vectors: int  # V: channel vectors per register tile
     pixels: int  # the most output columns per register tile
     accumulate: bool  # the init is not a zero fill (a bias): add it
-    epilogue: _Epilogue | None
-
-    @property
-    def channels(self) -> int:
-        return self.filter.shape[1]
-
-    @property
-    def filters(self) -> int:
-        return self.filter.shape[0]
+    epilogue: Epilogue | None
 
     @property
     def block(self) -> int:
@@ -169,26 +161,33 @@ def _plan(op: ir.Operation, target: CpuTarget, options: VectorizeConvChannels) -
         return "a 1x1 window"
     if not _narrow_or_strided(ow, strides[1], lanes):
         return f"{ow}-wide unit-stride rows: whole vectors for the direct kernels"
-    array = _filter(op)
+    array = constant_filter(op)
     if array is None:
         return "the filter is not a constant with known bytes"
     vectors = 2 if f % (2 * lanes) == 0 else 1
     pixels = max(1, _accumulators(target, vectors, window[1], options.accumulators) // vectors)
-    accumulate = not _zero_init(op.operands[2])
+    accumulate = not zero_init(op.operands[2])
     return _Conv(
-        op, array, n, oh, ow, strides, dilations, lanes, vectors, pixels, accumulate, _epilogue(op)
+        op,
+        array,
+        n,
+        oh,
+        ow,
+        strides,
+        dilations,
+        lanes,
+        vectors,
+        pixels,
+        accumulate,
+        find_epilogue(op),
     )
 
 
 # -- vector code ------------------------------------------------------------------
 
 
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
 def _plus(base: ir.Value, constant: int) -> ir.Value:
-    return base if constant == 0 else arith.addi(base, _index(constant))
+    return base if constant == 0 else arith.addi(base, index(constant))
 
 
 def _packed_filter(conv: _Conv) -> ir.Value:
@@ -222,17 +221,17 @@ def _tile_products(
     zero = arith.ConstantOp(vtype, ir.DenseElementsAttr.get_splat(vtype, ir.FloatAttr.get_f32(0.0)))
     count = pixels * conv.vectors
     steps = kh_count * conv.channels
-    loop = scf.ForOp(_index(0), _index(steps), _index(1), iter_args=[zero.result] * count)
+    loop = scf.ForOp(index(0), index(steps), index(1), iter_args=[zero.result] * count)
     with ir.InsertionPoint(loop.body):
         step = loop.induction_variable
-        c = arith.divui(step, _index(kh_count))
-        kh = arith.remui(step, _index(kh_count))
-        row = arith.addi(arith.muli(oh, _index(sh)), arith.muli(kh, _index(dh)))
-        col0 = arith.muli(ow0, _index(sw))
-        blocks = [_plus(arith.muli(fb, _index(conv.vectors)), v) for v in range(conv.vectors)]
+        c = arith.divui(step, index(kh_count))
+        kh = arith.remui(step, index(kh_count))
+        row = arith.addi(arith.muli(oh, index(sh)), arith.muli(kh, index(dh)))
+        col0 = arith.muli(ow0, index(sw))
+        blocks = [_plus(arith.muli(fb, index(conv.vectors)), v) for v in range(conv.vectors)]
         acc = list(loop.inner_iter_args)
         for kw in range(kw_count):
-            w = [_read(packed, [b, c, kh, _index(kw), _index(0)], conv.lanes) for b in blocks]
+            w = [read_row(packed, [b, c, kh, index(kw), index(0)], conv.lanes) for b in blocks]
             for p in range(pixels):
                 element = tensor.extract(x, [n, c, row, _plus(col0, p * sw + kw * dw)])
                 xs = vector.broadcast(vtype, element)
@@ -264,14 +263,14 @@ def _store_tile(
             scalars = [vector.extract(products[p][v], [], [lane]) for p in range(pixels)]
             row = vector.from_elements(rtype, scalars)
             f = _plus(f0, channel)
-            at = [_index(0), _index(channel), _index(0), ow0]  # in the slice
+            at = [index(0), index(channel), index(0), ow0]  # in the slice
             where = [n, f, oh, ow0]  # in the whole output
             if conv.accumulate:
                 source, indices = (part, at) if conv.epilogue is None else (init, where)
-                row = arith.addf(_read(source, indices, pixels), row)
+                row = arith.addf(read_row(source, indices, pixels), row)
             if conv.epilogue is not None:
-                row = _apply(conv.epilogue, row, where, f, True)
-            part = _write(row, part, at)
+                row = apply_epilogue(conv.epilogue, row, where, f, True)
+            part = write_row(row, part, at)
     return part
 
 
@@ -286,11 +285,11 @@ def _row_chunks(
     oh: ir.Value,
 ) -> ir.Value:
     """Every register tile of output row ``oh``, channel block ``fb``."""
-    f0 = arith.muli(fb, _index(conv.block))
+    f0 = arith.muli(fb, index(conv.block))
     for first, pixels, tiles in conv.chunks():
-        loop = scf.ForOp(_index(0), _index(tiles), _index(1), iter_args=[part])
+        loop = scf.ForOp(index(0), index(tiles), index(1), iter_args=[part])
         with ir.InsertionPoint(loop.body):
-            ow0 = _plus(arith.muli(loop.induction_variable, _index(pixels)), first)
+            ow0 = _plus(arith.muli(loop.induction_variable, index(pixels)), first)
             products = _tile_products(conv, x, packed, n, fb, oh, ow0, pixels)
             updated = _store_tile(conv, init, loop.inner_iter_args[0], products, n, f0, oh, ow0)
             scf.YieldOp([updated])
@@ -320,7 +319,7 @@ def _rewrite(conv: _Conv) -> None:
         with ir.InsertionPoint(loop.body):
             n, fb, oh = loop.induction_variables
             shared = loop.inner_iter_args[0]
-            f0 = arith.muli(fb, _index(conv.block))
+            f0 = arith.muli(fb, index(conv.block))
             sizes = [1, conv.block, 1, conv.width]
             ptype = ir.RankedTensorType.get(sizes, ir.F32Type.get())
             dynamic = [n, f0, oh]

@@ -133,11 +133,18 @@ def write_row(
 
 
 def apply_epilogue(
-    epilogue: Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value, inside: bool
+    epilogue: Epilogue,
+    row: ir.Value,
+    where: list[ir.Value],
+    f: ir.Value,
+    inside: bool,
+    channels: bool = False,
 ) -> ir.Value:
     """The epilogue's body on one output row: its scalar ops cloned on vectors
     of the row's length; per-channel operands broadcast, same-shape ones read
-    at the row (``where``, channel ``f``)."""
+    at the row (``where``, channel ``f``). With ``channels``, ``row`` is a
+    vector of channels ``f ..`` of one pixel instead: per-channel operands
+    are read as vectors there (the epilogue must have no same-shape ones)."""
     op = epilogue.op
     count = ir.VectorType(row.type).shape[0]
     body = op.regions[0].blocks[0]
@@ -150,7 +157,10 @@ def apply_epilogue(
         if kind == "conv":
             values[arg] = row
         elif kind == "row":
+            assert not channels, "a same-shape operand has no channel vectors"
             values[arg] = read_row(operand, where, count, inside)
+        elif channels:
+            values[arg] = read_row(operand, [f], count)
         else:
             values[arg] = vector.broadcast(vectors_of(arg.type), tensor.extract(operand, [f]))
 

@@ -383,13 +383,20 @@ def _tile_products(
         col0 = arith.muli(ow0, index(sw))
         blocks = [_plus(arith.muli(fb, index(conv.vectors)), v) for v in range(conv.vectors)]
         acc = list(loop.inner_iter_args)
-        for kw in range(kw_count):
-            w = [read_row(packed, [b, c, kh, index(kw), index(0)], conv.lanes) for b in blocks]
+        w = [
+            [read_row(packed, [b, c, kh, index(kw), index(0)], conv.lanes) for b in blocks]
+            for kw in range(kw_count)
+        ]
+        # Input column by input column: each broadcast serves every (pixel,
+        # tap) that reads it right away and dies.
+        for column in sorted({p * sw + kw * dw for p in range(pixels) for kw in range(kw_count)}):
+            xs = vector.broadcast(vtype, tensor.extract(x, [n, c, row, _plus(col0, column)]))
             for p in range(pixels):
-                element = tensor.extract(x, [n, c, row, _plus(col0, p * sw + kw * dw)])
-                xs = vector.broadcast(vtype, element)
+                kw, left = divmod(column - p * sw, dw)
+                if left or not 0 <= kw < kw_count:
+                    continue
                 for v in range(conv.vectors):
-                    acc[p * conv.vectors + v] = vector.fma(xs, w[v], acc[p * conv.vectors + v])
+                    acc[p * conv.vectors + v] = vector.fma(xs, w[kw][v], acc[p * conv.vectors + v])
         scf.YieldOp(acc)
     results = list(loop.results)
     return [results[p * conv.vectors : (p + 1) * conv.vectors] for p in range(pixels)]

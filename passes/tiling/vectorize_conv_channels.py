@@ -35,7 +35,30 @@ It fires on f32 convolutions with static shapes, a constant filter whose
 bytes are known, output channels a multiple of the target's f32 lanes, and a
 row the direct kernels vectorize badly: strided along the row, or not a
 whole number of vectors wide. 3x3 stride-1 convolutions that
-lowerline-winograd-conv takes (``keep-winograd``) are left to it.
+lowerline-winograd-conv takes (``keep-winograd``) are left to it. The tile's
+``P x L`` transpose into channel rows is ``log2(L)`` steps of two-operand
+``vector.shuffle`` (one instruction each), not ``P L`` extracts.
+
+**With a max pool** (``fuse-max-pool``): where the convolution's (or its
+epilogue's) result feeds only a ``linalg.pooling_nchw_max``, directly or
+through a -inf ``tensor.pad``, the epilogue reads no same-shape operand and
+the init is a zero fill or a per-channel bias broadcast, the convolution,
+its epilogue and the pool become one kernel, whatever the input channels
+(the ResNet stem's 3-channel 7x7/2 with batch norm, ReLU and a 3x3/2 pool)::
+
+    %r = scf.forall (%n, %fb) in (N, F / (V L)) shared_outs(%pooled) {
+      %rows = tensor.empty() : tensor<OH x OW x V L>   channels last, local
+      for each output row and register tile: the accumulators as above,
+        bias + epilogue on each pixel's channel vectors, stored whole
+      for each pooled row: per pooled pixel, the max of its window's
+        channel vectors (rows and columns clamped into the output: the
+        padding never wins a max, ``_covers``), transposed into rows
+    }
+
+Nothing of the unpooled result is transposed or leaves the thread's cache,
+and the pad, the pool's -inf fill and the row kernels' column-phase copies
+(serial loops) are gone. Fewer than ``min-channels`` input channels are
+rewritten only so: alone, the stem's 7x7/2 was slower than the row kernels.
 
 Upstream vectorizes convolutions only in 1-D channel-last form
 (``Conv1DGenerator``) and packs with ``linalg.pack`` at run time (it cannot
@@ -52,18 +75,20 @@ from mlir.dialects import arith, scf, tensor, vector
 
 from lowerline import weights
 from lowerline.cpu.tile_plan import lanes as vector_lanes
-from lowerline.passes.support.ir_constants import constant_attr
-from lowerline.passes.support.linalg_info import describe
-from lowerline.passes.support.pass_options import cpu_target_option
-from lowerline.passes.tiling.winograd_conv import (
-    _apply,
-    _Epilogue,
-    _epilogue,
-    _filter,
-    _read,
-    _write,
-    _zero_init,
+from lowerline.passes.support.conv_epilogue import (
+    ConvFilter,
+    Epilogue,
+    apply_epilogue,
+    constant_filter,
+    find_epilogue,
+    index,
+    read_row,
+    write_row,
+    zero_init,
 )
+from lowerline.passes.support.ir_constants import constant_attr
+from lowerline.passes.support.linalg_info import all_parallel, describe, indexing_maps
+from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
@@ -74,9 +99,7 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 @dataclass
-class _Conv:
-    op: ir.Operation
-    filter: np.ndarray  # F x C x KH x KW
+class _Conv(ConvFilter):
     batch: int
     height: int  # of the output
     width: int
@@ -86,15 +109,9 @@ class _Conv:
     vectors: int  # V: channel vectors per register tile
     pixels: int  # the most output columns per register tile
     accumulate: bool  # the init is not a zero fill (a bias): add it
-    epilogue: _Epilogue | None
-
-    @property
-    def channels(self) -> int:
-        return self.filter.shape[1]
-
-    @property
-    def filters(self) -> int:
-        return self.filter.shape[0]
+    epilogue: Epilogue | None
+    pool: _Pool | None = None  # a max pool computed from the block's rows
+    bias: ir.Value | None = None  # with a pool: the [F] tensor the init broadcasts
 
     @property
     def block(self) -> int:
@@ -112,6 +129,125 @@ class _Conv:
         if count > wider:
             runs.append((wider * (base + 1), base, count - wider))
         return runs
+
+
+@dataclass
+class _Pool:
+    """A ``linalg.pooling_nchw_max`` of the convolution's (or its
+    epilogue's) result or of its -inf ``tensor.pad``."""
+
+    pad: ir.Operation | None  # none where the pool does not pad
+    op: ir.Operation
+    window: tuple[int, int]
+    strides: tuple[int, int]
+    low: tuple[int, int]  # the padding above and left of the convolution's output
+    height: int  # of the pooled output
+    width: int
+
+
+def _static_pair(op: ir.Operation, name: str) -> tuple[int, int] | None:
+    """A ``tensor.pad``'s static padding of the plane; None when it pads
+    the batch or the channels."""
+    values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
+    return None if values[0] or values[1] else (values[2], values[3])
+
+
+def _fills_minus_inf(value: ir.Value) -> bool:
+    attr = constant_attr(value)
+    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == float("-inf")
+
+
+def _only_user(value: ir.Value, name: str) -> ir.Operation | None:
+    uses = list(value.uses)
+    return uses[0].owner if len(uses) == 1 and uses[0].owner.name == name else None
+
+
+def _covers(size: int, pooled: int, window: int, stride: int, low: int) -> bool:
+    """Every pooling window overlaps the ``size`` unpadded rows (or
+    columns): clamping its indices into them then reads only elements of
+    the window, and the -inf padding never wins."""
+    return all(p * stride - low < size and p * stride - low + window > 0 for p in range(pooled))
+
+
+def _padding(result: ir.Value) -> tuple[ir.Value, ir.Operation | None, tuple[int, int]] | None:
+    """What the pool reads (``result``, or its -inf ``tensor.pad`` when that
+    is ``result``'s only user), the pad, and its padding above and left."""
+    pad = _only_user(result, "tensor.pad")
+    if pad is None:
+        return result, None, (0, 0)
+    if pad.operands[0] != result or len(pad.operands) != 1:
+        return None  # dynamic padding
+    low, high = _static_pair(pad, "static_low"), _static_pair(pad, "static_high")
+    yielded = list(pad.regions[0].blocks[0].operations)[-1].operands[0]
+    if low is None or high is None or not _fills_minus_inf(yielded):
+        return None
+    return pad.results[0], pad, low
+
+
+def _max_pool(result: ir.Value) -> _Pool | None:
+    """The max pool that ``result`` (or its -inf padding) feeds, if it can
+    be computed from the convolution's rows in place."""
+    padded = _padding(result)
+    if padded is None:
+        return None
+    source, pad, low = padded
+    pool = _only_user(source, "linalg.pooling_nchw_max")
+    if pool is None or pool.operands[0] != source or _pair(pool, "dilations") != (1, 1):
+        return None
+    init = pool.operands[2]
+    if not isinstance(init, ir.OpResult) or init.owner.name != "linalg.fill":
+        return None
+    if not _fills_minus_inf(init.owner.operands[0]):
+        return None
+    out = ir.RankedTensorType(pool.results[0].type)
+    conv = ir.RankedTensorType(result.type)
+    window = tuple(ir.RankedTensorType(pool.operands[1].type).shape)
+    strides = _pair(pool, "strides")
+    for axis in (0, 1):
+        size, pooled = conv.shape[2 + axis], out.shape[2 + axis]
+        if not _covers(size, pooled, window[axis], strides[axis], low[axis]):
+            return None
+    return _Pool(pad, pool, (window[0], window[1]), strides, low, out.shape[2], out.shape[3])
+
+
+def _channel_bias(init: ir.Value) -> ir.Value | None:
+    """The ``[F]`` tensor that ``init`` broadcasts along the batch and the
+    plane (a convolution's bias: a ``linalg.broadcast`` as torch-mlir
+    writes it, or the generic it generalizes to), if it is one."""
+    if not isinstance(init, ir.OpResult):
+        return None
+    op = init.owner
+    if op.name == "linalg.broadcast":
+        dimensions = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+        return op.operands[0] if dimensions == [0, 2, 3] else None
+    if op.name != "linalg.generic":
+        return None
+    maps = indexing_maps(op)
+    channel = ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)])
+    if len(op.operands) != 2 or maps[0] != channel or not all_parallel(op):
+        return None
+    body = op.regions[0].blocks[0]
+    terminator = list(body.operations)[-1]
+    if len(list(body.operations)) != 1 or terminator.operands[0] != body.arguments[0]:
+        return None
+    return op.operands[0]
+
+
+def _pooled_fusion(
+    op: ir.Operation, epilogue: Epilogue | None
+) -> tuple[_Pool, ir.Value | None] | str:
+    """The max pool to fuse and the bias to add, or why there is none."""
+    if epilogue is not None and "row" in epilogue.kinds:
+        return "an epilogue with a same-shape operand"
+    pool = _max_pool((epilogue.op if epilogue is not None else op).results[0])
+    if pool is None:
+        return "no max pool follows"
+    if zero_init(op.operands[2]):
+        return pool, None
+    bias = _channel_bias(op.operands[2])
+    if bias is None:
+        return "the init is neither a zero fill nor a per-channel bias"
+    return pool, bias
 
 
 def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
@@ -155,40 +291,56 @@ def _plan(op: ir.Operation, target: CpuTarget, options: VectorizeConvChannels) -
     winograd = strides == (1, 1) and dilations == (1, 1) and window == [3, 3]
     if options.keep_winograd and winograd and min(f, flt.shape[1]) >= options.winograd_channels:
         return "a 3x3 stride-1 convolution left to lowerline-winograd-conv"
-    if flt.shape[1] < options.min_channels:
-        # The ResNet stem (3 channels, 7x7 stride 2, 64 x 64, BN + ReLU + max
-        # pool), one thread: 90 us with the row kernels (column phases,
-        # lowerline-split-strided-columns), 133 us with this; 16 channels at
-        # 3x3 stride 2 were 30% faster with this.
-        return f"{flt.shape[1]} input channels: below min-channels={options.min_channels}"
+    epilogue = find_epilogue(op)
+    pooled = _pooled_fusion(op, epilogue) if options.fuse_max_pool else "fuse-max-pool=false"
     if window == [1, 1]:
         # No input element serves two taps: the broadcasts are as many as the
         # multiplies' vectors, and the row kernels (a 1x1 stride-1 plane as one
         # long row, lowerline-pointwise-conv-rows) were faster (1x1 stride 2,
         # 64 -> 128 channels at 56 x 56, one thread: 71 -> 86 us).
         return "a 1x1 window"
-    if not _narrow_or_strided(ow, strides[1], lanes):
-        return f"{ow}-wide unit-stride rows: whole vectors for the direct kernels"
-    array = _filter(op)
+    if isinstance(pooled, str):
+        if flt.shape[1] < options.min_channels:
+            # The ResNet stem's 7x7/2 (3 channels) alone, one thread: 90 us
+            # with the row kernels (column phases), 96 us with this; 16
+            # channels at 3x3 stride 2 were 30% faster with this. Fused with
+            # its max pool, this is the faster (``_rewrite_pooled``).
+            return (
+                f"{flt.shape[1]} input channels: below min-channels={options.min_channels} "
+                f"and no max pool to fuse ({pooled})"
+            )
+        if not _narrow_or_strided(ow, strides[1], lanes):
+            return f"{ow}-wide unit-stride rows: whole vectors for the direct kernels"
+    array = constant_filter(op)
     if array is None:
         return "the filter is not a constant with known bytes"
     vectors = 2 if f % (2 * lanes) == 0 else 1
     pixels = max(1, _accumulators(target, vectors, window[1], options.accumulators) // vectors)
-    accumulate = not _zero_init(op.operands[2])
+    pool, bias = (None, None) if isinstance(pooled, str) else pooled
+    accumulate = not zero_init(op.operands[2]) and pool is None
     return _Conv(
-        op, array, n, oh, ow, strides, dilations, lanes, vectors, pixels, accumulate, _epilogue(op)
+        op,
+        array,
+        n,
+        oh,
+        ow,
+        strides,
+        dilations,
+        lanes,
+        vectors,
+        pixels,
+        accumulate,
+        epilogue,
+        pool,
+        bias,
     )
 
 
 # -- vector code ------------------------------------------------------------------
 
 
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
 def _plus(base: ir.Value, constant: int) -> ir.Value:
-    return base if constant == 0 else arith.addi(base, _index(constant))
+    return base if constant == 0 else arith.addi(base, index(constant))
 
 
 def _packed_filter(conv: _Conv) -> ir.Value:
@@ -222,25 +374,75 @@ def _tile_products(
     zero = arith.ConstantOp(vtype, ir.DenseElementsAttr.get_splat(vtype, ir.FloatAttr.get_f32(0.0)))
     count = pixels * conv.vectors
     steps = kh_count * conv.channels
-    loop = scf.ForOp(_index(0), _index(steps), _index(1), iter_args=[zero.result] * count)
+    loop = scf.ForOp(index(0), index(steps), index(1), iter_args=[zero.result] * count)
     with ir.InsertionPoint(loop.body):
         step = loop.induction_variable
-        c = arith.divui(step, _index(kh_count))
-        kh = arith.remui(step, _index(kh_count))
-        row = arith.addi(arith.muli(oh, _index(sh)), arith.muli(kh, _index(dh)))
-        col0 = arith.muli(ow0, _index(sw))
-        blocks = [_plus(arith.muli(fb, _index(conv.vectors)), v) for v in range(conv.vectors)]
+        c = arith.divui(step, index(kh_count))
+        kh = arith.remui(step, index(kh_count))
+        row = arith.addi(arith.muli(oh, index(sh)), arith.muli(kh, index(dh)))
+        col0 = arith.muli(ow0, index(sw))
+        blocks = [_plus(arith.muli(fb, index(conv.vectors)), v) for v in range(conv.vectors)]
         acc = list(loop.inner_iter_args)
-        for kw in range(kw_count):
-            w = [_read(packed, [b, c, kh, _index(kw), _index(0)], conv.lanes) for b in blocks]
+        w = [
+            [read_row(packed, [b, c, kh, index(kw), index(0)], conv.lanes) for b in blocks]
+            for kw in range(kw_count)
+        ]
+        # Input column by input column: each broadcast serves every (pixel,
+        # tap) that reads it right away and dies.
+        for column in sorted({p * sw + kw * dw for p in range(pixels) for kw in range(kw_count)}):
+            xs = vector.broadcast(vtype, tensor.extract(x, [n, c, row, _plus(col0, column)]))
             for p in range(pixels):
-                element = tensor.extract(x, [n, c, row, _plus(col0, p * sw + kw * dw)])
-                xs = vector.broadcast(vtype, element)
+                kw, left = divmod(column - p * sw, dw)
+                if left or not 0 <= kw < kw_count:
+                    continue
                 for v in range(conv.vectors):
-                    acc[p * conv.vectors + v] = vector.fma(xs, w[v], acc[p * conv.vectors + v])
+                    acc[p * conv.vectors + v] = vector.fma(xs, w[kw][v], acc[p * conv.vectors + v])
         scf.YieldOp(acc)
     results = list(loop.results)
     return [results[p * conv.vectors : (p + 1) * conv.vectors] for p in range(pixels)]
+
+
+def _exchange_masks(lanes: int, bit: int) -> tuple[list[int], list[int]]:
+    """``vector.shuffle`` masks of one transpose step: rows ``i`` and
+    ``i | bit`` (``bit`` clear in ``i``) trade the elements whose row and
+    column differ in ``bit``, element ``(r, c)`` going to ``(r ^ bit, c ^
+    bit)`` where ``r`` and ``c`` differ there (operand 2's lanes numbered
+    from ``lanes``)."""
+    low = [(c & ~bit) + (lanes if c & bit else 0) for c in range(lanes)]
+    high = [(c | bit) + (lanes if c & bit else 0) for c in range(lanes)]
+    return low, high
+
+
+def _transpose(rows: list[ir.Value], lanes: int) -> list[ir.Value]:
+    """The ``lanes x lanes`` transpose of ``rows`` (``lanes`` vectors of
+    ``lanes``, a power of two), in ``log2(lanes)`` steps of ``lanes``
+    two-operand shuffles (64 for 16 lanes; one ``vpermt2ps`` or unpack
+    each): extracting and reinserting the 256 elements one by one cost the
+    ResNet stem's channel-vector kernel a fifth of its time."""
+    rows = list(rows)
+    bit = lanes // 2
+    while bit:
+        low, high = _exchange_masks(lanes, bit)
+        for i in range(lanes):
+            if i & bit:
+                continue
+            a, b = rows[i], rows[i | bit]
+            rows[i], rows[i | bit] = vector.shuffle(a, b, low), vector.shuffle(a, b, high)
+        bit //= 2
+    return rows
+
+
+def _channel_rows(products: list[ir.Value], lanes: int) -> list[ir.Value]:
+    """Per channel of one vector, its row over the ``P <= lanes`` pixels of
+    ``products`` (one vector of ``lanes`` channels per pixel)."""
+    pixels = len(products)
+    vtype = ir.VectorType(products[0].type)
+    zero = arith.ConstantOp(vtype, ir.DenseElementsAttr.get_splat(vtype, ir.FloatAttr.get_f32(0.0)))
+    square = _transpose([*products, *[zero.result] * (lanes - pixels)], lanes)
+    if pixels == lanes:
+        return square
+    rtype = ir.VectorType.get([pixels], ir.F32Type.get())
+    return [vector.extract_strided_slice(rtype, r, [0], [pixels], [1]) for r in square]
 
 
 def _store_tile(
@@ -255,23 +457,25 @@ def _store_tile(
 ) -> ir.Value:
     """Write the tile's ``V L`` rows of ``P`` columns into ``part`` (the
     slice ``[n, f0 .. f0 + V L, oh, :]``), with the init added and the
-    epilogue applied to each row."""
-    pixels = len(products)
-    rtype = ir.VectorType.get([pixels], ir.F32Type.get())
-    for v in range(conv.vectors):
-        for lane in range(conv.lanes):
-            channel = v * conv.lanes + lane
-            scalars = [vector.extract(products[p][v], [], [lane]) for p in range(pixels)]
-            row = vector.from_elements(rtype, scalars)
-            f = _plus(f0, channel)
-            at = [_index(0), _index(channel), _index(0), ow0]  # in the slice
-            where = [n, f, oh, ow0]  # in the whole output
-            if conv.accumulate:
-                source, indices = (part, at) if conv.epilogue is None else (init, where)
-                row = arith.addf(_read(source, indices, pixels), row)
-            if conv.epilogue is not None:
-                row = _apply(conv.epilogue, row, where, f, True)
-            part = _write(row, part, at)
+    epilogue applied to each row; the rows transposed from the pixels'
+    channel vectors ``L`` pixels at a time."""
+    for first in range(0, len(products), conv.lanes):
+        group = products[first : first + conv.lanes]
+        pixels = len(group)
+        col = _plus(ow0, first)
+        for v in range(conv.vectors):
+            rows = _channel_rows([p[v] for p in group], conv.lanes)
+            for lane, row in enumerate(rows):
+                channel = v * conv.lanes + lane
+                f = _plus(f0, channel)
+                at = [index(0), index(channel), index(0), col]  # in the slice
+                where = [n, f, oh, col]  # in the whole output
+                if conv.accumulate:
+                    source, indices = (part, at) if conv.epilogue is None else (init, where)
+                    row = arith.addf(read_row(source, indices, pixels), row)
+                if conv.epilogue is not None:
+                    row = apply_epilogue(conv.epilogue, row, where, f, True)
+                part = write_row(row, part, at)
     return part
 
 
@@ -286,16 +490,149 @@ def _row_chunks(
     oh: ir.Value,
 ) -> ir.Value:
     """Every register tile of output row ``oh``, channel block ``fb``."""
-    f0 = arith.muli(fb, _index(conv.block))
+    f0 = arith.muli(fb, index(conv.block))
     for first, pixels, tiles in conv.chunks():
-        loop = scf.ForOp(_index(0), _index(tiles), _index(1), iter_args=[part])
+        loop = scf.ForOp(index(0), index(tiles), index(1), iter_args=[part])
         with ir.InsertionPoint(loop.body):
-            ow0 = _plus(arith.muli(loop.induction_variable, _index(pixels)), first)
+            ow0 = _plus(arith.muli(loop.induction_variable, index(pixels)), first)
             products = _tile_products(conv, x, packed, n, fb, oh, ow0, pixels)
             updated = _store_tile(conv, init, loop.inner_iter_args[0], products, n, f0, oh, ow0)
             scf.YieldOp([updated])
         part = loop.results[0]
     return part
+
+
+# -- fused max pool ------------------------------------------------------------
+
+
+def _clamp(value: ir.Value, last: int) -> ir.Value:
+    return arith.minsi(arith.maxsi(value, index(0)), index(last))
+
+
+def _channel_vector(conv: _Conv, product: ir.Value, f: ir.Value) -> ir.Value:
+    """One pixel's channels ``f ..`` with the bias added and the epilogue
+    applied, all on the channel vector."""
+    if conv.bias is not None:
+        product = arith.addf(product, read_row(conv.bias, [f], conv.lanes))
+    if conv.epilogue is None:
+        return product
+    return apply_epilogue(conv.epilogue, product, [], f, True, channels=True)
+
+
+def _block_rows(
+    conv: _Conv, x: ir.Value, packed: ir.Value, local: ir.Value, n: ir.Value, fb: ir.Value
+) -> ir.Value:
+    """The convolution's rows for channel block ``fb`` of image ``n``,
+    epilogue applied, into ``local`` (``[OH, OW, V L]``: each pixel's
+    channel vectors stored whole, nothing transposed)."""
+    f0 = arith.muli(fb, index(conv.block))
+    rows = scf.ForOp(index(0), index(conv.height), index(1), iter_args=[local])
+    with ir.InsertionPoint(rows.body):
+        oh = rows.induction_variable
+        local = rows.inner_iter_args[0]
+        for first, pixels, tiles in conv.chunks():
+            loop = scf.ForOp(index(0), index(tiles), index(1), iter_args=[local])
+            with ir.InsertionPoint(loop.body):
+                ow0 = _plus(arith.muli(loop.induction_variable, index(pixels)), first)
+                products = _tile_products(conv, x, packed, n, fb, oh, ow0, pixels)
+                tile = loop.inner_iter_args[0]
+                for p, vectors in enumerate(products):
+                    for v, product in enumerate(vectors):
+                        value = _channel_vector(conv, product, _plus(f0, v * conv.lanes))
+                        at = [oh, _plus(ow0, p), index(v * conv.lanes)]
+                        tile = write_row(value, tile, at)
+                scf.YieldOp([tile])
+            local = loop.results[0]
+        scf.YieldOp([local])
+    return rows.results[0]
+
+
+def _window_max(conv: _Conv, local: ir.Value, rows: list[ir.Value], pw: int, v: int) -> ir.Value:
+    """Channels ``v L ..`` of pooled column ``pw``: the max over its window,
+    rows and columns clamped into the convolution's output (``_covers``)."""
+    pool = conv.pool
+    assert pool is not None
+    first = pw * pool.strides[1] - pool.low[1]
+    columns = sorted({min(max(first + j, 0), conv.width - 1) for j in range(pool.window[1])})
+    result = None
+    for row in rows:
+        for column in columns:
+            value = read_row(local, [row, index(column), index(v * conv.lanes)], conv.lanes)
+            result = value if result is None else arith.maximumf(result, value)
+    assert result is not None
+    return result
+
+
+def _pool_block(conv: _Conv, local: ir.Value, part: ir.Value) -> ir.Value:
+    """The max pool of one channel block's rows (``local``) into ``part``
+    (``[1, V L, PH, PW]``), the pooled pixels' channel vectors transposed
+    into rows ``L`` columns at a time."""
+    pool = conv.pool
+    assert pool is not None
+    loop = scf.ForOp(index(0), index(pool.height), index(1), iter_args=[part])
+    with ir.InsertionPoint(loop.body):
+        ph = loop.induction_variable
+        top = arith.muli(ph, index(pool.strides[0]))
+        rows = [_clamp(_plus(top, i - pool.low[0]), conv.height - 1) for i in range(pool.window[0])]
+        part = loop.inner_iter_args[0]
+        for pw0 in range(0, pool.width, conv.lanes):
+            count = min(conv.lanes, pool.width - pw0)
+            for v in range(conv.vectors):
+                pixels = [_window_max(conv, local, rows, pw0 + i, v) for i in range(count)]
+                for lane, row in enumerate(_channel_rows(pixels, conv.lanes)):
+                    at = [index(0), index(v * conv.lanes + lane), ph, index(pw0)]
+                    part = write_row(row, part, at)
+        scf.YieldOp([part])
+    return loop.results[0]
+
+
+def _erase_unused_fill(value: ir.Value) -> None:
+    fill = value.owner if isinstance(value, ir.OpResult) else None
+    if fill is not None and fill.name == "linalg.fill" and not list(fill.results[0].uses):
+        fill.erase()
+
+
+def _rewrite_pooled(conv: _Conv) -> None:
+    """One kernel for the convolution, its epilogue and the max pool,
+    threaded over (batch, channel block): each block's rows are computed
+    into a local channels-last buffer, pooled from there, and only the
+    pooled rows transposed into NCHW."""
+    pool = conv.pool
+    assert pool is not None
+    op = conv.op
+    x, _, init = op.operands
+    f32 = ir.F32Type.get()
+    with ir.InsertionPoint(pool.op), op.location:
+        packed = _packed_filter(conv)
+        blocks = conv.filters // conv.block
+        # Every pooled element is written: the -inf fill of the pool's init
+        # is not needed (and, kept, it is a serial pass over the output).
+        out = tensor.empty(ir.RankedTensorType(pool.op.results[0].type).shape, f32)
+        loop = scf.ForallOp([0, 0], [conv.batch, blocks], [1, 1], shared_outs=[out])
+        with ir.InsertionPoint(loop.body):
+            n, fb = loop.induction_variables
+            local = tensor.empty([conv.height, conv.width, conv.block], f32)
+            local = _block_rows(conv, x, packed, local, n, fb)
+            sizes = [1, conv.block, pool.height, pool.width]
+            dynamic = [n, arith.muli(fb, index(conv.block))]
+            static = [_DYNAMIC, _DYNAMIC, 0, 0]
+            shared = loop.inner_iter_args[0]
+            ptype = ir.RankedTensorType.get(sizes, f32)
+            part = tensor.ExtractSliceOp(ptype, shared, dynamic, [], [], static, sizes, [1] * 4)
+            pooled = _pool_block(conv, local, part.result)
+            with ir.InsertionPoint(loop.terminator().block):
+                tensor.parallel_insert_slice(
+                    pooled, shared, dynamic, [], [], static, sizes, [1] * 4
+                )
+    pool.op.results[0].replace_all_uses_with(loop.results[0])
+    pool_init = pool.op.operands[2]
+    pad = [pool.pad] if pool.pad is not None else []
+    for dead in (pool.op, *pad, *([conv.epilogue.op] if conv.epilogue else []), op):
+        dead.erase()
+    _erase_unused_fill(init)
+    _erase_unused_fill(pool_init)
+    if conv.bias is not None and not list(init.uses):
+        init.owner.erase()
 
 
 def _rewrite(conv: _Conv) -> None:
@@ -320,7 +657,7 @@ def _rewrite(conv: _Conv) -> None:
         with ir.InsertionPoint(loop.body):
             n, fb, oh = loop.induction_variables
             shared = loop.inner_iter_args[0]
-            f0 = arith.muli(fb, _index(conv.block))
+            f0 = arith.muli(fb, index(conv.block))
             sizes = [1, conv.block, 1, conv.width]
             ptype = ir.RankedTensorType.get(sizes, ir.F32Type.get())
             dynamic = [n, f0, oh]
@@ -346,6 +683,8 @@ def _remark(conv: ir.Operation, plan: _Conv | str) -> Remark:
         return about(conv, flag, f"not vectorized along channels: {plan}", REFUSAL)
     tiles = " + ".join(f"{t}x{p}" for _, p, t in plan.chunks())
     fused = f", epilogue {describe(plan.epilogue.op)} fused" if plan.epilogue else ""
+    if plan.pool is not None:
+        fused += f", max pool {describe(plan.pool.op)} fused"
     return about(
         conv,
         flag,
@@ -368,7 +707,12 @@ class VectorizeConvChannels(Pass):
     keep_winograd: bool = opt(
         True, "leave 3x3 stride-1 convolutions lowerline-winograd-conv takes to it"
     )
-    min_channels: int = opt(16, "fewest input channels rewritten (fewer: the row kernels)")
+    min_channels: int = opt(
+        16, "fewest input channels rewritten without a fused max pool (fewer: the row kernels)"
+    )
+    fuse_max_pool: bool = opt(
+        True, "compute a following max pool from each channel block's rows in the same kernel"
+    )
     winograd_channels: int = opt(
         16, "lowerline-winograd-conv's min-channels (what keep-winograd leaves to it)"
     )
@@ -382,5 +726,9 @@ class VectorizeConvChannels(Pass):
         plans = [(conv, _plan(conv, target, self)) for conv in convs]
         publish([_remark(conv, plan) for conv, plan in plans], self.explain)
         for _, plan in plans:
-            if not isinstance(plan, str):
+            if isinstance(plan, str):
+                continue
+            if plan.pool is not None:
+                _rewrite_pooled(plan)
+            else:
                 _rewrite(plan)

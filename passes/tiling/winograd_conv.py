@@ -95,8 +95,19 @@ from mlir.dialects import affine, arith, linalg, scf, tensor, vector
 
 from lowerline import weights
 from lowerline.cpu.tile_plan import lanes as vector_lanes
+from lowerline.passes.support.conv_epilogue import (
+    ConvFilter,
+    Epilogue,
+    apply_epilogue,
+    constant_filter,
+    find_epilogue,
+    index,
+    read_row,
+    write_row,
+    zero_init,
+)
 from lowerline.passes.support.ir_constants import constant_attr
-from lowerline.passes.support.linalg_info import all_parallel, describe, indexing_maps
+from lowerline.passes.support.linalg_info import describe
 from lowerline.passes.support.pass_options import cpu_target_option
 from lowerline.passes.tiling.decompose_pad import fill_slice
 from lowerline.passes.tiling.tile_and_fuse import all_ones
@@ -152,60 +163,13 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
 @dataclass
-class _Epilogue:
-    """The convolution's only user, an elementwise ``linalg.generic`` (batch
-    norm, ReLU, residual add) that the output transform applies to each row
-    before storing it, instead of a pass of its own over the result."""
-
-    op: ir.Operation
-    kinds: list[str]  # per input: "conv" (the result), "row" (same shape), "channel" ([f])
-
-
-_ELEMENTWISE_DIALECTS = ("arith", "math")
-
-
-def _epilogue(conv: ir.Operation) -> _Epilogue | None:
-    uses = list(conv.results[0].uses)
-    if len(uses) != 1 or uses[0].owner.name != "linalg.generic":
-        return None
-    op = uses[0].owner
-    out = ir.RankedTensorType(conv.results[0].type)
-    if len(op.results) != 1 or op.results[0].type != out or not all_parallel(op):
-        return None
-    maps = indexing_maps(op)
-    identity = ir.AffineMap.get_identity(out.rank)
-    channel = ir.AffineMap.get(out.rank, 0, [ir.AffineDimExpr.get(1)])
-    kinds = []
-    for value, amap in zip(op.operands[:-1], maps, strict=False):
-        if value == conv.results[0] and amap == identity:
-            kinds.append("conv")
-        elif value.type == out and amap == identity:
-            kinds.append("row")
-        elif value.type == ir.RankedTensorType.get([out.shape[1]], out.element_type) and (
-            amap == channel
-        ):
-            kinds.append("channel")
-        else:
-            return None
-    body = op.regions[0].blocks[0]
-    if maps[-1] != identity or list(body.arguments[len(kinds)].uses):
-        return None  # writes elsewhere, or reads its destination
-    for inner in list(body.operations)[:-1]:
-        if inner.name.split(".")[0] not in _ELEMENTWISE_DIALECTS or len(inner.regions):
-            return None
-    return _Epilogue(op, kinds)
-
-
-@dataclass
-class _Conv:
-    op: ir.Operation
-    filter: np.ndarray  # F x C x 3 x 3
+class _Conv(ConvFilter):  # a 3 x 3 filter
     batch: int  # _DYNAMIC for a dynamic batch (lowerline.compile(..., dynamic=...))
     height: int  # of the output
     width: int
     lanes: int  # f32 lanes of the target's vectors: tiles of a tile row per vector
     accumulate: bool  # the init is not a zero fill (a bias): add the result to it
-    epilogue: _Epilogue | None = None  # elementwise consumer applied to each output row
+    epilogue: Epilogue | None = None  # elementwise consumer applied to each output row
 
     @property
     def tile_rows(self) -> int:
@@ -216,14 +180,6 @@ class _Conv:
     def tile_cols(self) -> int:
         """Tiles across the output; the last may hang over its right edge."""
         return -(-self.width // TILE)
-
-    @property
-    def channels(self) -> int:
-        return self.filter.shape[1]
-
-    @property
-    def filters(self) -> int:
-        return self.filter.shape[0]
 
     @property
     def product_rows(self) -> int:
@@ -328,22 +284,6 @@ def spread_rows(rows: int, row_bytes: int, planes: int = PLANES) -> int:
     )
 
 
-def _zero_init(init: ir.Value) -> bool:
-    """``init`` is a ``linalg.fill`` of the constant 0.0."""
-    if not isinstance(init, ir.OpResult) or init.owner.name != "linalg.fill":
-        return False
-    attr = constant_attr(init.owner.operands[0])
-    return isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0
-
-
-def _filter(op: ir.Operation) -> np.ndarray | None:
-    """The filter's elements when it is a constant whose bytes are known."""
-    attr = constant_attr(op.operands[1])
-    if attr is None:
-        return None
-    return weights.value_of(attr, ir.RankedTensorType(op.operands[1].type))
-
-
 def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str:
     """The convolution to rewrite, or why it keeps the direct kernels."""
     types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
@@ -363,19 +303,15 @@ def _plan(op: ir.Operation, min_channels: int, target: CpuTarget) -> _Conv | str
         return f"a {flt.shape[2]}x{flt.shape[3]} window (F(4x4, 3x3) needs 3x3)"
     if min(f, flt.shape[1]) < min_channels:
         return f"{flt.shape[1]} -> {f} channels: below min-channels={min_channels}"
-    array = _filter(op)
+    array = constant_filter(op)
     if array is None:
         return "the filter is not a constant with known bytes"
-    accumulate = not _zero_init(op.operands[2])
+    accumulate = not zero_init(op.operands[2])
     lanes = vector_lanes(target, 4)
-    return _Conv(op, array, n, oh, ow, lanes, accumulate, _epilogue(op))
+    return _Conv(op, array, n, oh, ow, lanes, accumulate, find_epilogue(op))
 
 
 # -- vector code ------------------------------------------------------------------
-
-
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
 def _splat(value: float, vtype: ir.VectorType) -> ir.Value:
@@ -400,29 +336,6 @@ def _combine(coefficients: np.ndarray, vectors: list[ir.Value]) -> ir.Value:
         else:
             result = vector.fma(_splat(k, vtype), v, result)
     return result
-
-
-def _in_bounds(inside: bool) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.BoolAttr.get(inside)])
-
-
-def _read(source: ir.Value, indices: list[ir.Value], count: int, inside: bool = True) -> ir.Value:
-    """``count`` contiguous elements along the innermost dim of ``source``;
-    zeros past its end unless ``inside`` (statically within bounds)."""
-    stype = ir.RankedTensorType(source.type)
-    vtype = ir.VectorType.get([count], stype.element_type)
-    row = ir.AffineMap.get_minor_identity(stype.rank, 1)
-    pad = arith.ConstantOp(stype.element_type, 0.0).result
-    return vector.transfer_read(vtype, source, indices, row, pad, _in_bounds(inside))
-
-
-def _write(
-    value: ir.Value, dest: ir.Value, indices: list[ir.Value], inside: bool = True
-) -> ir.Value:
-    """``value`` along the innermost dim of ``dest``; the lanes past its end
-    dropped unless ``inside``."""
-    row = ir.AffineMap.get_minor_identity(ir.RankedTensorType(dest.type).rank, 1)
-    return vector.transfer_write(dest.type, value, dest, indices, row, _in_bounds(inside))
 
 
 def _phase(row: ir.Value, phase: int, tiles: int, lanes: int) -> ir.Value:
@@ -454,8 +367,8 @@ def _chunks(conv: _Conv) -> list[tuple[int, int, int]]:
 
 def _first_tile(conv: _Conv, n: ir.Value, ty: ir.Value) -> ir.Value:
     """Index of tile (n, ty, 0) in the T dimension: n * image step + ty * stride."""
-    image = arith.muli(n, _index(conv.image_step))
-    return arith.addi(image, arith.muli(ty, _index(conv.row_stride)))
+    image = arith.muli(n, index(conv.image_step))
+    return arith.addi(image, arith.muli(ty, index(conv.row_stride)))
 
 
 def _mixed(values: list[int | ir.Value]) -> tuple[list[int], list[ir.Value]]:
@@ -478,7 +391,7 @@ def _forall(
         n, ty = loop.induction_variables
         shared = loop.inner_iter_args[0]
         t0 = _first_tile(conv, n, ty)
-        top = arith.muli(ty, _index(TILE))
+        top = arith.muli(ty, index(TILE))
         offsets, sizes = slice_at(n, top, t0)
         static, dynamic = _mixed(offsets)
         static_sizes, dynamic_sizes = _mixed(sizes)
@@ -488,7 +401,7 @@ def _forall(
         part = tensor.ExtractSliceOp(
             part_type, shared, dynamic, dynamic_sizes, [], static, static_sizes, ones
         )
-        channels = scf.ForOp(_index(0), _index(count), _index(1), iter_args=[part.result])
+        channels = scf.ForOp(index(0), index(count), index(1), iter_args=[part.result])
         with ir.InsertionPoint(channels.body):
             updated = body(n, top, t0, channels.induction_variable, channels.inner_iter_args[0])
             scf.YieldOp([updated])
@@ -508,11 +421,11 @@ def _input_row(
     finite (and small: the transforms would round the valid outputs worse)."""
     rows, cols = conv.height + 2, conv.width + 2  # the input's sides
     inside = col + width <= cols
-    row = arith.addi(top, _index(i))
+    row = arith.addi(top, index(i))
     if TILE * (conv.tile_rows - 1) + i < rows:  # within the input in every tile row
-        return _read(padded, [*nc, row, _index(col)], width, inside)
-    last = _index(rows - 1)
-    value = _read(padded, [*nc, arith.minui(row, last), _index(col)], width, inside)
+        return read_row(padded, [*nc, row, index(col)], width, inside)
+    last = index(rows - 1)
+    value = read_row(padded, [*nc, arith.minui(row, last), index(col)], width, inside)
     below = arith.cmpi(arith.CmpIPredicate.ugt, row, last)
     return arith.select(below, _splat(0.0, ir.VectorType(value.type)), value)
 
@@ -523,7 +436,7 @@ def _columns(conv: _Conv, images: ir.Value | int) -> ir.Value | int:
     if not conv.dynamic:
         return conv.tiles
     assert isinstance(images, ir.Value)
-    return arith.muli(images, _index(conv.image_columns))
+    return arith.muli(images, index(conv.image_columns))
 
 
 # Floats per cache line: a dynamic batch's plane rows are whole lines apart.
@@ -575,7 +488,7 @@ def _input_transform(conv: _Conv, padded: ir.Value, images: ir.Value | int) -> i
                 phases = [_phase(mixed, j, tiles, lanes) for j in range(ALPHA)]
                 for nu in range(ALPHA):
                     value = _combine(BT[nu], phases)  # B along the width, per tile
-                    part = _write(value, part, [_index(xi * ALPHA + nu), c, _index(x0)])
+                    part = write_row(value, part, [index(xi * ALPHA + nu), c, index(x0)])
         return part
 
     transformed = _forall(conv, empty, images, conv.channels, slice_at, body)
@@ -611,7 +524,7 @@ def _zero_image_tails(conv: _Conv, transformed: ir.Value, images: ir.Value | int
     loop = scf.ForallOp([0], [images], [1], shared_outs=[transformed])
     with ir.InsertionPoint(loop.body):
         (n,) = loop.induction_variables
-        start = arith.addi(arith.muli(n, _index(conv.image_columns)), _index(conv.image_tiles))
+        start = arith.addi(arith.muli(n, index(conv.image_columns)), index(conv.image_tiles))
         with ir.InsertionPoint(loop.terminator().block):
             tensor.parallel_insert_slice(
                 zeros, loop.inner_iter_args[0], [start], [], [], [0, 0, _DYNAMIC], sizes, [1, 1, 1]
@@ -645,30 +558,30 @@ def _output_transform(
     def slice_at(n, top, t0):
         rows = TILE
         if last_rows < TILE:
-            rows = arith.minui(_index(TILE), arith.subi(_index(conv.height), top))
+            rows = arith.minui(index(TILE), arith.subi(index(conv.height), top))
         return [n, 0, top, 0], [1, conv.filters, rows, conv.width]
 
     def body(n, top, t0, f, part):
         for x0, tiles, lanes in _chunks(conv):
-            t = arith.addi(t0, _index(x0))
+            t = arith.addi(t0, index(x0))
             inside = TILE * (x0 + tiles) <= conv.width  # else lanes past the edge are dropped
             m = [
-                [_read(products, [_index(xi * ALPHA + nu), f, t], lanes) for nu in range(ALPHA)]
+                [read_row(products, [index(xi * ALPHA + nu), f, t], lanes) for nu in range(ALPHA)]
                 for xi in range(ALPHA)
             ]
             for a in range(TILE):
                 mixed = [_combine(AT[a], [m[xi][nu] for xi in range(ALPHA)]) for nu in range(ALPHA)]
                 columns = [_combine(AT[b], mixed) for b in range(TILE)]
                 row = _interleave(columns, tiles)
-                at = [_index(0), f, _index(a), _index(TILE * x0)]  # in this tile row's slice
-                where = [n, f, arith.addi(top, _index(a)), _index(TILE * x0)]  # in the tensor
+                at = [index(0), f, index(a), index(TILE * x0)]  # in this tile row's slice
+                where = [n, f, arith.addi(top, index(a)), index(TILE * x0)]  # in the tensor
                 store = functools.partial(
                     _store, conv, init, f, row=row, at=at, where=where, inside=inside
                 )
                 if a < last_rows:
                     part = store(part)
                 else:  # a row past the bottom edge in the last tile row
-                    below = arith.cmpi(arith.CmpIPredicate.ult, where[2], _index(conv.height))
+                    below = arith.cmpi(arith.CmpIPredicate.ult, where[2], index(conv.height))
                     part = _if(below, part, store)
         return part
 
@@ -692,13 +605,13 @@ def _store(
     if conv.accumulate:
         # The destination holds the init, unless an epilogue brought its own.
         if conv.epilogue is None:
-            previous = _read(part, at, count, inside)
+            previous = read_row(part, at, count, inside)
         else:
-            previous = _read(init, where, count, inside)
+            previous = read_row(init, where, count, inside)
         row = arith.addf(previous, row)
     if conv.epilogue is not None:
-        row = _apply(conv.epilogue, row, where, f, inside)
-    return _write(row, part, at, inside)
+        row = apply_epilogue(conv.epilogue, row, where, f, inside)
+    return write_row(row, part, at, inside)
 
 
 def _if(condition: ir.Value, part: ir.Value, then) -> ir.Value:
@@ -709,52 +622,6 @@ def _if(condition: ir.Value, part: ir.Value, then) -> ir.Value:
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([part])
     return branch.results[0]
-
-
-def _apply(
-    epilogue: _Epilogue, row: ir.Value, where: list[ir.Value], f: ir.Value, inside: bool
-) -> ir.Value:
-    """The epilogue's body on one output row: its scalar ops cloned on vectors
-    of the row's length; per-channel operands broadcast, same-shape ones read
-    at the row."""
-    op = epilogue.op
-    count = ir.VectorType(row.type).shape[0]
-    body = op.regions[0].blocks[0]
-
-    def vectors_of(scalar: ir.Type) -> ir.VectorType:
-        return ir.VectorType.get([count], scalar)
-
-    values: dict[ir.Value, ir.Value] = {}
-    for arg, kind, operand in zip(body.arguments, epilogue.kinds, op.operands, strict=False):
-        if kind == "conv":
-            values[arg] = row
-        elif kind == "row":
-            values[arg] = _read(operand, where, count, inside)
-        else:
-            values[arg] = vector.broadcast(vectors_of(arg.type), tensor.extract(operand, [f]))
-
-    def vectorized(value: ir.Value) -> ir.Value:
-        if value in values:
-            return values[value]
-        # Defined outside the region (a constant): the same scalar in every lane.
-        return vector.broadcast(vectors_of(value.type), value)
-
-    for inner in list(body.operations)[:-1]:
-        if inner.name == "arith.constant":
-            scalar = inner.operation.clone()
-            values[inner.results[0]] = vector.broadcast(
-                vectors_of(inner.results[0].type), scalar.results[0]
-            )
-            continue
-        clone = ir.Operation.create(
-            inner.name,
-            results=[vectors_of(r.type) for r in inner.results],
-            operands=[vectorized(v) for v in inner.operands],
-            attributes={name: inner.attributes[name] for name in inner.attributes},
-        )
-        for old, new in zip(inner.results, clone.results, strict=True):
-            values[old] = new
-    return vectorized(list(body.operations)[-1].operands[0])
 
 
 def _filter_transform(conv: _Conv) -> ir.Value:
@@ -776,7 +643,7 @@ def _rewrite(conv: _Conv) -> None:
     op = conv.op
     init = op.operands[2].owner  # a zero fill: erased below when no longer used
     with ir.InsertionPoint(op), op.location:
-        images = tensor.dim(op.operands[0], _index(0)) if conv.dynamic else conv.batch
+        images = tensor.dim(op.operands[0], index(0)) if conv.dynamic else conv.batch
         transformed = _input_transform(conv, op.operands[0], images)
         columns = _columns(conv, images)
         if conv.dynamic:

@@ -367,3 +367,47 @@ func.func @dynamic_height(%x: tensor<1x16x?x18xf32>, %init: tensor<1x16x?x16xf32
       ins(%x, %w : tensor<1x16x?x18xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x?x16xf32>) -> tensor<1x16x?x16xf32>
   return %c : tensor<1x16x?x16xf32>
 }
+
+// -----
+
+// A plane narrower than a cache line of tiles: a 14 x 14 output has 4 tile
+// rows of 4 tiles, 16 bytes of each plane's line per tile row. With 8
+// images the transforms take a whole image (the 4 tile rows that share the
+// lines) per iteration, channel by channel, still 8 iterations for the 2
+// cores; at batch 1 that would leave one iteration: one tile row each.
+// CHECK-LABEL: func.func @groups_tile_rows_of_narrow_planes(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (8, 1) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x17x128xf32>)
+// CHECK:           tensor.extract_slice %{{.+}}[0, 0, %{{.+}}] [36, 16, 16] [1, 1, 1] : tensor<36x17x128xf32> to tensor<36x16x16xf32>
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x16xf32>)
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[FOUR:.+]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x16xf32>)
+// CHECK:         linalg.batch_matmul
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (8, 1) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<8x16x14x14xf32>)
+// CHECK:           tensor.extract_slice %{{.+}} [1, 16, %{{.+}}, 14] [1, 1, 1, 1] : tensor<8x16x14x14xf32> to tensor<1x16x?x14xf32>
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<1x16x?x14xf32>)
+// CHECK-LABEL: func.func @one_tile_row_per_iteration_at_batch_1(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x17x16xf32>)
+// CHECK:           tensor.extract_slice %{{.+}}[0, 0, %{{.+}}] [36, 16, 4] [1, 1, 1] : tensor<36x17x16xf32> to tensor<36x16x4xf32>
+// CHECK:           scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK-NOT:         scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4)
+func.func @groups_tile_rows_of_narrow_planes(%x: tensor<8x16x16x16xf32>) -> tensor<8x16x14x14xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16x14x14xf32>) -> tensor<8x16x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<8x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<8x16x14x14xf32>) -> tensor<8x16x14x14xf32>
+  return %c : tensor<8x16x14x14xf32>
+}
+
+func.func @one_tile_row_per_iteration_at_batch_1(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x14x14xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %c : tensor<1x16x14x14xf32>
+}

@@ -111,24 +111,41 @@ def _in_bounds(inside: bool) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.BoolAttr.get(inside)])
 
 
+def _along(rank: int, across: bool) -> ir.AffineMap:
+    """The map of a vector along the innermost dim, or with ``across`` along
+    the one before it (a tiles-major plane's tiles)."""
+    if across:
+        return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 2)])
+    return ir.AffineMap.get_minor_identity(rank, 1)
+
+
 def read_row(
-    source: ir.Value, indices: list[ir.Value], count: int, inside: bool = True
+    source: ir.Value,
+    indices: list[ir.Value],
+    count: int,
+    inside: bool = True,
+    across: bool = False,
 ) -> ir.Value:
-    """``count`` contiguous elements along the innermost dim of ``source``;
-    zeros past its end unless ``inside`` (statically within bounds)."""
+    """``count`` contiguous elements along the innermost dim of ``source``
+    (``across``: the dim before it); zeros past its end unless ``inside``
+    (statically within bounds)."""
     stype = ir.RankedTensorType(source.type)
     vtype = ir.VectorType.get([count], stype.element_type)
-    row = ir.AffineMap.get_minor_identity(stype.rank, 1)
+    row = _along(stype.rank, across)
     pad = arith.ConstantOp(stype.element_type, 0.0).result
     return vector.transfer_read(vtype, source, indices, row, pad, _in_bounds(inside))
 
 
 def write_row(
-    value: ir.Value, dest: ir.Value, indices: list[ir.Value], inside: bool = True
+    value: ir.Value,
+    dest: ir.Value,
+    indices: list[ir.Value],
+    inside: bool = True,
+    across: bool = False,
 ) -> ir.Value:
-    """``value`` along the innermost dim of ``dest``; the lanes past its end
-    dropped unless ``inside``."""
-    row = ir.AffineMap.get_minor_identity(ir.RankedTensorType(dest.type).rank, 1)
+    """``value`` along the innermost dim of ``dest`` (``across``: the dim
+    before it); the lanes past its end dropped unless ``inside``."""
+    row = _along(ir.RankedTensorType(dest.type).rank, across)
     return vector.transfer_write(dest.type, value, dest, indices, row, _in_bounds(inside))
 
 

@@ -131,3 +131,42 @@ def test_classifier_planes_are_off_4k_and_padding_is_zeroed(tmp_path, batch) -> 
     arenas.give(arena)
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("batch", "size", "channels"),
+    [(1, 16, 24), (3, 15, 24), (4, 16, 24), (8, 12, 40), (8, 16, 24), (5, 10, 16), (8, 9, 24)],
+)
+def test_tile_row_groups_of_narrow_planes_match_eager(tmp_path, batch, size, channels) -> None:
+    """Planes narrower than a cache line of tiles (a 14 x 14 output is 4
+    tiles of 4 floats per tile row) are transformed several tile rows per
+    iteration where the batch leaves the cores enough iterations: batch 1
+    and 3 keep one tile row per iteration, 4, 5 and 8 group 2-4 (14, 13, 10,
+    8 and 7-row outputs: tile rows that hang over the bottom edge, a group
+    of 3, channels not a multiple of 16). Every case within tolerance of
+    eager, with a bias and a ReLU epilogue fused into the output transform."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(channels, channels + 8, 3, padding=0), nn.ReLU()).eval()
+    x = torch.randn(batch, channels, size, size)
+    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path), num_threads=1)
+    assert "memref<36x" in compiled.ir("bufferized")  # Winograd took it
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("batch", "size", "channels"), [(1, 10, 24), (1, 9, 40), (3, 6, 24), (2, 8, 24), (1, 7, 16)]
+)
+def test_few_tiles_go_tiles_first_and_match_eager(tmp_path, batch, size, channels) -> None:
+    """Fewer tiles than a vector's lanes (8 x 8, 7 x 7, 6 x 6, 5 x 5 and 4 x 4
+    outputs at batch 1-3: 3 to 8 tiles): the matmuls take the tiles as rows
+    and vectorize along the filters (V and M stored tiles first, U
+    transposed). Within tolerance of eager with the bias as the init and a
+    ReLU epilogue, the outputs' ragged edges included."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(channels, channels + 8, 3, padding=0), nn.ReLU()).eval()
+    x = torch.randn(batch, channels, size, size)
+    compiled = lowerline.compile(model, x, cache_dir=str(tmp_path), num_threads=1)
+    assert "memref<36x" in compiled.ir("bufferized")  # Winograd took it
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)

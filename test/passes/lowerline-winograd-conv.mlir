@@ -8,22 +8,26 @@
 // filter is transformed now (a 36 x F x C constant), the input by B^T d B
 // along rows (whole rows combined, then split into the 4-column phases of the
 // tiles), the 36 products are one batch_matmul, and A^T M A interleaves the
-// four columns of each tile back into output rows. The planes of V and M
-// (16 rows of 4 floats) are 256 bytes apart, 16 L1 sets: no extra rows.
-// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+24]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 16x16 by 16x4 matmuls
+// four columns of each tile back into output rows. One 8 x 8 output is 4
+// tiles, fewer than a vector's 16 lanes: V and M are stored tiles first (36
+// x T x C and 36 x T x F: each vector of tiles written across the rows of its
+// plane, M read so), U transposed (36 x C x F), so that the matmuls are
+// T x C by C x F and vectorize along the filters. (@whole_vector_tiles, with
+// 48 tiles, keeps F x C by C x T.)
+// EXPLAIN: lowerline-winograd-conv.mlir:[[@LINE+24]]:8: remark: linalg.conv_2d_nchw_fchw: rewritten as Winograd F(4x4, 3x3): 36 x 4x16 by 16x16 (tiles first) matmuls
 // CHECK-LABEL: func.func @rewritten(
 // CHECK-SAME:      %[[X:.+]]: tensor<1x16x10x10xf32>
-// CHECK:         %[[V:.+]] = scf.forall (%[[N:.+]], %[[TY:.+]]) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK:         %[[V:.+]] = scf.forall (%[[N:.+]], %[[TY:.+]]) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x4x16xf32>)
 // CHECK:           scf.for
 // CHECK:             vector.transfer_read %[[X]][%[[N]], %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<1x16x10x10xf32>, vector<10xf32>
 // CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 4] : vector<10xf32>, vector<10xf32>
 // CHECK:             vector.shuffle %{{.+}}, %{{.+}} [5, 9] : vector<10xf32>, vector<10xf32>
-// CHECK:             vector.transfer_write {{.+}} : vector<2xf32>, tensor<36x16x2xf32>
+// CHECK:             vector.transfer_write {{.+}} permutation_map = {{.+}} : vector<2xf32>, tensor<36x2x16xf32>
 // CHECK:           tensor.parallel_insert_slice
 // CHECK:         %[[U:.+]] = arith.constant dense_resource<{{.+}}> : tensor<36x16x16xf32>
-// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%[[U]], %[[V]] : tensor<36x16x16xf32>, tensor<36x16x4xf32>)
+// CHECK:         %[[M:.+]] = linalg.batch_matmul ins(%[[V]], %[[U]] : tensor<36x4x16xf32>, tensor<36x16x16xf32>)
 // CHECK:         %[[Y:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x16x8x8xf32>)
-// CHECK:             vector.transfer_read %[[M]]{{.+}} : tensor<36x16x4xf32>, vector<2xf32>
+// CHECK:             vector.transfer_read %[[M]]{{.+}} : tensor<36x4x16xf32>, vector<2xf32>
 // CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 2, 1, 3] : vector<2xf32>, vector<2xf32>
 // CHECK:             vector.shuffle %{{.+}}, %{{.+}} [0, 1, 4, 5, 2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
 // CHECK:             vector.transfer_write {{.+}} : vector<8xf32>, tensor<1x16x4x8xf32>
@@ -116,7 +120,7 @@ func.func @kept(%x: tensor<1x16x18x18xf32>, %x8: tensor<1x8x10x10xf32>, %x6: ten
 // output transform writes into it, adding each row to what it holds.
 // CHECK-LABEL: func.func @accumulates_into_the_init(
 // CHECK-SAME:      %[[ACC:[^:]+]]: tensor<1x16x8x8xf32>
-// CHECK:         scf.forall {{.+}} -> (tensor<36x16x4xf32>)
+// CHECK:         scf.forall {{.+}} -> (tensor<36x4x16xf32>)
 // CHECK:         %[[M:.+]] = linalg.batch_matmul
 // CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}} = %[[ACC]]) -> (tensor<1x16x8x8xf32>)
 // CHECK:             %[[OLD:.+]] = vector.transfer_read %{{.+}} : tensor<1x16x4x8xf32>, vector<8xf32>
@@ -209,7 +213,7 @@ func.func @keeps_a_transposing_epilogue(%x: tensor<1x16x10x10xf32>) -> tensor<1x
 // row's slice of the output has min(4, 6 - 4 ty) rows, rows 2 and 3 are
 // stored only where they exist, and the lanes past the right edge are dropped.
 // CHECK-LABEL: func.func @ragged_edges(
-// CHECK:         scf.forall {{.+}} -> (tensor<36x16x4xf32>)
+// CHECK:         scf.forall {{.+}} -> (tensor<36x4x16xf32>)
 // CHECK:           vector.transfer_read %{{[^{]+}} : tensor<1x16x8x8xf32>, vector<10xf32>
 // CHECK:           %[[CLAMPED:.+]] = arith.minui %{{.+}}, %{{.+}} : index
 // CHECK:           %[[R4:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %{{.+}}, %[[CLAMPED]], %{{.+}}], %{{[^{]+}} : tensor<1x16x8x8xf32>, vector<10xf32>
@@ -366,4 +370,48 @@ func.func @dynamic_height(%x: tensor<1x16x?x18xf32>, %init: tensor<1x16x?x16xf32
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : tensor<1x16x?x18xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x?x16xf32>) -> tensor<1x16x?x16xf32>
   return %c : tensor<1x16x?x16xf32>
+}
+
+// -----
+
+// A plane narrower than a cache line of tiles: a 14 x 14 output has 4 tile
+// rows of 4 tiles, 16 bytes of each plane's line per tile row. With 8
+// images the transforms take a whole image (the 4 tile rows that share the
+// lines) per iteration, channel by channel, still 8 iterations for the 2
+// cores; at batch 1 that would leave one iteration: one tile row each.
+// CHECK-LABEL: func.func @groups_tile_rows_of_narrow_planes(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (8, 1) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x17x128xf32>)
+// CHECK:           tensor.extract_slice %{{.+}}[0, 0, %{{.+}}] [36, 16, 16] [1, 1, 1] : tensor<36x17x128xf32> to tensor<36x16x16xf32>
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x16xf32>)
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[FOUR:.+]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x16xf32>)
+// CHECK:         linalg.batch_matmul
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (8, 1) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<8x16x14x14xf32>)
+// CHECK:           tensor.extract_slice %{{.+}} [1, 16, %{{.+}}, 14] [1, 1, 1, 1] : tensor<8x16x14x14xf32> to tensor<1x16x?x14xf32>
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<1x16x?x14xf32>)
+// CHECK-LABEL: func.func @one_tile_row_per_iteration_at_batch_1(
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<36x17x16xf32>)
+// CHECK:           tensor.extract_slice %{{.+}}[0, 0, %{{.+}}] [36, 16, 4] [1, 1, 1] : tensor<36x17x16xf32> to tensor<36x16x4xf32>
+// CHECK:           scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK-NOT:         scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (tensor<36x16x4xf32>)
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) in (1, 4)
+func.func @groups_tile_rows_of_narrow_planes(%x: tensor<8x16x16x16xf32>) -> tensor<8x16x14x14xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16x14x14xf32>) -> tensor<8x16x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<8x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<8x16x14x14xf32>) -> tensor<8x16x14x14xf32>
+  return %c : tensor<8x16x14x14xf32>
+}
+
+func.func @one_tile_row_per_iteration_at_batch_1(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x14x14xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x16x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%f : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %c : tensor<1x16x14x14xf32>
 }

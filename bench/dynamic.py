@@ -1,6 +1,7 @@
 """Dynamic dims against static specializations: measured.
 
     .venv/bin/python bench/dynamic.py [--threads 1] [--rounds 15] [--calls 20]
+        [--models MLP,CNN] [--out bench/dynamic.md]
 
 For the MLP and the CNN (dynamic batch) and the encoder layer (dynamic
 batch, then dynamic sequence length), one artifact compiled with
@@ -9,7 +10,8 @@ artifact of its own (``lowerline.compile`` on that size). Both run in
 interleaved rounds in this process: a round times ``--calls`` back-to-back
 calls of each, in an order that alternates between rounds; the table shows
 the minimum over the rounds (the steadier figure on a shared machine) and
-dynamic / static. Writes bench/dynamic.md.
+dynamic / static. Writes bench/dynamic.md, or ``--out``; ``--models`` keeps
+only the cases whose name starts with one of its comma-separated words.
 """
 
 from __future__ import annotations
@@ -92,11 +94,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--models", default="", help="comma-separated name prefixes, e.g. MLP")
+    parser.add_argument(
+        "--out",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.md"),
+    )
     args = parser.parse_args()
+    prefixes = tuple(word.strip() for word in args.models.split(",") if word.strip())
+    cases = [case for case in CASES if not prefixes or case[0].startswith(prefixes)]
     cache = tempfile.mkdtemp(prefix="lowerline-bench-dynamic-")
     rows = []
     with torch.no_grad():
-        for name, make, example, dynamic, sizes in CASES:
+        for name, make, example, dynamic, sizes in cases:
             torch.manual_seed(0)
             model = make().eval()
             options = {"num_threads": args.threads, "cache_dir": cache}
@@ -116,7 +125,7 @@ def main() -> None:
         "| model | size | static us | dynamic us | dynamic / static |\n"
         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n"
     )
-    save_result(os.path.join(os.path.dirname(os.path.abspath(__file__)), "dynamic.md"), text)
+    save_result(args.out, text)
 
 
 if __name__ == "__main__":

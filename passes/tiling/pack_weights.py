@@ -16,10 +16,11 @@ pass packs the bytes once and only re-points the tiles already chosen by
 It runs after tiling and before vectorization. For each contraction tile
 (``lowerline.contract``) whose B operand is a chain of unit-stride
 ``tensor.extract_slice``s of a constant with known bytes, whose tile width is
-``nr`` and where ``nr`` divides N (a tile wider than its group's register
-tile, a dynamic M's row piece of 2 or more rows, streams its panel once and
-is left alone; a 1-row piece is packed at its own width, see
-``_streams_once``)::
+``nr`` and where ``nr`` divides N (a dynamic M's row pieces of at least
+half the register tile's rows have its width and share its packed copy; a
+tile wider than its group's register tile, a dynamic M's smaller row piece
+of 2 or more rows, streams its panel once and is left alone; a 1-row piece
+is packed at its own width, see ``_streams_once``)::
 
     %b = tensor.extract_slice %w[%k, %n] [1, 32] [1, 1] : tensor<784x512xf32> to tensor<1x32xf32>
         ==>
@@ -98,8 +99,9 @@ def _streams_once(tile: ir.Operation, width: int) -> bool:
     read row by row at a stride of N floats costs what a packed panel does
     not (measured, 1 thread, 1x256 pieces of a 256x512 B at batch 1: 4.4 us
     unpacked against 2.7 us packed, the static batch-1 build's time). The
-    2- and 4-row pieces gained nothing packed (batch 2 and 4 within 2%), so
-    they store no copy."""
+    2-row piece gained nothing packed at its own width (batch 2 within 2%),
+    so it stores no copy; pieces of half the register tile's rows or more
+    are not wider than it and read its packed copy."""
     planned = VECTOR_SIZES.get(tile)
     if planned is None or len(planned) < 2 or width <= planned[-2]:
         return False

@@ -53,8 +53,8 @@ What it decides (the mechanisms are upstream's transform dialect):
 - **Dynamic dims** (``lowerline.compile(..., dynamic=...)``). A matmul
   whose only dynamic dims are M and the batch is planned for
   ``DYNAMIC_ROWS_PLANNED`` rows, its fill and epilogue fused as for a static
-  one: full ``mr``-row register tiles, then the remaining rows in static
-  pieces of halving powers of two, widened along N (``dynamic_rows_script``);
+  one: full ``mr``-row register tiles, then the remaining rows in one static
+  piece of their count, the small ones widened along N (``dynamic_rows_script``);
   a dynamic batch is tiled by 1. A (batch) matmul with a dynamic N or K
   (attention's ``QK^T`` and ``softmax(QK^T) V`` over a dynamic sequence) is
   planned for ``DYNAMIC_PLANNED`` along each dynamic dim (a dynamic N known
@@ -164,7 +164,15 @@ from lowerline.pipeline.pass_api import (
     ops_matching,
     resolve_target,
 )
-from lowerline.pipeline.protocol import AMX_TILES, CONTRACT, LAST, OP_TAG, VECTOR_SIZES, Attr
+from lowerline.pipeline.protocol import (
+    AMX_TILES,
+    CONTRACT,
+    EXACT_ROWS,
+    LAST,
+    OP_TAG,
+    VECTOR_SIZES,
+    Attr,
+)
 from lowerline.pipeline.remarks import DECISION, FALLBACK, REFUSAL, Remark, about, publish
 from lowerline.targets import CpuTarget, cpu_target
 
@@ -1292,8 +1300,8 @@ def dynamic_rows_script(g: Group) -> str:
     """contraction_script for a matmul whose M is dynamic: a forall over
     ``ceildiv(M, mc)`` row tiles with the fill and the epilogue fused; in
     each, full ``mr``-row register tiles, then the remaining rows (fewer
-    than ``mr``) in static pieces of halving powers of two (``mr = 8``: 4, 2,
-    1), each at most once, their columns widened to keep the register tile's
+    than ``mr``) in one static piece of their count (``mr = 8``: one of 7,
+    6, ..., 1 rows), their columns widened to keep the register tile's
     accumulator count (``row_piece_widths``). Every register tile has a
     static shape: its accumulators stay in registers through the k loop and
     no masks are needed (a masked tile loads and stores its accumulators at
@@ -1324,6 +1332,8 @@ def dynamic_rows_script(g: Group) -> str:
                 text += _peel_static(loop, f"%whole{index}", f"%rest{index + 1}")
                 loop, scope = f"%whole{index}", f"%rest{index + 1}"
             text += _column_tiles(g, loop, width, f"%pcols{index}")
+            if rows & (rows - 1):
+                text += _exact_rows(loop, f"%exact{index}")
             left = rows
     if g.fill and not g.consumers and not _fill_in_registers(g):
         # The fill is the row loops' init, not read inside them: rows of 1, static.
@@ -1334,6 +1344,16 @@ def dynamic_rows_script(g: Group) -> str:
     text += f"  transform.apply_dce to %forall : {ANY}\n" + canonicalize("%forall")
     text += match("%mm", f"{g.name}.root", "%forall")
     return text + _tile_for("%k", "%mm", g.red)
+
+
+def _exact_rows(loop: str, var: str) -> str:
+    """Mark the tiles in ``loop``, a row piece of a row count that is not a
+    power of two, to be vectorized at that count (``EXACT_ROWS``): their rows
+    are whole vectors, so 7 rows need no 8th masked one."""
+    return (
+        f"  {var} = transform.structured.match interface{{LinalgOp}} in {loop} : ({ANY}) -> {ANY}\n"
+        f'  transform.annotate {var} "{EXACT_ROWS.name}" : {ANY}\n'
+    )
 
 
 def _peel_static(loop: str, first: str, rest: str) -> str:
@@ -1352,17 +1372,29 @@ def _fill_in_registers(g: Group) -> bool:
 
 def row_piece_widths(g: Group) -> list[tuple[int, int]]:
     """(rows, columns) of the static register tiles that cover a dynamic
-    remainder of fewer than ``mr`` rows: each power of two below ``mr``,
-    largest first, with ``mr / rows`` times the columns where they divide the
-    parallel tile (as many accumulators as a full tile: a 1-row piece of 2
-    vectors would wait on each FMA's latency)."""
+    remainder of fewer than ``mr`` rows: one piece of each height below
+    ``mr``, largest first, so that a remainder of r rows runs exactly one
+    piece, of r rows, which reads B once (halving powers of two ran 7 rows as
+    4 + 2 + 1, three passes over B: 2x the static time at batch 7). Each
+    piece has ``mr / rows`` times the columns where they divide the parallel
+    tile (as many accumulators as a full tile: a 1-row piece of 2 vectors
+    would wait on each FMA's latency), except from ``mr / 2`` rows up: those
+    keep the register tile's width, at least half its accumulators, and so
+    read its packed B (``lowerline-pack-weights``; measured, MLP 256-512-10
+    at batch 4, 1 thread: 1.45-1.5x the static time as a 4x64 piece on the
+    unpacked B, 1.0x as 4x32 on the packed one)."""
     mr, nr = g.reg[-2:]
     columns = g.par[-1]
-    pieces = [1 << b for b in reversed(range(mr.bit_length())) if 1 << b < mr]
     if g.dynamic_columns:
-        # Widened, a piece's masked partial column tile would be wider too.
-        return [(rows, nr) for rows in pieces]
-    return [(rows, _widened(nr, columns, mr // rows)) for rows in pieces]
+        # With a dynamic N (attention's QK^T) the pieces halve in powers of
+        # two and keep the tile's width: widened, a piece's masked partial
+        # column tile would be wider too, and lowerline-vectorize gives only
+        # power-of-two row counts their own size next to a masked dim.
+        return [(1 << b, nr) for b in reversed(range(mr.bit_length())) if 1 << b < mr]
+    return [
+        (rows, nr if 2 * rows >= mr else _widened(nr, columns, mr // rows))
+        for rows in range(mr - 1, 0, -1)
+    ]
 
 
 def _widened(nr: int, columns: int, most: int) -> int:

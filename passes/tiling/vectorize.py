@@ -33,7 +33,12 @@ from dataclasses import dataclass
 from mlir import ir
 
 from lowerline.cpu.tile_plan import bf16_dot_lanes
-from lowerline.passes.support.linalg_info import iterator_kinds, loop_sizes, static_loop_sizes
+from lowerline.passes.support.linalg_info import (
+    indexing_maps,
+    iterator_kinds,
+    loop_sizes,
+    static_loop_sizes,
+)
 from lowerline.passes.support.transform_scripts import ANY, apply_script
 from lowerline.passes.tiling.bf16_dot import bf16_dot_products, extend_extracted_lanes
 from lowerline.passes.tiling.int8_dot import (
@@ -44,7 +49,7 @@ from lowerline.passes.tiling.splat_reads import fold_reads_of_splat_writes, forw
 from lowerline.passes.tiling.window_tiles import deinterleave_strided_reads
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, PassFailed, ops_matching
-from lowerline.pipeline.protocol import CONTRACT, VECTOR_SIZES, VECTORIZE_ME
+from lowerline.pipeline.protocol import CONTRACT, EXACT_ROWS, VECTOR_SIZES, VECTORIZE_ME
 from lowerline.pipeline.remarks import FALLBACK, Remark, about, publish
 from lowerline.targets import check_cpu_target, cpu_target
 
@@ -120,11 +125,18 @@ def _script(op: ir.Operation, index: int) -> str:
         # convolution's 16 + 8 tail columns) is vectorized at that width,
         # unmasked; other widths keep the planned size with a mask (LLVM
         # splits a 24-lane vector across loop iterations lane by lane: 10x
-        # slower, measured). A piece wider than planned (the row pieces of a
-        # dynamic M, widened along N) is vectorized at its own size.
+        # slower, measured). In a dynamic M's row piece (EXACT_ROWS) a loop
+        # no operand's innermost dim follows is unrolled into whole vectors,
+        # never split into lanes: any size of it is exact (a 7-row piece is 7
+        # rows of FMAs, not 8 with a masked row read at every step of k). Only
+        # there: every op of such a piece agrees, where a static tile's int8
+        # contraction (all its loops lanes) would keep a mask its epilogue lost.
+        # A piece wider than planned (the row pieces of a dynamic M, widened
+        # along N) is vectorized at its own size.
+        lanes = _lane_loops(op) if EXACT_ROWS.has(op) else set(range(len(sizes)))
         sizes = [
-            s if s > v or (s < v and s & (s - 1) == 0) else v
-            for v, s in zip(sizes, static, strict=True)
+            s if s > v or (s < v and (s & (s - 1) == 0 or d not in lanes)) else v
+            for d, (v, s) in enumerate(zip(sizes, static, strict=True))
         ]
     VECTORIZE_ME.set(op, index)
     contract = " {create_named_contraction}" if CONTRACT.has(op) else _gathers(op)
@@ -133,6 +145,22 @@ def _script(op: ir.Operation, index: int) -> str:
         f" : ({ANY}) -> {ANY}\n"
         f"  transform.structured.vectorize %op vector_sizes {sizes}{contract} : {ANY}\n"
     )
+
+
+def _lane_loops(op: ir.Operation) -> set[int]:
+    """The loops that index some operand's innermost dim (those vectors'
+    lanes); every loop when such an index is not a plain loop (a
+    convolution's ``ow + kw``)."""
+    maps = indexing_maps(op)
+    lanes = set()
+    for amap in maps:
+        if not amap.results:
+            continue
+        last = amap.results[-1]
+        if not isinstance(last, ir.AffineDimExpr):
+            return set(range(maps[0].n_dims))
+        lanes.add(ir.AffineDimExpr(last).position)
+    return lanes
 
 
 def _gathers(op: ir.Operation) -> str:

@@ -59,8 +59,9 @@ def test_mlp_over_dynamic_rows_is_static_vector_code(cache_dir, threads):
     assert compiled.fallbacks == []
     tiled = compiled.ir("tiled")
     # Every tile static, no lane masks: N = 96 and 64 are whole register
-    # tiles on any target, and the remainder rows are pieces of powers of
-    # two. A masked remainder tile (the batch-1 cost: 3.5x the static time)
+    # tiles on any target, and the remainder rows run in one piece of their
+    # count, vectorized at that count (31 rows: a 7-row piece on AVX-512,
+    # 7 whole rows, no masked 8th). A masked remainder tile (the batch-1 cost: 3.5x the static time)
     # is vectorized with its masks lowered to index compares and selects.
     assert "arith.cmpi" not in tiled
     _matches_eager(compiled, model, lambda b: torch.randn(b, 37), SIZES)

@@ -152,10 +152,11 @@ func.func @keeps_elided_weight(%a: tensor<8x4xf32>) -> tensor<8x64xf32> {
 // -----
 
 // A matmul over dynamic rows: its full 8x32 register tiles read packed
-// panels; its remainder pieces, widened along N (4x64, 2x64, 1x64 here),
-// read their k x 64 panel once. The 4- and 2-row pieces read the rows of
-// the original B (no packed copy per piece width); the 1-row piece, all a
-// batch of 1 runs, reads a [N / 64, K, 64] copy (packed: the static
+// panels, and so do its remainder pieces of 7 to 4 rows, which keep the
+// 32-column width. The smaller ones, widened along N (3x64, 2x64, 1x64
+// here), read their k x 64 panel once: the 3- and 2-row pieces read the
+// rows of the original B (no packed copy per piece width); the 1-row piece,
+// all a batch of 1 runs, reads a [N / 64, K, 64] copy (packed: the static
 // batch-1 build's time; row by row at a stride of N: 1.6x that).
 // CHECK-LABEL: func.func @packs_only_the_one_row_piece(
 // CHECK:         %[[P64:.+]] = arith.constant dense_resource<{{lowerline_weight[0-9]+}}.p64> : tensor<2x1x64xf32>
@@ -164,8 +165,12 @@ func.func @keeps_elided_weight(%a: tensor<8x4xf32>) -> tensor<8x64xf32> {
 // CHECK:         %[[WT:.+]] = tensor.extract_slice %[[W]][0, %{{.+}}] [1, 64] [1, 1] : tensor<1x128xf32> to tensor<1x64xf32>
 // CHECK:         tensor.extract_slice %[[P]]{{.+}} : tensor<4x1x32xf32> to tensor<1x32xf32>
 // CHECK:         linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>)
+// CHECK:         tensor.extract_slice %[[P]]{{.+}} : tensor<4x1x32xf32> to tensor<1x32xf32>
+// CHECK:         linalg.matmul {{.+}} : tensor<7x1xf32>, tensor<1x32xf32>)
+// CHECK:         tensor.extract_slice %[[P]]{{.+}} : tensor<4x1x32xf32> to tensor<1x32xf32>
+// CHECK:         linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x32xf32>)
 // CHECK:         tensor.extract_slice %[[WT]]
-// CHECK:         linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x64xf32>)
+// CHECK:         linalg.matmul {{.+}} : tensor<3x1xf32>, tensor<1x64xf32>)
 // CHECK:         tensor.extract_slice %[[WT]]
 // CHECK:         linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x64xf32>)
 // CHECK:         tensor.extract_slice %[[P64]]{{.+}} : tensor<2x1x64xf32> to tensor<1x64xf32>

@@ -161,30 +161,45 @@ func.func @tiles_dynamic_k(%a: tensor<16x?xf32>, %b: tensor<?x32xf32>, %c: tenso
 
 // A dynamic M (lowerline.compile(..., dynamic=...)): planned as 64 rows,
 // the fill and the bias + ReLU epilogue fused as for a static M. In the
-// forall's row tiles: full register tiles, then the remaining rows in
-// pieces of halving powers of two (4, 2, 1 on Sapphire Rapids, 2, 1 on Haswell), every
-// register tile static (no masks), the epilogue on each.
+// forall's row tiles: full register tiles, then the remaining rows in one
+// piece of their count (7, 6, ..., 1 on Sapphire Rapids, 3, 2, 1 on
+// Haswell), every register tile static (no masks), the epilogue on each.
+// Pieces whose row count is not a power of two are marked
+// lowerline.exact_rows (vectorized at that count); the full tiles and the
+// power-of-two pieces are not.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+31]]:9: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic; tiles: parallel 64x{{[0-9]+}}, registers {{[0-9]+x[0-9]+}}, k loop of 1;
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+43]]:9: remark: linalg.matmul: g0: matmul; fused fill, linalg.generic; tiles: parallel 64x{{[0-9]+}}, registers {{[0-9]+x[0-9]+}}, k loop of 1;
 
 // CHECK-LABEL: func.func @tiles_dynamic_rows(
 // CHECK-NOT:     tensor<?x1xf32>
 // CHECK:         scf.forall
 // SPR:             linalg.fill {{.+}} -> tensor<8x32xf32>
+// SPR-NOT:           exact_rows
 // SPR:               linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
 // SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<32xf32>)
+// SPR:             linalg.fill {{.+}}lowerline.exact_rows{{.+}} -> tensor<7x32xf32>
+// SPR:               linalg.matmul {{.+}}lowerline.exact_rows{{.+}} : tensor<7x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<7x32xf32>)
+// SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<7x32xf32>, tensor<32xf32>) {{.+}}lowerline.exact_rows
+// SPR:             linalg.fill {{.+}} -> tensor<6x32xf32>
+// SPR:             linalg.fill {{.+}} -> tensor<5x32xf32>
 // SPR:             linalg.fill {{.+}} -> tensor<4x32xf32>
+// SPR-NOT:           exact_rows
 // SPR:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<4x32xf32>)
 // SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x32xf32>, tensor<32xf32>)
+// SPR:             linalg.fill {{.+}}lowerline.exact_rows{{.+}} -> tensor<3x32xf32>
 // SPR:             linalg.fill {{.+}} -> tensor<2x32xf32>
 // SPR:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x32xf32>) outs(%{{.+}} : tensor<2x32xf32>)
 // SPR:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x32xf32>, tensor<32xf32>)
 // HSW:             linalg.fill {{.+}} -> tensor<4x16xf32>
 // HSW:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<4x16xf32>)
 // HSW:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<16xf32>)
+// HSW:             linalg.fill {{.+}}lowerline.exact_rows{{.+}} -> tensor<3x16xf32>
+// HSW:               linalg.matmul {{.+}}lowerline.exact_rows{{.+}} : tensor<3x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<3x16xf32>)
+// HSW:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<3x16xf32>, tensor<16xf32>) {{.+}}lowerline.exact_rows
 // HSW:             linalg.fill {{.+}} -> tensor<2x16xf32>
 // HSW:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x16xf32>) outs(%{{.+}} : tensor<2x16xf32>)
 // HSW:             linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x16xf32>, tensor<16xf32>)
+// CHECK-NOT:         exact_rows
 // CHECK:           linalg.fill {{.+}} -> tensor<1x[[W:[0-9]+]]xf32>
 // CHECK:             linalg.matmul {{.+}} : tensor<1x1xf32>, tensor<1x[[W]]xf32>) outs(%{{.+}} : tensor<1x[[W]]xf32>)
 // CHECK:           linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<1x[[W]]xf32>, tensor<[[W]]xf32>)
@@ -208,15 +223,19 @@ func.func @tiles_dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x64xf32>, %bias
 
 // -----
 
-// The remainder pieces of a wide dynamic-M matmul are widened along N, up
-// to the full tile's accumulator count (a 1-row piece of 2 vectors would
-// wait on each FMA's latency): on Sapphire Rapids 8x32, then 4x64, 2x128, 1x256.
+// The remainder pieces of a wide dynamic-M matmul below half the register
+// tile's rows are widened along N, up to the full tile's accumulator count
+// (a 1-row piece of 2 vectors would wait on each FMA's latency); from half
+// up they keep its width (and its packed B): on Sapphire Rapids 8x32, then
+// 7x32 ... 4x32, 3x64, 2x128, 1x256.
 // EXPLAIN:          remark: builtin.module: target
-// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+8]]:9: remark: linalg.matmul: g0: matmul; fused nothing; tiles: parallel 64x{{[0-9]+}},
+// EXPLAIN-NEXT:     lowerline-tile-and-fuse.mlir:[[@LINE+10]]:9: remark: linalg.matmul: g0: matmul; fused nothing; tiles: parallel 64x{{[0-9]+}},
 
 // CHECK-LABEL: func.func @widens_dynamic_row_pieces(
 // SPR:               linalg.matmul {{.+}} : tensor<8x1xf32>, tensor<1x32xf32>)
-// SPR:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x64xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<7x1xf32>, tensor<1x32xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<4x1xf32>, tensor<1x32xf32>)
+// SPR:               linalg.matmul {{.+}} : tensor<3x1xf32>, tensor<1x64xf32>)
 // SPR:               linalg.matmul {{.+}} : tensor<2x1xf32>, tensor<1x128xf32>)
 // SPR:               linalg.matmul {{.+}} : tensor<1x1xf32>, tensor<1x256xf32>)
 func.func @widens_dynamic_row_pieces(%a: tensor<?x64xf32>, %b: tensor<64x512xf32>, %c: tensor<?x512xf32>) -> tensor<?x512xf32> {

@@ -292,3 +292,32 @@ func.func @vectorizes_a_wider_tile(%x: tensor<1x64xf32>) -> tensor<1x64xf32> {
   } -> tensor<1x64xf32>
   return %r : tensor<1x64xf32>
 }
+
+// -----
+
+// A dynamic M's 7-row piece (lowerline.exact_rows, set by
+// lowerline-tile-and-fuse) planned 8x32: its rows index no operand's
+// innermost dim, so they are vectorized as 7 whole rows, no mask. The same
+// tile without the marker (a static tile's remainder) keeps the planned 8
+// rows with a mask (a row that is not a power of two stays masked there).
+// ALONE-LABEL: func.func @exact_rows_of_a_row_piece(
+// ALONE-NOT:     vector<8x32xf32>
+// ALONE:         vector.transfer_write {{.+}} {in_bounds = [true, true]} : vector<7x32xf32>, tensor<7x32xf32>
+// ALONE-LABEL: func.func @masked_rows_without_marker(
+// ALONE:         vector.transfer_write {{.+}} : vector<8x32xf32>, tensor<7x32xf32>
+func.func @exact_rows_of_a_row_piece(%x: tensor<7x32xf32>) -> tensor<7x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<7x32xf32>) outs(%x : tensor<7x32xf32>) attrs = {lowerline.exact_rows, lowerline.vector_sizes = array<i64: 8, 32>} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<7x32xf32>
+  return %r : tensor<7x32xf32>
+}
+func.func @masked_rows_without_marker(%x: tensor<7x32xf32>) -> tensor<7x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<7x32xf32>) outs(%x : tensor<7x32xf32>) attrs = {lowerline.vector_sizes = array<i64: 8, 32>} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<7x32xf32>
+  return %r : tensor<7x32xf32>
+}

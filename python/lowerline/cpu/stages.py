@@ -246,7 +246,11 @@ def bufferized(o: CpuOptions, vector_rows: bool = True) -> str:
             "func.func(lowerline-allocate-reshaped-results)",
             # buffer-results-to-out-params crashes on an allocation returned twice.
             "func.func(lowerline-copy-repeated-results)",
-            "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+            # Results of dynamic size too: the runtime sizes the out-params
+            # from the inputs' (lowerline.runtime.sizes), so the code writes
+            # into them instead of an arena buffer copied out at every call.
+            "buffer-results-to-out-params{hoist-static-allocs hoist-dynamic-allocs "
+            "modify-public-functions}",
             "func.func(buffer-hoisting,buffer-loop-hoisting)",
             "buffer-deallocation-pipeline",
             "convert-bufferization-to-memref",

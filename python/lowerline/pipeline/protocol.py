@@ -218,6 +218,16 @@ CONTRACT = declare(
     "A contraction tile: vectorized as a vector.contract (FMA outer products); "
     "its constant B may be packed.",
 )
+EXACT_ROWS = declare(
+    "lowerline.exact_rows",
+    UNIT,
+    _LINALG,
+    (_TILE,),
+    (_VECTORIZE,),
+    "A tile of a dynamic M's row piece (any row count below the register tile's): "
+    "its loops that index no operand's innermost dim are vectorized at their own "
+    "size, not the planned one with a mask.",
+)
 VECTORIZE_ME = declare(
     "lowerline.vectorize_me",
     I64,

@@ -28,25 +28,10 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, vector
 
+from lowerline.passes.support.matmul_tiles import is_matmul_tile, matrix_of
 from lowerline.pipeline.pass_api import ops_matching
 
 DOT_BYTES = 4
-_MATMUL_MAPS = [
-    "(d0, d1, d2) -> (d0, d2)",
-    "(d0, d1, d2) -> (d2, d1)",
-    "(d0, d1, d2) -> (d0, d1)",
-]
-# A batch matmul's thread tile has a batch of one (the thread grid steps the
-# batch by one): its one matrix is a matmul tile.
-_BATCH_MATMUL_MAPS = [
-    "(d0, d1, d2, d3) -> (d0, d1, d3)",
-    "(d0, d1, d2, d3) -> (d0, d3, d2)",
-    "(d0, d1, d2, d3) -> (d0, d1, d2)",
-]
-
-
-def _maps(op: ir.Operation) -> list[str]:
-    return [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
 def _element(value: ir.Value) -> str:
@@ -58,11 +43,7 @@ def is_byte_dot_tile(op: ir.Operation) -> bool:
     i32 with k a multiple of 4."""
     if op.name != "vector.contract" or op.parent.name == "vector.mask":
         return False
-    if len(op.operands) != 3:
-        return False
-    maps = _maps(op)
-    batch_of_one = maps == _BATCH_MATMUL_MAPS and ir.VectorType(op.operands[2].type).shape[0] == 1
-    if maps != _MATMUL_MAPS and not batch_of_one:
+    if not is_matmul_tile(op):
         return False
     types = tuple(_element(v) for v in op.operands)
     k = ir.VectorType(op.operands[0].type).shape[-1]
@@ -89,17 +70,9 @@ def _bytes(row: ir.Value, group: int) -> ir.Value:
     )
 
 
-def _matrix(value: ir.Value) -> ir.Value:
-    """A batch-of-one tile (1 x a x b) as its one matrix (a x b)."""
-    vtype = ir.VectorType(value.type)
-    if vtype.rank == 2:
-        return value
-    return vector.shape_cast(ir.VectorType.get(vtype.shape[1:], vtype.element_type), value)
-
-
 def _rewrite(contract: ir.Operation) -> None:
     with ir.InsertionPoint(contract), contract.location:
-        lhs, rhs, acc = (_matrix(v) for v in contract.operands)
+        lhs, rhs, acc = (matrix_of(v) for v in contract.operands)
         result = _dot_chains(lhs, rhs, acc)
         if result.type != contract.results[0].type:
             result = vector.shape_cast(contract.results[0].type, result)

@@ -61,6 +61,7 @@ from mlir.dialects import arith, llvm, vector
 
 from lowerline.cpu.tile_plan import INT8_DOT_K, int8_dot_lanes
 from lowerline.passes.support.ir_constants import reads_with_zero_padding
+from lowerline.passes.support.matmul_tiles import is_matmul_tile, matrix_of
 from lowerline.passes.tiling.int8_corrections import (
     AccumulatorLoop,
     accumulator_loop,
@@ -89,42 +90,8 @@ def _shape_and_type(value: ir.Value) -> tuple[list[int], str]:
     return list(vtype.shape), str(vtype.element_type)
 
 
-_MATMUL_MAPS = [
-    "(d0, d1, d2) -> (d0, d2)",
-    "(d0, d1, d2) -> (d2, d1)",
-    "(d0, d1, d2) -> (d0, d1)",
-]
-# A batch matmul's register tile: its batch dim is 1 (tile-and-fuse steps
-# the batch by one), so it is a matmul tile once that dim is dropped.
-_BATCH_MATMUL_MAPS = [
-    "(d0, d1, d2, d3) -> (d0, d1, d3)",
-    "(d0, d1, d2, d3) -> (d0, d3, d2)",
-    "(d0, d1, d2, d3) -> (d0, d1, d2)",
-]
-
-
-def _maps(op: ir.Operation) -> list[str]:
-    return [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _is_matmul_maps(op: ir.Operation) -> bool:
-    """(m, k) x (k, n) -> (m, n), k reduced; or a batch of one of those."""
-    maps = _maps(op)
-    if maps == _BATCH_MATMUL_MAPS:
-        return ir.VectorType(op.operands[2].type).shape[0] == 1
-    return maps == _MATMUL_MAPS
-
-
 def _batched(op: ir.Operation) -> bool:
     return ir.VectorType(op.operands[2].type).rank == 3
-
-
-def _unbatched(value: ir.Value) -> ir.Value:
-    """A batch-of-one tile (1 x a x b) as its one matrix (a x b)."""
-    vtype = ir.VectorType(value.type)
-    if vtype.rank == 2:
-        return value
-    return vector.shape_cast(ir.VectorType.get(vtype.shape[1:], vtype.element_type), value)
 
 
 def _transfer_padding_ok(contract: ir.Operation) -> bool:
@@ -134,7 +101,7 @@ def _transfer_padding_ok(contract: ir.Operation) -> bool:
 def _candidate(op: ir.Operation) -> ir.Operation | None:
     """The op to replace for a dot-product-shaped contraction (the contract,
     or the ``vector.mask`` around it), or None."""
-    if len(op.operands) != 3 or not _is_matmul_maps(op):
+    if len(op.operands) != 3 or not is_matmul_tile(op):
         return None
     *_, k = ir.VectorType(op.operands[0].type).shape
     k2 = ir.VectorType(op.operands[1].type).shape[-2]
@@ -335,7 +302,7 @@ def _rewrite(
 ) -> None:
     batched = _batched(contract)
     with ir.InsertionPoint(replaced), replaced.location:
-        lhs, rhs, acc = (_unbatched(v) for v in contract.operands)
+        lhs, rhs, acc = (matrix_of(v) for v in contract.operands)
         loaded = packed.lanes(rhs, dot.lanes)
     (m, n), _ = _shape_and_type(acc)
     # Before anything else is emitted: the loop is rebuilt around ``replaced``.

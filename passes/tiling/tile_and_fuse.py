@@ -567,11 +567,13 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
     if out is None or inp is None or flt is None or not _static_but_batch(out, inp, flt):
         return "dynamic shapes"
-    if not (all_ones(op, "strides") and all_ones(op, "dilations")):
-        return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     n, f, oh, ow = out.shape
     n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
+    if not all_ones(op, "dilations") or not (
+        all_ones(op, "strides") or _k_step(op, target, c) == INT8_DOT_K
+    ):
+        return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     group = Group(name, "conv", op)
     group.dynamic_batch = out.shape[0] == _DYNAMIC
     t = conv_tiles(target, f, oh, ow, eb)
@@ -599,8 +601,26 @@ def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], 
         return _window_group
     if op.name in _CONVOLUTIONS:
         dense = all_ones(op, "strides") and all_ones(op, "dilations")
-        return _conv_group if dense else _window_group
+        return _conv_group if dense else _strided_conv_group
     return _contraction_group
+
+
+def _strided_conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    """A strided (not dilated) i8 x i8 -> i32 convolution whose input
+    channels step 4 deep on the target's int8 dot product is planned like a
+    stride-1 one: its register tiles (one output row, kh = kw = 1) read a
+    strided input row as the B of a 4-deep matmul tile (``vpdpbusd``; the
+    strided read deinterleaved by lowerline-vectorize). Any other strided or
+    dilated convolution is a window nest, whose steps are one channel deep."""
+    flt = ranked_type(op.operands[1])
+    dense_dot = (
+        op.name == "linalg.conv_2d_nchw_fchw"
+        and all_ones(op, "dilations")
+        and flt is not None
+        and flt.shape[1] != _DYNAMIC
+        and _k_step(op, target, flt.shape[1]) == INT8_DOT_K
+    )
+    return (_conv_group if dense_dot else _window_group)(op, name, target)
 
 
 def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:

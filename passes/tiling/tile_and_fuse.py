@@ -570,9 +570,8 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     n, f, oh, ow = out.shape
     n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
-    if not all_ones(op, "dilations") or not (
-        all_ones(op, "strides") or _k_step(op, target, c) == INT8_DOT_K
-    ):
+    strided_dot = (kh, kw) == (1, 1) and _k_step(op, target, c) == INT8_DOT_K
+    if not all_ones(op, "dilations") or not (all_ones(op, "strides") or strided_dot):
         return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     group = Group(name, "conv", op)
     group.dynamic_batch = out.shape[0] == _DYNAMIC
@@ -606,17 +605,23 @@ def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], 
 
 
 def _strided_conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
-    """A strided (not dilated) i8 x i8 -> i32 convolution whose input
+    """A strided (not dilated) 1x1 i8 x i8 -> i32 convolution whose input
     channels step 4 deep on the target's int8 dot product is planned like a
-    stride-1 one: its register tiles (one output row, kh = kw = 1) read a
-    strided input row as the B of a 4-deep matmul tile (``vpdpbusd``; the
-    strided read deinterleaved by lowerline-vectorize). Any other strided or
-    dilated convolution is a window nest, whose steps are one channel deep."""
+    stride-1 one: its register tiles (one output row) read a strided input
+    row as the B of a 4-deep matmul tile (``vpdpbusd``; the strided read
+    deinterleaved by lowerline-vectorize). Measured 0.66-0.91x the window
+    nest's CPU time for a 1x1/2 64 -> 128 at 56 x 56 (bench/int8-strided-conv-ab.md).
+    A larger window stays a window nest: its 4-deep tiles measured
+    1.03-2.07x slower (3x3/2 at 56 x 56 and 28 x 28: one output row of 28 or
+    14 columns per tile, the filter's 4 channels of a tap read 9 bytes
+    apart at every step). Any other strided or dilated convolution is a
+    window nest, whose steps are one channel deep."""
     flt = ranked_type(op.operands[1])
     dense_dot = (
         op.name == "linalg.conv_2d_nchw_fchw"
         and all_ones(op, "dilations")
         and flt is not None
+        and list(flt.shape[2:]) == [1, 1]
         and flt.shape[1] != _DYNAMIC
         and _k_step(op, target, flt.shape[1]) == INT8_DOT_K
     )

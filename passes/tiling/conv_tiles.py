@@ -9,7 +9,10 @@ This module rewrites that unit-window ``linalg.conv_2d_nchw_fchw`` into a
 which vectorizes to one broadcast and FMAs per channel like any matmul tile.
 An i8 x i8 -> i32 convolution (lowerline-fold-qdq-conv's) on a target with
 an int8 dot product steps 4 input channels at a time: K = 4, which
-lowerline-vectorize makes ``vpdpbusd`` as for an integer matmul.
+lowerline-vectorize makes ``vpdpbusd`` as for an integer matmul. A strided
+1x1 i8 convolution (planned so by lowerline-tile-and-fuse) has the same
+tiles, its input row read as every ``stride``-th column (a strided slice
+that lowerline-vectorize deinterleaves).
 
 Upstream vectorizes only 1-D convolutions, in NWC form: an NCHW tile would
 be transposed there and back at every step. Upstream has no rewrite of a

@@ -119,3 +119,21 @@ func.func @strided_window_odd_channels_and_dilated_stay_windows(%x: tensor<1x6x9
   %s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%y, %v : tensor<1x8x9x9xi8>, tensor<8x8x3x3xi8>) outs(%f3 : tensor<1x8x4x4xi32>) -> tensor<1x8x4x4xi32>
   return %c, %d, %s : tensor<1x4x4x4xi32>, tensor<1x8x5x5xi32>, tensor<1x8x4x4xi32>
 }
+
+// -----
+
+// A 1x1 stride-2 convolution whose output rows (5 columns) are narrower than
+// the dot product's 16 lanes: a window nest (one-row dot tiles measured slower).
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: g0: window; fused fill;
+// CHECK-LABEL: func.func @strided_pointwise_narrow_rows_stay_windows(
+// CHECK-NOT:     linalg.matmul
+// CHECK:         linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<5xi8>, tensor<8xi8>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return
+func.func @strided_pointwise_narrow_rows_stay_windows(%x: tensor<1x8x9x9xi8>, %w: tensor<8x8x1x1xi8>) -> tensor<1x8x5x5xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x8x5x5xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x8x5x5xi32>) -> tensor<1x8x5x5xi32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<1x8x9x9xi8>, tensor<8x8x1x1xi8>) outs(%f : tensor<1x8x5x5xi32>) -> tensor<1x8x5x5xi32>
+  return %c : tensor<1x8x5x5xi32>
+}

@@ -611,7 +611,7 @@ def _strided_conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group
     rows fill the dot product's i32 lanes, is planned like a stride-1 one:
     its register tiles (one output row) read a strided input row as the B
     of a 4-deep matmul tile (``vpdpbusd``; the strided read deinterleaved
-    by lowerline-vectorize). Measured 0.66-0.91x the window nest's CPU time
+    by lowerline-vectorize). Measured 0.77-0.91x the window nest's CPU time
     for a 1x1/2 64 -> 128 at 56 x 56, 28 output columns
     (bench/int8-strided-conv-ab.md); with 14 output columns 0.97-1.09x, with
     7 1.14-1.21x (a tile of one row leaves lanes idle), so narrower rows stay

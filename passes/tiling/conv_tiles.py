@@ -9,7 +9,10 @@ This module rewrites that unit-window ``linalg.conv_2d_nchw_fchw`` into a
 which vectorizes to one broadcast and FMAs per channel like any matmul tile.
 An i8 x i8 -> i32 convolution (lowerline-fold-qdq-conv's) on a target with
 an int8 dot product steps 4 input channels at a time: K = 4, which
-lowerline-vectorize makes ``vpdpbusd`` as for an integer matmul.
+lowerline-vectorize makes ``vpdpbusd`` as for an integer matmul. A strided
+1x1 i8 convolution (planned so by lowerline-tile-and-fuse) has the same
+tiles, its input row read as every ``stride``-th column (a strided slice
+that lowerline-vectorize deinterleaves).
 
 Upstream vectorizes only 1-D convolutions, in NWC form: an NCHW tile would
 be transposed there and back at every step. Upstream has no rewrite of a
@@ -38,15 +41,24 @@ def _sizes(value: ir.Value) -> tuple[list[int], list[ir.Value]]:
     return shape, dynamic
 
 
-def _reduce(value: ir.Value, keep: list[int]) -> ir.Value:
-    """A rank-reducing slice of the whole of ``value`` keeping dims ``keep``."""
+def _reduce(value: ir.Value, keep: list[int], step: int = 1, width: int = 0) -> ir.Value:
+    """A rank-reducing slice of the whole of ``value`` keeping dims ``keep``;
+    with ``step`` > 1, every ``step``-th of the first ``width`` elements of
+    its last dim (a strided convolution's input row)."""
     vtype = ir.RankedTensorType(value.type)
     shape, dynamic = _sizes(value)
+    strides = [1] * len(shape)
+    if step > 1:
+        shape[-1], strides[-1] = width, step
     result = ir.RankedTensorType.get([shape[d] for d in keep], vtype.element_type)
     rank = len(shape)
-    return tensor.ExtractSliceOp(
-        result, value, [], dynamic, [], [0] * rank, shape, [1] * rank
-    ).result
+    return tensor.ExtractSliceOp(result, value, [], dynamic, [], [0] * rank, shape, strides).result
+
+
+def _column_stride(conv: ir.Operation) -> int:
+    if "strides" not in conv.attributes:
+        return 1
+    return int(list(ir.DenseIntElementsAttr(conv.attributes["strides"]))[-1])
 
 
 def unit_window_conv_to_matmul(conv: ir.Operation, mark: Callable[[ir.Operation], None]) -> bool:
@@ -63,11 +75,17 @@ def unit_window_conv_to_matmul(conv: ir.Operation, mark: Callable[[ir.Operation]
         return False
     if c == _DYNAMIC:
         return False
-    if f == _DYNAMIC or inp.shape[3] != ow:  # a partial row tile is dynamic in both
+    if f == _DYNAMIC:
+        return False
+    step = _column_stride(conv)
+    # The tile's input row: ow columns (a partial row tile is dynamic in
+    # both), or (ow - 1) * step + 1 of a strided one (static tiles only).
+    width = ow if step == 1 or ow == _DYNAMIC else (ow - 1) * step + 1
+    if inp.shape[3] != width or (step > 1 and ow == _DYNAMIC):
         return False
     with ir.InsertionPoint(conv), conv.location:
         weights = _reduce(conv.operands[1], [0, 1])  # f x c
-        row = _reduce(conv.operands[0], [1, 3])  # c x ow
+        row = _reduce(conv.operands[0], [1, 3], step, ow)  # c x ow
         acc = _reduce(conv.operands[2], [1, 3])  # f x ow
         product = linalg.matmul(weights, row, outs=[acc])
         matmul = product.owner

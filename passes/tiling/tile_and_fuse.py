@@ -17,8 +17,9 @@ What it decides (the mechanisms are upstream's transform dialect):
   caches and the cores, an ``mr x nr`` register tile sized for the vector
   registers, and a k loop of rank-1 updates (of 4-deep updates for an
   i8 x i8 -> i32 matmul on a target with VNNI, which lowerline-vectorize
-  makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution likewise steps
-  4 input channels where their count is a multiple of 4). A convolution
+  makes ``vpdpbusd``; an i8 x i8 -> i32 stride-1 convolution, or a strided
+  1x1 one, likewise steps 4 input channels where their count is a multiple
+  of 4). A convolution
   whose output channels the register tile does not divide (a prime count:
   ``lowerline.cpu.tile_plan.channel_tile``) has the channels left over
   peeled and computed one at a time (``_peel_partial_channels``).
@@ -587,11 +588,12 @@ def _conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
     out, inp, flt = (ranked_type(v) for v in (op.results[0], op.operands[0], op.operands[1]))
     if out is None or inp is None or flt is None or not _static_but_batch(out, inp, flt):
         return "dynamic shapes"
-    if not (all_ones(op, "strides") and all_ones(op, "dilations")):
-        return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     n, f, oh, ow = out.shape
     n = 1 if n == _DYNAMIC else n  # a dynamic batch: the estimates are per image
     c, kh, kw = flt.shape[1:]
+    strided_dot = (kh, kw) == (1, 1) and _k_step(op, target, c) == INT8_DOT_K
+    if not all_ones(op, "dilations") or not (all_ones(op, "strides") or strided_dot):
+        return "strided or dilated convolution (only stride 1, dilation 1 is tiled)"
     group = Group(name, "conv", op)
     group.dynamic_batch = out.shape[0] == _DYNAMIC
     t = conv_tiles(target, f, oh, ow, eb)
@@ -619,8 +621,37 @@ def _root_builder(op: ir.Operation) -> Callable[[ir.Operation, str, CpuTarget], 
         return _window_group
     if op.name in _CONVOLUTIONS:
         dense = all_ones(op, "strides") and all_ones(op, "dilations")
-        return _conv_group if dense else _window_group
+        return _conv_group if dense else _strided_conv_group
     return _contraction_group
+
+
+def _strided_conv_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:
+    """A strided (not dilated) 1x1 i8 x i8 -> i32 convolution whose input
+    channels step 4 deep on the target's int8 dot product, and whose output
+    rows fill the dot product's i32 lanes, is planned like a stride-1 one:
+    its register tiles (one output row) read a strided input row as the B
+    of a 4-deep matmul tile (``vpdpbusd``; the strided read deinterleaved
+    by lowerline-vectorize). Measured 0.77-0.91x the window nest's CPU time
+    for a 1x1/2 64 -> 128 at 56 x 56, 28 output columns
+    (bench/int8-strided-conv-ab.md); with 14 output columns 0.97-1.09x, with
+    7 1.14-1.21x (a tile of one row leaves lanes idle), so narrower rows stay
+    window nests. A larger window stays a window nest: its 4-deep tiles
+    measured 1.03-2.07x slower (3x3/2 at 56 x 56 and 28 x 28, the filter's 4
+    channels of a tap read 9 bytes apart at every step). Any other strided
+    or dilated convolution is a window nest, whose steps are one channel
+    deep."""
+    flt, out = ranked_type(op.operands[1]), ranked_type(op.results[0])
+    dense_dot = (
+        op.name == "linalg.conv_2d_nchw_fchw"
+        and all_ones(op, "dilations")
+        and flt is not None
+        and out is not None
+        and out.shape[-1] >= int8_dot_lanes(target)
+        and list(flt.shape[2:]) == [1, 1]
+        and flt.shape[1] != _DYNAMIC
+        and _k_step(op, target, flt.shape[1]) == INT8_DOT_K
+    )
+    return (_conv_group if dense_dot else _window_group)(op, name, target)
 
 
 def _window_group(op: ir.Operation, name: str, target: CpuTarget) -> Group | str:

@@ -250,3 +250,37 @@ def test_host_vnni_conv_matches_eager(kind, batch):
     compiled = lowerline.compile(quantized, torch.randn(shape))
     assert host_int8_instruction() in kernel_code(compiled)
     assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+# Strided dense convolutions with a constant filter (ResNet's 3x3/2 and
+# 1x1/2 downsampling): lowerline-int8-conv-matmul's im2col matmul reads the
+# strided taps, so they run on vpdpbusd too; odd planes.
+STRIDED_DOT_CONVS = {
+    "3x3_s2_padded": (lambda: torch.nn.Conv2d(8, 12, 3, stride=2, padding=1), 8),
+    "1x1_s2": (lambda: torch.nn.Conv2d(16, 9, 1, stride=2), 16),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STRIDED_DOT_CONVS))
+def test_vnni_target_strided_conv_kernels_use_vpdpbusd(kind):
+    """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run)."""
+    make, channels = STRIDED_DOT_CONVS[kind]
+    shape = (1, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
+    code = kernel_code(compiled)
+    assert "vpdpbusd" in code
+    assert "vpmulld" not in code
+
+
+@pytest.mark.skipif(not cpu_target("host").vnni, reason="the host has no VNNI")
+@x86_host
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("kind", sorted(STRIDED_DOT_CONVS))
+def test_host_vnni_strided_conv_matches_eager(kind, batch):
+    make, channels = STRIDED_DOT_CONVS[kind]
+    shape = (batch, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), xnnpack_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert host_int8_instruction() in kernel_code(compiled)
+    assert_within_steps(compiled, quantized, shape, steps=1)

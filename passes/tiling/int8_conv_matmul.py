@@ -57,7 +57,8 @@ The channels-last form is also read through the plane reshapes
 (lowerline-pointwise-conv-rows).
 
 A grouped convolution (``linalg.conv_2d_ngchw_gfchw``, i8, constant filter,
-more than one input channel per group) becomes one dense convolution per
+more than one input channel and at least the dot product's lanes of output
+channels per group, a filter larger than 1x1) becomes one dense convolution per
 group first (lowerline.passes.tiling.int8_grouped), each then an im2col
 matmul like any other; its elementwise chain stays on the grouped result.
 
@@ -581,13 +582,13 @@ def _depthwise(op: ir.Operation, layouts: _Layouts) -> Remark:
     return dataclasses.replace(remark, message=message)
 
 
-def _split_grouped(op: ir.Operation) -> list[Remark]:
+def _split_grouped(op: ir.Operation, lanes: int) -> list[Remark]:
     """Split each grouped convolution into dense ones per group (which the
     rewrite then takes as it finds them); a remark for each."""
     remarks = []
     for conv in ops_matching(op, lambda o: o.name == GROUPED):
         remark = about(conv, Int8ConvMatmul.flag, "")  # read now: the split erases the op
-        split = split_groups(conv)
+        split = split_groups(conv, lanes)
         if isinstance(split, str):
             message, kind = f"not split into its groups: {split}", REFUSAL
             remarks.append(dataclasses.replace(remark, message=message, kind=kind))
@@ -615,7 +616,7 @@ class Int8ConvMatmul(Pass):
         target = resolve_target(cpu_target, self.target, op)
         if not int8_dot_lanes(target):
             return
-        remarks = _split_grouped(op)
+        remarks = _split_grouped(op, int8_dot_lanes(target))
         convs = ops_matching(op, lambda o: o.name in ("linalg.conv_2d_nchw_fchw", DEPTHWISE))
         layouts: _Layouts = {}
         for conv in convs:

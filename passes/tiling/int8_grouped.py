@@ -20,9 +20,12 @@ times as much). Upstream has no per-group split of a named grouped
 convolution. The zero-point corrections are in the epilogue already
 (lowerline-fold-qdq-conv), per output channel, and stay there.
 
-Left to its window nest: one input channel per group (depthwise in all but
-name: no channel reduction for the dot product), and what ``int8_filter``
-refuses (dynamic shapes, other element types, filters of unknown bytes).
+Left to its window nest, where the split measured no faster: fewer output
+channels per group than the dot product's lanes (the matmul's lanes are
+the group's output channels), 1x1 filters; also one input channel per group
+(depthwise in all but name: no channel reduction for the dot product), and
+what ``int8_filter`` refuses (dynamic shapes, other element types, filters
+of unknown bytes).
 """
 
 from __future__ import annotations
@@ -38,21 +41,42 @@ from lowerline.passes.tiling.int8_depthwise import int8_filter
 GROUPED = "linalg.conv_2d_ngchw_gfchw"
 
 
-def split_groups(op: ir.Operation) -> list[ir.Operation] | str:
+def split_groups(op: ir.Operation, lanes: int) -> list[ir.Operation] | str:
     """Replace grouped convolution ``op`` by one dense convolution per group
-    (returned), or say why it is left alone."""
+    (returned), or say why it is left alone; ``lanes``: the i32 lanes of
+    the target's int8 dot product."""
     array = int8_filter(op)
     if isinstance(array, str):
         return array
-    if array.shape[2] == 1:
+    why = _unprofitable(array.shape, lanes)
+    return why if why is not None else split(op, array)
+
+
+def _unprofitable(shape: tuple[int, ...], lanes: int) -> str | None:
+    """Why a filter of ``shape`` (G x F x C x KH x KW) stays a window nest."""
+    _, f, c, kh, kw = shape
+    if c == 1:
         return "one input channel per group (no channel reduction for the dot product)"
+    # The matmul's lanes are the group's output channels: fewer leave most of
+    # each dot product idle (ResNeXt's 4 per group: 1.45-1.50x the window
+    # nest's time, 8 per group 1.02-1.10x; bench/int8-grouped-conv-ab.md).
+    if f < lanes:
+        return f"{f} output channels per group (fewer than the dot product's {lanes} lanes)"
+    # A 1x1 window nest already reduces the channels in order; the split only
+    # adds the transposes (1.15-1.22x at 16 channels per group, 0.99-1.02x at 64).
+    if kh * kw == 1:
+        return "a 1x1 filter (its window nest is as fast)"
+    return None
+
+
+def split(op: ir.Operation, array: np.ndarray) -> list[ir.Operation]:
+    """Replace ``op`` (filter ``array``) by one dense convolution per group."""
     x, _, init = op.operands
     result_type = ir.RankedTensorType(op.results[0].type)
-    groups = result_type.shape[1]
     convs = []
     with ir.InsertionPoint(op), op.location:
         out = tensor.empty(list(result_type.shape), result_type.element_type)
-        for g in range(groups):
+        for g in range(result_type.shape[1]):
             conv = _group_conv(op, array[g], g, _slice(x, g), _group_init(init, g))
             convs.append(conv)
             out = _insert(conv.results[0], out, g)

@@ -286,15 +286,16 @@ def test_host_vnni_strided_conv_matches_eager(kind, batch):
     assert_within_steps(compiled, quantized, shape, steps=1)
 
 
-# Grouped convolutions with a constant filter: lowerline-int8-conv-matmul
+# Grouped 3x3 convolutions with a constant filter and at least 16 output
+# channels per group (the dot product's lanes): lowerline-int8-conv-matmul
 # splits them into one dense convolution per group, each an im2col matmul
 # on vpdpbusd (lowerline.passes.tiling.int8_grouped); groups of 4, 8 and 12
 # input channels and of 6 (not a multiple of 4); odd planes.
 GROUPED_DOT_CONVS = {
-    "g2_c4": (lambda: torch.nn.Conv2d(8, 8, 3, padding=1, groups=2), 8),
-    "g4_c12_s2": (lambda: torch.nn.Conv2d(48, 16, 3, stride=2, padding=1, groups=4), 48),
-    "g8_c8": (lambda: torch.nn.Conv2d(64, 32, 3, padding=1, groups=8), 64),
-    "g2_c6": (lambda: torch.nn.Conv2d(12, 10, 3, padding=1, groups=2), 12),
+    "g2_c4": (lambda: torch.nn.Conv2d(8, 32, 3, padding=1, groups=2), 8),
+    "g4_c12_s2": (lambda: torch.nn.Conv2d(48, 64, 3, stride=2, padding=1, groups=4), 48),
+    "g8_c8": (lambda: torch.nn.Conv2d(64, 128, 3, padding=1, groups=8), 64),
+    "g2_c6": (lambda: torch.nn.Conv2d(12, 32, 3, padding=1, groups=2), 12),
 }
 
 

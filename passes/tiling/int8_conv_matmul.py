@@ -56,8 +56,14 @@ The channels-last form is also read through the plane reshapes
 (``expand_shape(collapse_shape(x))`` of H x W) of 1x1 convolutions
 (lowerline-pointwise-conv-rows).
 
+A grouped convolution (``linalg.conv_2d_ngchw_gfchw``, i8, constant filter,
+more than one input channel and at least the dot product's lanes of output
+channels per group, a filter larger than 1x1) becomes one dense convolution per
+group first (lowerline.passes.tiling.int8_grouped), each then an im2col
+matmul like any other; its elementwise chain stays on the grouped result.
+
 Left alone: dynamic shapes, filters whose bytes are unknown, other element
-types and kernels (grouped convolutions are window nests).
+types and kernels.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ from lowerline.passes.tiling.int8_depthwise import (
     plan_depthwise,
     taps_generic,
 )
+from lowerline.passes.tiling.int8_grouped import GROUPED, split_groups
 from lowerline.pipeline.options import opt
 from lowerline.pipeline.pass_api import Pass, ops_matching, resolve_target
 from lowerline.pipeline.remarks import REFUSAL, Remark, about, publish
@@ -575,6 +582,22 @@ def _depthwise(op: ir.Operation, layouts: _Layouts) -> Remark:
     return dataclasses.replace(remark, message=message)
 
 
+def _split_grouped(op: ir.Operation, lanes: int) -> list[Remark]:
+    """Split each grouped convolution into dense ones per group (which the
+    rewrite then takes as it finds them); a remark for each."""
+    remarks = []
+    for conv in ops_matching(op, lambda o: o.name == GROUPED):
+        remark = about(conv, Int8ConvMatmul.flag, "")  # read now: the split erases the op
+        split = split_groups(conv, lanes)
+        if isinstance(split, str):
+            message, kind = f"not split into its groups: {split}", REFUSAL
+            remarks.append(dataclasses.replace(remark, message=message, kind=kind))
+            continue
+        message = f"split into {len(split)} dense convolutions, one per group"
+        remarks.append(dataclasses.replace(remark, message=message))
+    return remarks
+
+
 @dataclass(frozen=True)
 class Int8ConvMatmul(Pass):
     flag = "lowerline-int8-conv-matmul"
@@ -593,8 +616,8 @@ class Int8ConvMatmul(Pass):
         target = resolve_target(cpu_target, self.target, op)
         if not int8_dot_lanes(target):
             return
+        remarks = _split_grouped(op, int8_dot_lanes(target))
         convs = ops_matching(op, lambda o: o.name in ("linalg.conv_2d_nchw_fchw", DEPTHWISE))
-        remarks = []
         layouts: _Layouts = {}
         for conv in convs:
             if conv.name == DEPTHWISE:

@@ -284,3 +284,53 @@ def test_host_vnni_strided_conv_matches_eager(kind, batch):
     compiled = lowerline.compile(quantized, torch.randn(shape))
     assert host_int8_instruction() in kernel_code(compiled)
     assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+# Grouped 3x3 convolutions with a constant filter and at least 16 output
+# channels per group (the dot product's lanes): lowerline-int8-conv-matmul
+# splits them into one dense convolution per group, each an im2col matmul
+# on vpdpbusd (lowerline.passes.tiling.int8_grouped); groups of 4, 8 and 12
+# input channels and of 6 (not a multiple of 4); odd planes.
+GROUPED_DOT_CONVS = {
+    "g2_c4": (lambda: torch.nn.Conv2d(8, 32, 3, padding=1, groups=2), 8),
+    "g4_c12_s2": (lambda: torch.nn.Conv2d(48, 64, 3, stride=2, padding=1, groups=4), 48),
+    "g8_c8": (lambda: torch.nn.Conv2d(64, 128, 3, padding=1, groups=8), 64),
+    "g2_c6": (lambda: torch.nn.Conv2d(12, 32, 3, padding=1, groups=2), 12),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GROUPED_DOT_CONVS))
+def test_vnni_target_grouped_conv_kernels_use_vpdpbusd(kind):
+    """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run)."""
+    make, channels = GROUPED_DOT_CONVS[kind]
+    shape = (1, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
+    assert convolutions(compiled.ir("graph")) == (1, 0)
+    code = kernel_code(compiled)
+    assert "vpdpbusd" in code
+    assert "vpmulld" not in code  # no window nest of outer products left
+
+
+@x86_host
+def test_grouped_conv_without_vnni_matches_eager():
+    make, channels = GROUPED_DOT_CONVS["g2_c6"]
+    shape = (3, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:haswell")
+    assert "vpdpbusd" not in kernel_code(compiled)
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
+@pytest.mark.skipif(not cpu_target("host").vnni, reason="the host has no VNNI")
+@x86_host
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("quantizer", QUANTIZERS, ids=["x86", "xnnpack"])
+@pytest.mark.parametrize("kind", sorted(GROUPED_DOT_CONVS))
+def test_host_vnni_grouped_conv_matches_eager(kind, quantizer, batch):
+    make, channels = GROUPED_DOT_CONVS[kind]
+    shape = (batch, channels, 13, 11)
+    quantized = quantized_model(lambda: OneConv(make()), quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert host_int8_instruction() in kernel_code(compiled)
+    assert_within_steps(compiled, quantized, shape, steps=1)

@@ -172,3 +172,114 @@ func.func @chain(%x: tensor<1x4x6x7xi8>) -> tensor<1x3x6x9xi32> {
   %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w2 : tensor<1x5x8x11xi8>, tensor<3x5x3x3xi8>) outs(%f2 : tensor<1x3x6x9xi32>) -> tensor<1x3x6x9xi32>
   return %c2 : tensor<1x3x6x9xi32>
 }
+
+// -----
+
+// A grouped convolution, 2 groups of 3 input channels (not a multiple of
+// 4) and 16 output channels (the dot product's lanes), stride 1, batch 2:
+// one dense convolution per group on its slice of the input and of the
+// filter, each then an im2col matmul; the results are inserted back at
+// their group, where the epilogue (over the grouped shape) reads them.
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: split into 2 dense convolutions, one per group
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: rewritten as a 24x27 by 27x16 matmul of channels-last columns by the filter, 0 elementwise ops on its rows
+// EXPLAIN: remark: linalg.conv_2d_nchw_fchw: rewritten as a 24x27 by 27x16 matmul of channels-last columns by the filter, 0 elementwise ops on its rows
+// CHECK-LABEL: func.func @grouped(
+// CHECK-SAME:      %[[X:.+]]: tensor<2x2x3x5x6xi8>
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK:         %[[X0:.+]] = tensor.extract_slice %[[X]][0, 0, 0, 0, 0] [2, 1, 3, 5, 6] [1, 1, 1, 1, 1] : tensor<2x2x3x5x6xi8> to tensor<2x3x5x6xi8>
+// CHECK:         linalg.transpose ins(%[[X0]] : tensor<2x3x5x6xi8>)
+// CHECK:         %[[B0:.+]] = arith.constant dense_resource<[[BLOB0:.+]]> : tensor<27x16xi8>
+// CHECK:         %[[P0:.+]] = linalg.matmul ins(%{{.+}}, %[[B0]] : tensor<24x27xi8>, tensor<27x16xi8>) outs(%{{.+}} : tensor<24x16xi32>)
+// CHECK:         %[[R0:.+]] = linalg.transpose
+// CHECK:         %[[I0:.+]] = tensor.insert_slice %[[R0]] into %{{.+}}[0, 0, 0, 0, 0] [2, 1, 16, 3, 4] [1, 1, 1, 1, 1] : tensor<2x16x3x4xi32> into tensor<2x2x16x3x4xi32>
+// CHECK:         %[[X1:.+]] = tensor.extract_slice %[[X]][0, 1, 0, 0, 0] [2, 1, 3, 5, 6] [1, 1, 1, 1, 1] : tensor<2x2x3x5x6xi8> to tensor<2x3x5x6xi8>
+// CHECK:         %[[B1:.+]] = arith.constant dense_resource<[[BLOB1:.+]]> : tensor<27x16xi8>
+// CHECK:         %[[P1:.+]] = linalg.matmul ins(%{{.+}}, %[[B1]] : tensor<24x27xi8>, tensor<27x16xi8>) outs(%{{.+}} : tensor<24x16xi32>)
+// CHECK:         %[[R1:.+]] = linalg.transpose
+// CHECK:         %[[I1:.+]] = tensor.insert_slice %[[R1]] into %[[I0]][0, 1, 0, 0, 0] [2, 1, 16, 3, 4]
+// CHECK:         linalg.generic {{.+}} ins(%[[I1]], %{{.+}} : tensor<2x2x16x3x4xi32>, tensor<2x16xf32>)
+// Each group's B[(kh, kw, c), f] is its own filter's: w[g, f, c, kh, kw] = g + 1.
+// CHECK:       [[BLOB0]]: "0x4000000001010101
+// CHECK:       [[BLOB1]]: "0x4000000002020202
+// PORTABLE-LABEL: func.func @grouped(
+// PORTABLE:         linalg.conv_2d_ngchw_gfchw
+// PORTABLE-NOT:     linalg.matmul
+// TILED-LABEL: func.func @grouped(
+// TILED-NOT:     linalg.conv_2d_ngchw_gfchw
+// TILED:         llvm.call @llvm.x86.avx512.vpdpbusd.512
+// TILED:         llvm.call @llvm.x86.avx512.vpdpbusd.512
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#gf = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+func.func @grouped(%x: tensor<2x2x3x5x6xi8>, %m: tensor<2x16xf32>) -> tensor<2x2x16x3x4xi8> {
+  %w = arith.constant dense<"0x010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101010101020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202020202"> : tensor<2x16x3x3x3xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<2x2x16x3x4xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<2x2x16x3x4xi32>) -> tensor<2x2x16x3x4xi32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<2x2x3x5x6xi8>, tensor<2x16x3x3x3xi8>) outs(%f : tensor<2x2x16x3x4xi32>) -> tensor<2x2x16x3x4xi32>
+  %e2 = tensor.empty() : tensor<2x2x16x3x4xi8>
+  %r = linalg.generic {indexing_maps = [#id5, #gf, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c, %m : tensor<2x2x16x3x4xi32>, tensor<2x16xf32>) outs(%e2 : tensor<2x2x16x3x4xi8>) {
+  ^bb0(%a: i32, %s: f32, %o: i8):
+    %0 = arith.sitofp %a : i32 to f32
+    %1 = arith.mulf %0, %s : f32
+    %2 = math.roundeven %1 : f32
+    %3 = arith.fptosi %2 : f32 to i8
+    linalg.yield %3 : i8
+  } -> tensor<2x2x16x3x4xi8>
+  return %r : tensor<2x2x16x3x4xi8>
+}
+
+// -----
+
+// Not split: 2 output channels per group, fewer than the dot product's 16
+// lanes (the matmul's lanes are the group's output channels: most would
+// idle), and a 1x1 filter (its window nest is as fast as the split).
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: not split into its groups: 2 output channels per group (fewer than the dot product's 16 lanes)
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: not split into its groups: a 1x1 filter (its window nest is as fast)
+// CHECK-LABEL: func.func @grouped_narrow(
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:     linalg.matmul
+func.func @grouped_narrow(%x: tensor<1x2x4x6x6xi8>) -> (tensor<1x2x2x4x4xi32>, tensor<1x2x16x6x6xi32>) {
+  %w = arith.constant dense<1> : tensor<2x2x4x3x3xi8>
+  %w1 = arith.constant dense<1> : tensor<2x16x4x1x1xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x2x4x4xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x2x2x4x4xi32>) -> tensor<1x2x2x4x4xi32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x2x4x6x6xi8>, tensor<2x2x4x3x3xi8>) outs(%f : tensor<1x2x2x4x4xi32>) -> tensor<1x2x2x4x4xi32>
+  %e1 = tensor.empty() : tensor<1x2x16x6x6xi32>
+  %f1 = linalg.fill ins(%c0 : i32) outs(%e1 : tensor<1x2x16x6x6xi32>) -> tensor<1x2x16x6x6xi32>
+  %c1 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w1 : tensor<1x2x4x6x6xi8>, tensor<2x16x4x1x1xi8>) outs(%f1 : tensor<1x2x16x6x6xi32>) -> tensor<1x2x16x6x6xi32>
+  return %c, %c1 : tensor<1x2x2x4x4xi32>, tensor<1x2x16x6x6xi32>
+}
+
+// -----
+
+// Not split: one input channel per group (depthwise but for its name: no
+// channel reduction for the dot product); it stays a window nest.
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: not split into its groups: one input channel per group (no channel reduction for the dot product)
+// CHECK-LABEL: func.func @grouped_one_channel(
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:     linalg.matmul
+func.func @grouped_one_channel(%x: tensor<1x4x1x6x6xi8>) -> tensor<1x4x16x4x4xi32> {
+  %w = arith.constant dense<1> : tensor<4x16x1x3x3xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x16x4x4xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x4x16x4x4xi32>) -> tensor<1x4x16x4x4xi32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x4x1x6x6xi8>, tensor<4x16x1x3x3xi8>) outs(%f : tensor<1x4x16x4x4xi32>) -> tensor<1x4x16x4x4xi32>
+  return %c : tensor<1x4x16x4x4xi32>
+}
+
+// -----
+
+// Not split: a grouped filter that is not a constant.
+// EXPLAIN: remark: linalg.conv_2d_ngchw_gfchw: not split into its groups: the filter is not a constant with known bytes
+// CHECK-LABEL: func.func @grouped_argument_filter(
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:     linalg.matmul
+func.func @grouped_argument_filter(%x: tensor<1x2x4x6x6xi8>, %w: tensor<2x16x4x3x3xi8>) -> tensor<1x2x16x4x4xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x16x4x4xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x2x16x4x4xi32>) -> tensor<1x2x16x4x4xi32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x2x4x6x6xi8>, tensor<2x16x4x3x3xi8>) outs(%f : tensor<1x2x16x4x4xi32>) -> tensor<1x2x16x4x4xi32>
+  return %c : tensor<1x2x16x4x4xi32>
+}

@@ -206,6 +206,23 @@ def test_float_conv_is_not_folded():
     assert convolutions(compiled.ir("graph")) == (0, 1)
 
 
+def _znver4_build(make, shape):
+    """The PT2E (X86InductorQuantizer) one-conv model of ``make()`` compiled
+    for znver4 (AVX-512 VNNI without AMX; not run), and its kernels' code."""
+    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
+    return compiled, kernel_code(compiled)
+
+
+def _assert_host_int8_matches(make, quantizer, shape):
+    """The one-conv model built for the host uses its int8 dot product and is
+    within one output step of eager PT2E."""
+    quantized = quantized_model(lambda: OneConv(make()), quantizer, torch.randn(shape))
+    compiled = lowerline.compile(quantized, torch.randn(shape))
+    assert host_int8_instruction() in kernel_code(compiled)
+    assert_within_steps(compiled, quantized, shape, steps=1)
+
+
 # Stride-1 dense convolutions whose input channels are a multiple of 4:
 # their register tiles step 4 channels deep, as vpdpbusd where the target
 # has VNNI (lowerline.passes.tiling.conv_tiles, int8_dot).
@@ -219,11 +236,8 @@ DOT_CONVS = {
 def test_vnni_target_conv_kernels_use_vpdpbusd(kind):
     """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run)."""
     make, channels = DOT_CONVS[kind]
-    shape = (1, channels, 9, 13)
-    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
+    compiled, code = _znver4_build(make, (1, channels, 9, 13))
     assert convolutions(compiled.ir("graph")) == (1, 0)
-    code = kernel_code(compiled)
     assert "vpdpbusd" in code
     assert "vpmulld" not in code  # the convolution is not left on outer products
 
@@ -245,11 +259,7 @@ def test_conv_without_vnni_keeps_outer_products():
 @pytest.mark.parametrize("kind", sorted(DOT_CONVS))
 def test_host_vnni_conv_matches_eager(kind, batch):
     make, channels = DOT_CONVS[kind]
-    shape = (batch, channels, 9, 13)
-    quantized = quantized_model(lambda: OneConv(make()), xnnpack_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    assert host_int8_instruction() in kernel_code(compiled)
-    assert_within_steps(compiled, quantized, shape, steps=1)
+    _assert_host_int8_matches(make, xnnpack_quantizer, (batch, channels, 9, 13))
 
 
 # Strided dense convolutions with a constant filter (ResNet's 3x3/2 and
@@ -265,10 +275,7 @@ STRIDED_DOT_CONVS = {
 def test_vnni_target_strided_conv_kernels_use_vpdpbusd(kind):
     """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run)."""
     make, channels = STRIDED_DOT_CONVS[kind]
-    shape = (1, channels, 13, 11)
-    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
-    code = kernel_code(compiled)
+    _, code = _znver4_build(make, (1, channels, 13, 11))
     assert "vpdpbusd" in code
     assert "vpmulld" not in code
 
@@ -279,11 +286,7 @@ def test_vnni_target_strided_conv_kernels_use_vpdpbusd(kind):
 @pytest.mark.parametrize("kind", sorted(STRIDED_DOT_CONVS))
 def test_host_vnni_strided_conv_matches_eager(kind, batch):
     make, channels = STRIDED_DOT_CONVS[kind]
-    shape = (batch, channels, 13, 11)
-    quantized = quantized_model(lambda: OneConv(make()), xnnpack_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    assert host_int8_instruction() in kernel_code(compiled)
-    assert_within_steps(compiled, quantized, shape, steps=1)
+    _assert_host_int8_matches(make, xnnpack_quantizer, (batch, channels, 13, 11))
 
 
 # Grouped 3x3 convolutions with a constant filter and at least 16 output
@@ -303,11 +306,8 @@ GROUPED_DOT_CONVS = {
 def test_vnni_target_grouped_conv_kernels_use_vpdpbusd(kind):
     """Cross-compiled for znver4 (AVX-512 VNNI without AMX; not run)."""
     make, channels = GROUPED_DOT_CONVS[kind]
-    shape = (1, channels, 13, 11)
-    quantized = quantized_model(lambda: OneConv(make()), x86_quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape), target="cpu:znver4")
+    compiled, code = _znver4_build(make, (1, channels, 13, 11))
     assert convolutions(compiled.ir("graph")) == (1, 0)
-    code = kernel_code(compiled)
     assert "vpdpbusd" in code
     assert "vpmulld" not in code  # no window nest of outer products left
 
@@ -329,8 +329,4 @@ def test_grouped_conv_without_vnni_matches_eager():
 @pytest.mark.parametrize("kind", sorted(GROUPED_DOT_CONVS))
 def test_host_vnni_grouped_conv_matches_eager(kind, quantizer, batch):
     make, channels = GROUPED_DOT_CONVS[kind]
-    shape = (batch, channels, 13, 11)
-    quantized = quantized_model(lambda: OneConv(make()), quantizer, torch.randn(shape))
-    compiled = lowerline.compile(quantized, torch.randn(shape))
-    assert host_int8_instruction() in kernel_code(compiled)
-    assert_within_steps(compiled, quantized, shape, steps=1)
+    _assert_host_int8_matches(make, quantizer, (batch, channels, 13, 11))
